@@ -1,1 +1,58 @@
-int main() { return 0; }
+// zinc-rt: the command line. Global options (--tier, --threads, --ctx) come before or after
+// the command; every error ends in one line on stderr and a non-zero exit.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "tools/cli_common.h"
+
+int main(int argc, char** argv) {
+    using namespace zinc::tools;
+    GlobalOptions global;
+    CLI::App app{"zinc-rt: LLM inference with direct GPU submission; the cpu tier is the correctness oracle"};
+    app.set_version_flag("--version", "zinc-rt 0.1.0");
+    app.require_subcommand(0, 1);
+    app.fallthrough();
+    try {
+        global.readEnvironment();
+    } catch (const CLI::Error& e) {
+        std::fprintf(stderr, "zinc-rt: error: %s\n", e.what());
+        return 2;
+    }
+    app.add_option("--tier", global.tier, "cpu | vulkan | kfd | umq | auto (env ZINC_TIER)")->capture_default_str();
+    app.add_option("--threads", global.threads, "cpu tier threads; 0 = all cores (env ZINC_THREADS)");
+    app.add_option("--ctx", global.contextLength, "context length; 0 = min(model, 4096) (env ZINC_CTX)");
+    app.add_option("--batch", global.batch, "prompt tokens per prefill step (env ZINC_BATCH)")->capture_default_str();
+    app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
+    addRunCommand(app, global);
+    addChatCommand(app, global);
+    addScoreCommand(app, global);
+    addBenchCommand(app, global);
+    addGgufCommand(app, global);
+    addMakeModelCommand(app, global);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "zinc-rt: error: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "zinc-rt: error: %s\n", e.what());
+        return 1;
+    }
+    if (global.printConfig) {
+        std::fputs(global.describe().c_str(), stdout);
+        return 0;
+    }
+    if (app.get_subcommands().empty()) {
+        std::fputs(app.help().c_str(), stderr);
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,39 @@
+#include "graph/graph.h"
+
+namespace zinc::graph {
+
+const char* opKindName(OpKind kind) {
+    switch (kind) {
+        case OpKind::Embed: return "embed";
+        case OpKind::RmsNorm: return "rms_norm";
+        case OpKind::MatMul: return "matmul";
+        case OpKind::HeadNorm: return "head_norm";
+        case OpKind::Rope: return "rope";
+        case OpKind::Attention: return "attention";
+        case OpKind::SwiGlu: return "swiglu";
+        case OpKind::Add: return "add";
+        case OpKind::MoeRoute: return "moe_route";
+        case OpKind::MoeFfn: return "moe_ffn";
+    }
+    return "?";
+}
+
+size_t Graph::opsPerLayer() const {
+    size_t n = 0;
+    for (const auto& op : ops) n += op.layer == 0 ? 1 : 0;
+    return n;
+}
+
+MemoryPlan planMemory(const Graph& graph, int32_t maxTokens) {
+    MemoryPlan plan;
+    plan.maxTokens = maxTokens;
+    constexpr size_t kAlign = 256;  // keeps every buffer cache-line and GPU friendly
+    for (const auto& b : graph.buffers) {
+        plan.offsets.push_back(plan.arenaBytes);
+        const size_t bytes = static_cast<size_t>(b.width) * 4 * static_cast<size_t>(maxTokens);
+        plan.arenaBytes += (bytes + kAlign - 1) / kAlign * kAlign;
+    }
+    return plan;
+}
+
+}  // namespace zinc::graph

@@ -1,0 +1,81 @@
+#pragma once
+// The decode graph: an ordered list of ops over named buffers, built once per model. Every
+// tier executes this same list; only the values declared in TokenState change per token.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model_config.h"
+#include "model/model_weights.h"
+
+namespace zinc::graph {
+
+enum class OpKind : uint8_t {
+    Embed,      // out[t] = row tokens[t] of the embedding table
+    RmsNorm,    // out = rmsnorm(in) * weight
+    MatMul,     // out[t] = weight · in[t]
+    HeadNorm,   // in place: rmsnorm over each head of `heads` x headDim, times weight (QK-norm)
+    Rope,       // in place: rotate each head at its token's position
+    Attention,  // append k,v (in2, in3) to the layer's KV cache; out = softmax(q kᵀ/√d) v over the cache
+    SwiGlu,     // out = silu(in) * in2
+    Add,        // out = in + in2 (the residual stream)
+    MoeRoute,   // routerLogits = weight · in; top-k experts and their weights -> out (ids), out2
+    MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t])
+};
+const char* opKindName(OpKind kind);
+
+enum class ElemType : uint8_t { F32, I32 };
+using BufferId = int32_t;
+inline constexpr BufferId kNoBuffer = -1;
+
+struct Buffer {
+    std::string name;
+    ElemType elem = ElemType::F32;
+    int64_t width = 0;  // elements per token
+};
+
+struct Op {
+    OpKind kind;
+    int32_t layer = -1;  // -1 for ops outside the layer stack
+    std::string label;   // model-level name: "attn_q", "ffn_down", "moe_experts", "lm_head"...
+    BufferId in = kNoBuffer, in2 = kNoBuffer, in3 = kNoBuffer;
+    BufferId out = kNoBuffer, out2 = kNoBuffer;
+    const model::WeightRef* weight = nullptr;   // matrix, norm vector, router or gate experts
+    const model::WeightRef* weight2 = nullptr;  // MoeFfn: up experts
+    const model::WeightRef* weight3 = nullptr;  // MoeFfn: down experts
+    int32_t heads = 0;                          // HeadNorm / Rope / Attention (query heads)
+};
+
+// Values that change per token. They live in a small token-state block that kernels read
+// (GPU tiers) or are passed to the op (cpu tier); nothing else in the graph changes.
+struct TokenState {
+    int32_t position = 0;  // of the first token in the batch
+    int32_t nTokens = 1;   // tokens in this batch (1 for decode)
+    int32_t kvLength = 0;  // cache entries valid after this batch = position + nTokens
+};
+
+struct Graph {
+    const model::ModelConfig* config = nullptr;
+    const model::ModelWeights* weights = nullptr;
+    std::vector<Buffer> buffers;
+    std::vector<Op> ops;
+    BufferId residual = kNoBuffer;
+    BufferId logits = kNoBuffer;
+
+    const Buffer& buffer(BufferId id) const { return buffers[static_cast<size_t>(id)]; }
+    // Ops of one layer, in order (for events, traces, per-layer checks).
+    size_t opsPerLayer() const;
+};
+
+Graph buildDecodeGraph(const model::ModelConfig& config, const model::ModelWeights& weights);
+
+// Static memory plan: one arena holding every buffer for up to `maxTokens` tokens; buffer b of
+// token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer.
+struct MemoryPlan {
+    std::vector<size_t> offsets;
+    size_t arenaBytes = 0;
+    int32_t maxTokens = 0;
+};
+MemoryPlan planMemory(const Graph& graph, int32_t maxTokens);
+
+}  // namespace zinc::graph

@@ -1,0 +1,144 @@
+#include <fmt/format.h>
+
+#include "graph/graph.h"
+
+namespace zinc::graph {
+namespace {
+
+class Builder {
+public:
+    Builder(const model::ModelConfig& c, const model::ModelWeights& w) : c_(c) {
+        g_.config = &c;
+        g_.weights = &w;
+    }
+
+    Graph build() {
+        const auto& w = *g_.weights;
+        const BufferId tokens = buffer("tokens", 1, ElemType::I32);
+        x_ = buffer("x", c_.nEmbd);
+        xn_ = buffer("x_norm", c_.nEmbd);
+        g_.residual = x_;
+        Op embed{OpKind::Embed, -1, "token_embd", tokens};
+        embed.out = x_;
+        embed.weight = &w.tokenEmbd;
+        g_.ops.push_back(embed);
+        for (int il = 0; il < c_.nLayer; ++il) {
+            attentionBlock(il, w.layers[static_cast<size_t>(il)]);
+            if (c_.isMoe())
+                moeBlock(il, w.layers[static_cast<size_t>(il)]);
+            else
+                denseFfnBlock(il, w.layers[static_cast<size_t>(il)]);
+        }
+        norm(-1, "output_norm", x_, xn_, w.outputNorm);
+        g_.logits = buffer("logits", c_.nVocab);
+        matMul(-1, "lm_head", xn_, g_.logits, w.output);
+        return std::move(g_);
+    }
+
+private:
+    BufferId buffer(const std::string& name, int64_t width, ElemType elem = ElemType::F32) {
+        for (size_t i = 0; i < g_.buffers.size(); ++i)
+            if (g_.buffers[i].name == name) return static_cast<BufferId>(i);
+        g_.buffers.push_back({name, elem, width});
+        return static_cast<BufferId>(g_.buffers.size() - 1);
+    }
+    Op& push(OpKind kind, int il, std::string label) {
+        g_.ops.push_back(Op{kind, il, std::move(label)});
+        return g_.ops.back();
+    }
+    void norm(int il, std::string label, BufferId in, BufferId out, const model::WeightRef& weight) {
+        Op& op = push(OpKind::RmsNorm, il, std::move(label));
+        op.in = in;
+        op.out = out;
+        op.weight = &weight;
+    }
+    void matMul(int il, std::string label, BufferId in, BufferId out, const model::WeightRef& weight) {
+        Op& op = push(OpKind::MatMul, il, std::move(label));
+        op.in = in;
+        op.out = out;
+        op.weight = &weight;
+    }
+    void add(int il, std::string label, BufferId a, BufferId b) {
+        Op& op = push(OpKind::Add, il, std::move(label));
+        op.in = a;
+        op.in2 = b;
+        op.out = a;
+    }
+    void headOp(OpKind kind, int il, std::string label, BufferId buf, int heads, const model::WeightRef* weight) {
+        Op& op = push(kind, il, std::move(label));
+        op.in = buf;
+        op.out = buf;
+        op.heads = heads;
+        op.weight = weight;
+    }
+
+    void attentionBlock(int il, const model::LayerWeights& l) {
+        const BufferId q = buffer("q", c_.qDim()), k = buffer("k", c_.kvDim()), v = buffer("v", c_.kvDim());
+        const BufferId attn = buffer("attn_out", c_.qDim()), proj = buffer("block_out", c_.nEmbd);
+        norm(il, "attn_norm", x_, xn_, l.attnNorm);
+        matMul(il, "attn_q", xn_, q, l.wq);
+        matMul(il, "attn_k", xn_, k, l.wk);
+        matMul(il, "attn_v", xn_, v, l.wv);
+        if (c_.qkNorm) {
+            headOp(OpKind::HeadNorm, il, "attn_q_norm", q, c_.nHead, &l.qNorm);
+            headOp(OpKind::HeadNorm, il, "attn_k_norm", k, c_.nHeadKv, &l.kNorm);
+        }
+        headOp(OpKind::Rope, il, "rope_q", q, c_.nHead, nullptr);
+        headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, nullptr);
+        Op& op = push(OpKind::Attention, il, "attention");
+        op.in = q;
+        op.in2 = k;
+        op.in3 = v;
+        op.out = attn;
+        op.heads = c_.nHead;
+        matMul(il, "attn_output", attn, proj, l.wo);
+        add(il, "attn_residual", x_, proj);
+    }
+
+    void denseFfnBlock(int il, const model::LayerWeights& l) {
+        const BufferId gate = buffer("ffn_gate", c_.nFf), up = buffer("ffn_up", c_.nFf);
+        const BufferId proj = buffer("block_out", c_.nEmbd);
+        norm(il, "ffn_norm", x_, xn_, l.ffnNorm);
+        matMul(il, "ffn_gate", xn_, gate, l.ffnGate);
+        matMul(il, "ffn_up", xn_, up, l.ffnUp);
+        Op& op = push(OpKind::SwiGlu, il, "ffn_swiglu");
+        op.in = gate;
+        op.in2 = up;
+        op.out = gate;
+        matMul(il, "ffn_down", gate, proj, l.ffnDown);
+        add(il, "ffn_residual", x_, proj);
+    }
+
+    void moeBlock(int il, const model::LayerWeights& l) {
+        const BufferId ids = buffer("moe_ids", c_.nExpertUsed, ElemType::I32);
+        const BufferId weights = buffer("moe_weights", c_.nExpertUsed);
+        const BufferId proj = buffer("block_out", c_.nEmbd);
+        norm(il, "ffn_norm", x_, xn_, l.ffnNorm);
+        Op& route = push(OpKind::MoeRoute, il, "moe_router");
+        route.in = xn_;
+        route.out = ids;
+        route.out2 = weights;
+        route.weight = &l.router;
+        Op& ffn = push(OpKind::MoeFfn, il, "moe_experts");
+        ffn.in = xn_;
+        ffn.in2 = ids;
+        ffn.in3 = weights;
+        ffn.out = proj;
+        ffn.weight = &l.gateExps;
+        ffn.weight2 = &l.upExps;
+        ffn.weight3 = &l.downExps;
+        add(il, "ffn_residual", x_, proj);
+    }
+
+    const model::ModelConfig& c_;
+    Graph g_;
+    BufferId x_ = kNoBuffer, xn_ = kNoBuffer;
+};
+
+}  // namespace
+
+Graph buildDecodeGraph(const model::ModelConfig& config, const model::ModelWeights& weights) {
+    return Builder(config, weights).build();
+}
+
+}  // namespace zinc::graph

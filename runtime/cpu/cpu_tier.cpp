@@ -1,0 +1,133 @@
+#include "runtime/cpu/cpu_tier.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/cpu/op_context.h"
+#include "runtime/cpu/quant_dot.h"
+
+namespace zinc::cpu {
+namespace {
+
+using graph::OpKind;
+
+class CpuTier final : public runtime::Tier {
+public:
+    CpuTier(const graph::Graph& graph, const runtime::TierOptions& options)
+        : graph_(graph),
+          config_(*graph.config),
+          contextLength_(options.contextLength > 0 ? options.contextLength : std::min(config_.nCtxTrain, 4096)),
+          maxBatch_(std::max(1, options.maxBatch)),
+          plan_(graph::planMemory(graph, maxBatch_)),
+          arena_(plan_.arenaBytes),
+          pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
+          kv_(config_.nLayer, contextLength_, config_.kvDim()),
+          threadScratch_(static_cast<size_t>(pool_.threads()), std::vector<float>(static_cast<size_t>(contextLength_))) {
+        const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(maxBatch_);
+        ropeCos_.resize(half);
+        ropeSin_.resize(half);
+    }
+
+    std::string name() const override { return "cpu"; }
+    std::string describe() const override {
+        return fmt::format("cpu: {} threads, {} kernels, context {}, KV cache {:.1f} MiB", pool_.threads(),
+                           quantKernelName(), contextLength_, static_cast<double>(kv_.bytes()) / (1 << 20));
+    }
+    int32_t contextLength() const override { return contextLength_; }
+    int32_t maxBatch() const override { return maxBatch_; }
+
+    void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
+                  std::span<float> logits) override {
+        const auto n = static_cast<int32_t>(tokens.size());
+        checkRequest(tokens, startPos, which, logits.size());
+        fillRopeTables(startPos, n);
+        OpContext ctx{graph_, plan_, arena_.data(), pool_, kv_, tokens, startPos, 0, n,
+                      ropeCos_.data(), ropeSin_.data(), actScratch_, actScratch2_, threadScratch_};
+        bool pastLayers = false;
+        for (const auto& op : graph_.ops) {
+            // After the last layer only the tokens whose logits are wanted go on.
+            if (!pastLayers && op.layer < 0 && op.kind != OpKind::Embed) {
+                pastLayers = true;
+                if (which == runtime::LogitsWanted::Last) {
+                    ctx.firstRow = n - 1;
+                    ctx.rows = 1;
+                }
+            }
+            runOp(ctx, op);
+        }
+        const size_t vocab = static_cast<size_t>(config_.nVocab);
+        for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t)
+            std::memcpy(logits.data() + static_cast<size_t>(t - ctx.firstRow) * vocab, ctx.f32(graph_.logits, t),
+                        vocab * sizeof(float));
+    }
+
+private:
+    void checkRequest(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
+                      size_t logitsSize) const {
+        const auto n = static_cast<int64_t>(tokens.size());
+        if (n == 0 || n > maxBatch_)
+            throw runtime::TierError(fmt::format("cpu tier: batch of {} tokens (limit {})", n, maxBatch_));
+        if (startPos < 0 || startPos + n > contextLength_)
+            throw runtime::TierError(fmt::format("cpu tier: positions {}..{} exceed the context length {}", startPos,
+                                                 startPos + n - 1, contextLength_));
+        for (int32_t id : tokens)
+            if (id < 0 || id >= config_.nVocab)
+                throw runtime::TierError(fmt::format("cpu tier: token id {} is outside the vocabulary (0..{})", id,
+                                                     config_.nVocab - 1));
+        const size_t want = static_cast<size_t>(config_.nVocab) * (which == runtime::LogitsWanted::All ? static_cast<size_t>(n) : 1);
+        if (logitsSize < want)
+            throw runtime::TierError(fmt::format("cpu tier: logits buffer holds {} floats, {} needed", logitsSize, want));
+    }
+
+    // ggml's rope: theta = pos * base^(-2i/d), computed by repeated float multiplication.
+    void fillRopeTables(int32_t startPos, int32_t n) {
+        const int32_t half = config_.ropeDim / 2;
+        const float thetaScale = std::pow(config_.ropeBase, -2.0f / static_cast<float>(config_.ropeDim));
+        for (int32_t t = 0; t < n; ++t) {
+            float theta = static_cast<float>(startPos + t);
+            for (int32_t i = 0; i < half; ++i) {
+                ropeCos_[static_cast<size_t>(t * half + i)] = std::cos(theta);
+                ropeSin_[static_cast<size_t>(t * half + i)] = std::sin(theta);
+                theta *= thetaScale;
+            }
+        }
+    }
+
+    static void runOp(const OpContext& ctx, const graph::Op& op) {
+        switch (op.kind) {
+            case OpKind::Embed: return runEmbed(ctx, op);
+            case OpKind::RmsNorm: return runRmsNorm(ctx, op);
+            case OpKind::MatMul: return runMatMul(ctx, op);
+            case OpKind::HeadNorm: return runHeadNorm(ctx, op);
+            case OpKind::Rope: return runRope(ctx, op);
+            case OpKind::Attention: return runAttention(ctx, op);
+            case OpKind::SwiGlu: return runSwiGlu(ctx, op);
+            case OpKind::Add: return runAdd(ctx, op);
+            case OpKind::MoeRoute: return runMoeRoute(ctx, op);
+            case OpKind::MoeFfn: return runMoeFfn(ctx, op);
+        }
+    }
+
+    const graph::Graph& graph_;
+    const model::ModelConfig& config_;
+    int32_t contextLength_;
+    int32_t maxBatch_;
+    graph::MemoryPlan plan_;
+    AlignedBytes arena_;
+    ThreadPool pool_;
+    KvCache kv_;
+    AlignedBytes actScratch_, actScratch2_;
+    std::vector<std::vector<float>> threadScratch_;
+    std::vector<float> ropeCos_, ropeSin_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Tier> makeCpuTier(const graph::Graph& graph, const runtime::TierOptions& options) {
+    return std::make_unique<CpuTier>(graph, options);
+}
+
+}  // namespace zinc::cpu

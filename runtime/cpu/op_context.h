@@ -1,0 +1,71 @@
+#pragma once
+// What every cpu op sees: the graph, the arena, the batch of tokens being evaluated and the
+// shared scratch. Ops are free functions, one small file per family (ops_*.cpp).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "graph/graph.h"
+#include "runtime/cpu/kv_cache.h"
+#include "runtime/cpu/thread_pool.h"
+
+namespace zinc::cpu {
+
+// A byte buffer aligned for SIMD loads.
+class AlignedBytes {
+public:
+    explicit AlignedBytes(size_t bytes = 0) { resize(bytes); }
+    void resize(size_t bytes) { storage_.assign((bytes + 63) / 64 + 1, Line{}); }
+    uint8_t* data() { return reinterpret_cast<uint8_t*>(storage_.data()); }
+    size_t size() const { return storage_.size() * 64; }
+
+private:
+    struct alignas(64) Line { uint8_t bytes[64]; };
+    std::vector<Line> storage_;
+};
+
+struct OpContext {
+    const graph::Graph& graph;
+    const graph::MemoryPlan& plan;
+    uint8_t* arena;
+    ThreadPool& pool;
+    KvCache& kv;
+    std::span<const int32_t> tokens;  // the whole batch
+    int32_t position;                 // of tokens[0]
+    int32_t firstRow = 0;             // ops after the layer stack may run on the last token only
+    int32_t rows = 0;                 // tokens this op processes
+    const float* ropeCos;             // [token][ropeDim/2], filled once per evaluate
+    const float* ropeSin;
+    AlignedBytes& actScratch;         // quantized activations of the current matmul input
+    AlignedBytes& actScratch2;        // second input (MoE hidden)
+    std::vector<std::vector<float>>& threadScratch;  // per thread floats (attention scores, MoE rows)
+
+    float* f32(graph::BufferId id, int32_t token) const {
+        const auto& b = graph.buffer(id);
+        return reinterpret_cast<float*>(arena + plan.offsets[static_cast<size_t>(id)]) +
+               static_cast<size_t>(token) * static_cast<size_t>(b.width);
+    }
+    int32_t* i32(graph::BufferId id, int32_t token) const {
+        return reinterpret_cast<int32_t*>(f32(id, token));
+    }
+};
+
+void runEmbed(const OpContext& ctx, const graph::Op& op);
+void runRmsNorm(const OpContext& ctx, const graph::Op& op);
+void runHeadNorm(const OpContext& ctx, const graph::Op& op);
+void runRope(const OpContext& ctx, const graph::Op& op);
+void runAttention(const OpContext& ctx, const graph::Op& op);
+void runMatMul(const OpContext& ctx, const graph::Op& op);
+void runSwiGlu(const OpContext& ctx, const graph::Op& op);
+void runAdd(const OpContext& ctx, const graph::Op& op);
+void runMoeRoute(const OpContext& ctx, const graph::Op& op);
+void runMoeFfn(const OpContext& ctx, const graph::Op& op);
+
+// Shared by the matmul and MoE ops: y rows [0, rows) of weight · act for `tokens` act rows.
+void matMulRows(ThreadPool& pool, const model::WeightRef& w, int64_t sliceIndex, const uint8_t* acts,
+                int32_t tokens, float* y, size_t yStride);
+// Quantizes `tokens` rows of x (stride xStride floats) into the activation format of w's type.
+void quantizeRows(ThreadPool& pool, const model::WeightRef& w, const float* x, size_t xStride, int32_t tokens,
+                  AlignedBytes& out);
+
+}  // namespace zinc::cpu

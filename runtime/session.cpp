@@ -1,0 +1,60 @@
+#include "runtime/session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace zinc::runtime {
+namespace {
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+Session::Session(const model::ModelConfig& config, Tier& tier)
+    : config_(config), tier_(tier), logits_(static_cast<size_t>(config.nVocab)) {}
+
+void Session::checkRoom(size_t n) const {
+    if (history_.size() + n > static_cast<size_t>(tier_.contextLength()))
+        throw TierError(fmt::format("context full: {} tokens cached + {} new > context length {} (use --ctx to raise it)",
+                                    history_.size(), n, tier_.contextLength()));
+}
+
+std::span<const float> Session::feed(std::span<const int32_t> tokens) {
+    if (tokens.empty()) return logits_;
+    checkRoom(tokens.size());
+    const auto start = std::chrono::steady_clock::now();
+    const size_t batch = static_cast<size_t>(tier_.maxBatch());
+    for (size_t i = 0; i < tokens.size(); i += batch) {
+        const auto chunk = tokens.subspan(i, std::min(batch, tokens.size() - i));
+        tier_.evaluate(chunk, static_cast<int32_t>(history_.size()), LogitsWanted::Last, logits_);
+        history_.insert(history_.end(), chunk.begin(), chunk.end());
+    }
+    stats_.prefillTokens += static_cast<int64_t>(tokens.size());
+    stats_.prefillSeconds += secondsSince(start);
+    return logits_;
+}
+
+int32_t Session::feedReusingPrefix(std::span<const int32_t> prompt) {
+    size_t common = 0;
+    while (common < history_.size() && common < prompt.size() && history_[common] == prompt[common]) ++common;
+    if (common == prompt.size() && common > 0) --common;  // re-run the last token for its logits
+    history_.resize(common);
+    feed(prompt.subspan(common));
+    return static_cast<int32_t>(common);
+}
+
+std::span<const float> Session::step(int32_t token) {
+    checkRoom(1);
+    const auto start = std::chrono::steady_clock::now();
+    tier_.evaluate(std::span<const int32_t>(&token, 1), static_cast<int32_t>(history_.size()), LogitsWanted::Last,
+                   logits_);
+    history_.push_back(token);
+    stats_.decodeTokens += 1;
+    stats_.decodeSeconds += secondsSince(start);
+    return logits_;
+}
+
+void Session::reset() { history_.clear(); }
+
+}  // namespace zinc::runtime

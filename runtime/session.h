@@ -1,0 +1,55 @@
+#pragma once
+// One conversation's state on a tier: the tokens whose K/V sit in the cache, the last
+// logits, and timing. Prompts are fed in batches (prefill); generated tokens one at a time.
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/model_config.h"
+#include "runtime/tier.h"
+
+namespace zinc::runtime {
+
+struct SessionStats {
+    int64_t prefillTokens = 0;
+    double prefillSeconds = 0;
+    int64_t decodeTokens = 0;
+    double decodeSeconds = 0;
+    double prefillTokensPerSecond() const { return prefillSeconds > 0 ? prefillTokens / prefillSeconds : 0; }
+    double decodeTokensPerSecond() const { return decodeSeconds > 0 ? decodeTokens / decodeSeconds : 0; }
+};
+
+class Session {
+public:
+    Session(const model::ModelConfig& config, Tier& tier);
+
+    // Appends tokens to the history and runs them (batched when more than one); returns the
+    // logits after the last one. Throws TierError when the context would overflow.
+    std::span<const float> feed(std::span<const int32_t> tokens);
+    // Chat turns: keeps the cached prefix shared with `prompt` and feeds only the rest (the
+    // last prompt token is always run so that fresh logits exist). Returns how many tokens
+    // were reused from the cache.
+    int32_t feedReusingPrefix(std::span<const int32_t> prompt);
+    // Runs one token in decode mode (one graph step).
+    std::span<const float> step(int32_t token);
+    void reset();
+
+    const std::vector<int32_t>& history() const { return history_; }
+    std::span<const float> logits() const { return logits_; }
+    int32_t contextLength() const { return tier_.contextLength(); }
+    int32_t remaining() const { return tier_.contextLength() - static_cast<int32_t>(history_.size()); }
+    Tier& tier() { return tier_; }
+    const SessionStats& stats() const { return stats_; }
+    void resetStats() { stats_ = {}; }
+
+private:
+    void checkRoom(size_t n) const;
+    const model::ModelConfig& config_;
+    Tier& tier_;
+    std::vector<int32_t> history_;
+    std::vector<float> logits_;
+    SessionStats stats_;
+};
+
+}  // namespace zinc::runtime

@@ -1,0 +1,45 @@
+#pragma once
+// The interface every tier implements: take the decode graph once, then evaluate tokens.
+// A tier owns its copy of the weights (or maps them), its KV cache and its recorded plan.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "graph/graph.h"
+
+namespace zinc::runtime {
+
+// A tier that cannot run here (no device, missing feature) or failed while running; the
+// message names the tier, the device or queue and what was looked for.
+class TierError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct TierOptions {
+    int32_t threads = 0;        // cpu tier: 0 = all cores
+    int32_t contextLength = 0;  // KV cache length; 0 = min(model, 4096)
+    int32_t maxBatch = 512;     // prompt tokens per batched (prefill) step
+};
+
+enum class LogitsWanted { Last, All };
+
+class Tier {
+public:
+    virtual ~Tier() = default;
+    virtual std::string name() const = 0;
+    // One line for logs and bench JSON: device, threads, kernel flavour.
+    virtual std::string describe() const = 0;
+    virtual int32_t contextLength() const = 0;
+    virtual int32_t maxBatch() const = 0;
+
+    // Runs tokens at positions startPos.. (1 token = decode, more = batched prefill, at most
+    // maxBatch()). Writes nVocab logits for the last token, or for every token, into logits.
+    // Cache entries past startPos + tokens.size() are not read; earlier ones are reused.
+    virtual void evaluate(std::span<const int32_t> tokens, int32_t startPos, LogitsWanted which,
+                          std::span<float> logits) = 0;
+};
+
+}  // namespace zinc::runtime

@@ -1,0 +1,142 @@
+// The zinc-rt command line as a user meets it: exact golden format from `score`, one-line
+// errors with a non-zero exit for bad files and unavailable tiers.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/golden.h"
+#include "tests/test_paths.h"
+
+namespace zinc {
+namespace {
+
+struct Result {
+    int exitCode;
+    std::string output;  // stdout and stderr together
+};
+
+Result runZinc(const std::string& args) {
+    const std::string cmd = test::zincRtBinary() + " " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return {-1, "popen failed"};
+    std::string out;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
+
+TEST(Cli, ScorePrintsTheGoldenFormat) {
+    const auto r = runZinc("score " + model("stories260K.gguf") + " --text \"Once upon a time\" --top 5 --greedy 8 --threads 2");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto golden = test::readGolden(test::sharedPath("reference/stories260K.golden"));
+    std::istringstream in(r.output);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "text Once upon a time");
+    std::getline(in, line);
+    EXPECT_EQ(line, "prompt 1 403 407 261 378");
+    for (const auto& p : golden.positions) {
+        std::getline(in, line);
+        const std::string head = "pos " + std::to_string(p.pos) + " in " + std::to_string(p.token) + " top " +
+                                 std::to_string(p.top[0].first) + ":";
+        EXPECT_EQ(line.substr(0, head.size()), head);
+    }
+    std::getline(in, line);
+    std::string want = "greedy";
+    for (size_t i = 0; i < 8; ++i) want += " " + std::to_string(golden.greedy[i]);
+    EXPECT_EQ(line, want);
+}
+
+TEST(Cli, ScoreTakesTokenIds) {
+    const auto r = runZinc("score " + model("tiny-qwen3-q8_0.gguf") + " --tokens \"1 2 3 4 5\" --top 1");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("pos 4 in 5 top 5:"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnavailableTierIsAClearError) {
+    for (const char* tier : {"vulkan", "kfd", "umq"}) {
+        const auto r = runZinc(std::string("--tier=") + tier + " score " + model("stories260K.gguf") + " --tokens 1");
+        EXPECT_NE(r.exitCode, 0);
+        EXPECT_NE(r.output.find(std::string("tier '") + tier + "' is not available"), std::string::npos) << r.output;
+        EXPECT_EQ(r.output.find("pos 0"), std::string::npos) << "no silent fallback: " << r.output;
+    }
+    const auto r = runZinc("--tier=gpu score " + model("stories260K.gguf") + " --tokens 1");
+    EXPECT_NE(r.output.find("unknown tier 'gpu'"), std::string::npos) << r.output;
+}
+
+void writeBytes(const std::filesystem::path& p, const std::string& bytes) {
+    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string readBytes(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+TEST(Cli, BadFilesGiveOneErrorLineAndNonZeroExit) {
+    const auto dir = test::scratchDir();
+    const std::string good = readBytes(model("qwen3-tiny.gguf"));
+    std::string badMagic = good;
+    badMagic[0] = 'X';
+    std::string absurdCount = good;
+    absurdCount[8] = '\xff';  // tensor count low byte
+    absurdCount[15] = '\x7f';
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"truncated.gguf", good.substr(0, good.size() / 2)},
+        {"header-only.gguf", good.substr(0, 10)},
+        {"bad-magic.gguf", badMagic},
+        {"absurd-count.gguf", absurdCount},
+        {"empty.gguf", ""},
+    };
+    for (const auto& [name, bytes] : cases) {
+        writeBytes(dir / name, bytes);
+        for (const char* cmd : {"gguf ", "score --tokens 1 "}) {
+            const auto r = runZinc(std::string(cmd) + (dir / name).string());
+            EXPECT_EQ(r.exitCode, 1) << name << ": " << r.output;
+            EXPECT_EQ(r.output.rfind("zinc-rt: error: ", 0), 0u) << name << ": " << r.output;
+            EXPECT_NE(r.output.find(name), std::string::npos) << "the error names the file: " << r.output;
+            EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+        }
+    }
+    const auto missing = runZinc("gguf " + (dir / "does-not-exist.gguf").string());
+    EXPECT_EQ(missing.exitCode, 1);
+    EXPECT_NE(missing.output.find("does-not-exist.gguf"), std::string::npos);
+}
+
+TEST(Cli, ModelWithoutTokenizerRefusesText) {
+    const auto r = runZinc("score " + model("tiny-qwen3-q8_0.gguf") + " --text hello");
+    EXPECT_EQ(r.exitCode, 1);
+    EXPECT_NE(r.output.find("no tokenizer"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnsupportedArchitectureIsNamed) {
+    const auto r = runZinc("score " + model("qwen35moe-tiny.gguf") + " --tokens 1");
+    EXPECT_EQ(r.exitCode, 1);
+    EXPECT_NE(r.output.find("unsupported architecture 'qwen35moe'"), std::string::npos) << r.output;
+}
+
+TEST(Cli, RunGeneratesStoryText) {
+    const auto r = runZinc("run " + model("stories260K.gguf") + " -p \"Once upon a time\" -n 24 --temp 0 --threads 2");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("Once upon a time, there was a little girl named Lily"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("decode: "), std::string::npos);
+}
+
+TEST(Cli, BenchPrintsJson) {
+    const auto r = runZinc("bench " + model("stories260K.gguf") + " -p 16 -n 8 -r 2 --threads 2 2>/dev/null");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("\"decode_tok_s\""), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("\"prompt_tokens\": 16"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace zinc

@@ -1,0 +1,72 @@
+#include "tools/cli_common.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "runtime/cpu/cpu_tier.h"
+
+namespace zinc::tools {
+namespace {
+
+std::optional<int32_t> envInt(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return std::nullopt;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end != '\0') throw CLI::ValidationError(name, fmt::format("'{}' is not a whole number", v));
+    return static_cast<int32_t>(n);
+}
+
+constexpr const char* kKnownTiers[] = {"cpu", "vulkan", "kfd", "umq", "auto"};
+
+}  // namespace
+
+void GlobalOptions::readEnvironment() {
+    if (const char* t = std::getenv("ZINC_TIER"); t && *t) tier = t;
+    threads = envInt("ZINC_THREADS").value_or(threads);
+    contextLength = envInt("ZINC_CTX").value_or(contextLength);
+    batch = envInt("ZINC_BATCH").value_or(batch);
+}
+
+std::string GlobalOptions::describe() const {
+    return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\n", tier, threads, contextLength, batch);
+}
+
+runtime::TierOptions GlobalOptions::tierOptions() const {
+    runtime::TierOptions o;
+    o.threads = threads;
+    o.contextLength = contextLength;
+    o.maxBatch = batch;
+    return o;
+}
+
+std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Graph& graph,
+                                        const runtime::TierOptions& options) {
+    if (name == "cpu") return cpu::makeCpuTier(graph, options);
+    for (const char* known : kKnownTiers)
+        if (name == known)
+            throw runtime::TierError(fmt::format(
+                "tier '{}' is not available in this build (built tiers: cpu); no fallback is made", name));
+    throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));
+}
+
+std::unique_ptr<Engine> openEngine(const std::string& modelPath, const GlobalOptions& options) {
+    auto engine = std::make_unique<Engine>();
+    engine->model = model::Model::load(modelPath);
+    engine->graph = graph::buildDecodeGraph(engine->model->config(), engine->model->weights());
+    engine->tier = makeTier(options.tier, engine->graph, options.tierOptions());
+    return engine;
+}
+
+void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& p) {
+    cmd.add_option("--temp", p.temperature, "temperature; 0 = greedy")->capture_default_str();
+    cmd.add_option("--top-k", p.topK, "keep the k most likely tokens; 0 = off")->capture_default_str();
+    cmd.add_option("--top-p", p.topP, "nucleus sampling; 1 = off")->capture_default_str();
+    cmd.add_option("--min-p", p.minP, "drop tokens below min-p x the top probability; 0 = off")->capture_default_str();
+    cmd.add_option("--repeat-penalty", p.repeatPenalty, "penalise recent tokens; 1 = off")->capture_default_str();
+    cmd.add_option("--repeat-last-n", p.repeatLastN, "how many recent tokens the penalty looks at")->capture_default_str();
+    cmd.add_option("--seed", p.seed, "random seed")->capture_default_str();
+}
+
+}  // namespace zinc::tools

@@ -1,0 +1,51 @@
+#pragma once
+// What every zinc-rt command shares: the global options (read once from the command line and
+// ZINC_* variables), opening a model on a tier by name, and sampling options.
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+#include "model/model.h"
+#include "runtime/sampler.h"
+#include "runtime/tier.h"
+
+namespace zinc::tools {
+
+struct GlobalOptions {
+    std::string tier = "cpu";
+    int32_t threads = 0;
+    int32_t contextLength = 0;
+    int32_t batch = 512;
+    bool printConfig = false;
+
+    // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH before parsing.
+    void readEnvironment();
+    std::string describe() const;
+    runtime::TierOptions tierOptions() const;
+};
+
+// A model opened on a tier: the model, its decode graph and the tier that runs it.
+struct Engine {
+    std::unique_ptr<model::Model> model;
+    graph::Graph graph;
+    std::unique_ptr<runtime::Tier> tier;
+};
+
+// Throws TierError for a tier this build or machine lacks, naming what was looked for.
+std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Graph& graph,
+                                        const runtime::TierOptions& options);
+std::unique_ptr<Engine> openEngine(const std::string& modelPath, const GlobalOptions& options);
+
+void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& params);
+
+// Each command registers itself on the app and runs when selected.
+void addRunCommand(CLI::App& app, const GlobalOptions& global);
+void addChatCommand(CLI::App& app, const GlobalOptions& global);
+void addScoreCommand(CLI::App& app, const GlobalOptions& global);
+void addBenchCommand(CLI::App& app, const GlobalOptions& global);
+void addGgufCommand(CLI::App& app, const GlobalOptions& global);
+void addMakeModelCommand(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace zinc::tools

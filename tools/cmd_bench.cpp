@@ -1,0 +1,83 @@
+// `zinc-rt bench`: prefill and decode speed as JSON. The prompt is made of seeded random
+// token ids (so no tokenizer is needed); decode feeds back the argmax each step.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <numeric>
+#include <random>
+
+#include "runtime/session.h"
+#include "tools/cli_common.h"
+
+namespace zinc::tools {
+namespace {
+
+struct BenchOptions {
+    std::string model;
+    int32_t promptTokens = 512;
+    int32_t genTokens = 128;
+    int32_t repetitions = 3;
+    uint64_t seed = 1;
+};
+
+double mean(const std::vector<double>& v) {
+    return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+void runBench(const BenchOptions& o, const GlobalOptions& global) {
+    auto engine = openEngine(o.model, global);
+    const auto& c = engine->model->config();
+    std::mt19937 rng(static_cast<uint32_t>(o.seed));
+    std::uniform_int_distribution<int32_t> pick(0, std::min(c.nVocab, 32000) - 1);
+    std::vector<int32_t> prompt(static_cast<size_t>(o.promptTokens));
+    for (auto& id : prompt) id = pick(rng);
+    runtime::Session session(c, *engine->tier);
+    std::vector<double> prefill, decode;
+    for (int32_t r = 0; r < o.repetitions; ++r) {
+        session.reset();
+        session.resetStats();
+        if (!prompt.empty()) session.feed(prompt);
+        int32_t next = prompt.empty() ? 0 : runtime::argmax(session.logits());
+        for (int32_t i = 0; i < o.genTokens; ++i) next = runtime::argmax(session.step(next));
+        const auto& s = session.stats();
+        if (o.promptTokens > 0) prefill.push_back(s.prefillTokensPerSecond());
+        if (o.genTokens > 0) decode.push_back(s.decodeTokensPerSecond());
+        fmt::print(stderr, "rep {}: prefill {:.1f} tok/s, decode {:.1f} tok/s\n", r + 1, s.prefillTokensPerSecond(),
+                   s.decodeTokensPerSecond());
+    }
+    nlohmann::json j;
+    j["model"] = o.model;
+    j["model_summary"] = c.summary();
+    j["weights_bytes"] = engine->model->weights().totalBytes();
+    j["tier"] = engine->tier->name();
+    j["tier_detail"] = engine->tier->describe();
+    j["threads"] = global.threads;
+    j["prompt_tokens"] = o.promptTokens;
+    j["gen_tokens"] = o.genTokens;
+    j["repetitions"] = o.repetitions;
+    j["prefill_tok_s"] = prefill;
+    j["decode_tok_s"] = decode;
+    j["prefill_tok_s_mean"] = mean(prefill);
+    j["decode_tok_s_mean"] = mean(decode);
+    j["prefill_tok_s_best"] = prefill.empty() ? 0.0 : *std::max_element(prefill.begin(), prefill.end());
+    j["decode_tok_s_best"] = decode.empty() ? 0.0 : *std::max_element(decode.begin(), decode.end());
+    std::cout << j.dump(2) << std::endl;
+}
+
+}  // namespace
+
+void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
+    auto o = std::make_shared<BenchOptions>();
+    auto* cmd = app.add_subcommand("bench", "prefill and decode tok/s as JSON");
+    cmd->add_option("model", o->model, "GGUF model file")->required();
+    cmd->add_option("-p,--prompt-tokens", o->promptTokens, "prompt length")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+    cmd->add_option("-n,--gen-tokens", o->genTokens, "tokens to decode")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+    cmd->add_option("-r,--repetitions", o->repetitions, "repetitions")->capture_default_str()->check(CLI::Range(1, 1000));
+    cmd->add_option("--seed", o->seed, "seed of the random prompt")->capture_default_str();
+    cmd->callback([o, &global] { runBench(*o, global); });
+}
+
+}  // namespace zinc::tools
