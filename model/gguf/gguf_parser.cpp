@@ -76,7 +76,8 @@ void GgufParser::checkCount(uint64_t count, uint64_t minBytesEach, std::string_v
     const std::string head = std::string(what) + " = " + std::to_string(count);
     if (count > in_.size() / minBytesEach) {
         in_.fail("absurd " + head + ": each needs at least " + std::to_string(minBytesEach) +
-                 " bytes and the file is only " + std::to_string(in_.size()) + " bytes");
+                 " bytes and the whole file is only " + std::to_string(in_.size()) +
+                 " bytes (corrupt or truncated file)");
     }
     in_.fail("truncated at offset " + std::to_string(in_.offset()) + ": " + head + " needs at least " +
              std::to_string(count * minBytesEach) + " bytes but only " +
@@ -180,7 +181,7 @@ void GgufParser::parseTensorInfos(uint64_t nTensors) {
     file_.tensors_.reserve(nTensors);
     for (uint64_t i = 0; i < nTensors; ++i) {
         GgufTensorInfo info = readTensorInfo(i);
-        if (file_.tensorIndex_.count(info.name)) failTensor(info, "duplicate tensor name");
+        if (file_.tensorIndex_.count(info.name)) in_.fail("duplicate tensor '" + info.name + "' (tensor #" + std::to_string(i) + ")");
         file_.tensorIndex_.emplace(info.name, file_.tensors_.size());
         file_.tensors_.push_back(std::move(info));
     }

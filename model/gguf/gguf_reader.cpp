@@ -30,7 +30,7 @@ std::string GgufByteReader::readString(const ReadContext& what) {
     if (len > size_) {
         fail("absurd string length " + std::to_string(len) + " at offset " + std::to_string(start) +
              " (" + what.describe() + "): larger than the whole file (" + std::to_string(size_) +
-             " bytes)");
+             " bytes; corrupt or truncated file)");
     }
     if (len > remaining()) {
         fail("truncated at offset " + std::to_string(pos_) + ": " + what.describe() +
