@@ -15,6 +15,13 @@ TokenType toTokenType(int32_t raw) {
     return (raw >= 0 && raw <= 6) ? static_cast<TokenType>(raw) : TokenType::Undefined;
 }
 
+const std::string& textKey(std::string_view left, std::string_view right, std::string& scratch) {
+    scratch.assign(left);
+    scratch += kMergeSeparator;
+    scratch.append(right);
+    return scratch;
+}
+
 int hexDigit(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -41,34 +48,41 @@ Vocab::Vocab(const TokenizerData& data) {
     types_.resize(n, TokenType::Normal);
     for (size_t i = 0; i < data.tokenTypes.size(); ++i) types_[i] = toTokenType(data.tokenTypes[i]);
 
-    ids_.reserve(n);
+    ids_.reset(n);
     for (size_t i = 0; i < n; ++i) {
         // An empty text could never be matched and would make special-token search loop;
         // llama.cpp renames such entries the same way.
         if (texts_[i].empty()) texts_[i] = "[EMPTY_" + std::to_string(i) + "]";
-        const auto [it, inserted] = ids_.emplace(texts_[i], static_cast<int32_t>(i));
-        if (!inserted) {
-            throw ModelError("duplicate token in vocabulary: '" + texts_[i] + "' has ids " +
-                             std::to_string(it->second) + " and " + std::to_string(i));
+        const int32_t first = ids_.insert(texts_[i], static_cast<int32_t>(i), texts_);
+        if (first != static_cast<int32_t>(i)) {
+            throw ModelError("duplicate token in vocabulary: '" + texts_[i] + "' has ids " + std::to_string(first) +
+                             " and " + std::to_string(i));
         }
     }
 
-    mergeRanks_.reserve(data.merges.size());
+    mergeRanks_.reset(data.merges.size());
     std::string scratch;
     for (size_t i = 0; i < data.merges.size(); ++i) {
-        const std::string& merge = data.merges[i];
+        const std::string_view merge = data.merges[i];
         // Split at the first space after the first byte, as llama.cpp does, so a merge whose
         // left side is a lone space (SPM-style vocabularies) still parses.
         const size_t space = merge.find(' ', 1);
-        if (space == std::string::npos) {
-            throw ModelError("tokenizer.ggml.merges[" + std::to_string(i) + "] = '" + merge +
+        if (space == std::string_view::npos) {
+            throw ModelError("tokenizer.ggml.merges[" + std::to_string(i) + "] = '" + std::string(merge) +
                              "' is not of the form 'left right'");
         }
+        const std::string_view left = merge.substr(0, space);
+        const std::string_view right = merge.substr(space + 1);
+        const int32_t leftId = find(left);
+        const int32_t rightId = find(right);
         // The first occurrence of a pair wins, as llama.cpp's emplace does.
-        mergeRanks_.emplace(mergeKey(std::string_view(merge).substr(0, space),
-                                     std::string_view(merge).substr(space + 1), scratch),
-                            static_cast<int32_t>(i));
+        if (leftId >= 0 && rightId >= 0) {
+            mergeRanks_.insert(leftId, rightId, static_cast<int32_t>(i));
+        } else {
+            textMergeRanks_.emplace(textKey(left, right, scratch), static_cast<int32_t>(i));
+        }
     }
+    mergeCount_ = data.merges.size();
 
     static constexpr char kHex[] = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) {
@@ -79,24 +93,17 @@ Vocab::Vocab(const TokenizerData& data) {
     }
 }
 
-int32_t Vocab::find(std::string_view text) const {
-    const auto it = ids_.find(text);
-    return it == ids_.end() ? -1 : it->second;
-}
-
-std::string Vocab::mergeKey(std::string_view left, std::string_view right, std::string& scratch) {
-    scratch.assign(left);
-    scratch += kMergeSeparator;
-    scratch.append(right);
-    return scratch;
-}
+int32_t Vocab::find(std::string_view text) const { return ids_.find(text, texts_); }
 
 int32_t Vocab::mergeRank(std::string_view left, std::string_view right, std::string& scratch) const {
-    scratch.assign(left);
-    scratch += kMergeSeparator;
-    scratch.append(right);
-    const auto it = mergeRanks_.find(std::string_view(scratch));
-    return it == mergeRanks_.end() ? -1 : it->second;
+    const int32_t leftId = find(left);
+    const int32_t rightId = find(right);
+    if (leftId >= 0 && rightId >= 0) {
+        if (const int32_t rank = mergeRanks_.find(leftId, rightId); rank >= 0) return rank;
+    }
+    if (textMergeRanks_.empty()) return -1;
+    const auto it = textMergeRanks_.find(textKey(left, right, scratch));
+    return it == textMergeRanks_.end() ? -1 : it->second;
 }
 
 int Vocab::byteOfToken(int32_t id) const {

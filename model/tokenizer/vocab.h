@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/tokenizer/hash_index.h"
 #include "model/tokenizer/tokenizer_data.h"
 
 namespace zinc::model {
@@ -16,6 +17,9 @@ class Vocab {
 public:
     // Throws ModelError on duplicate token texts or arrays of inconsistent lengths.
     explicit Vocab(const TokenizerData& data);
+    // Not copyable: nothing needs it and the index would have to be rebuilt.
+    Vocab(const Vocab&) = delete;
+    Vocab& operator=(const Vocab&) = delete;
 
     int32_t size() const { return static_cast<int32_t>(texts_.size()); }
     bool contains(int32_t id) const { return id >= 0 && id < size(); }
@@ -30,6 +34,7 @@ public:
     // Rank of the BPE merge "left right" (lower merges first), -1 when there is none.
     // `scratch` is reused between calls to avoid an allocation per lookup.
     int32_t mergeRank(std::string_view left, std::string_view right, std::string& scratch) const;
+    size_t mergeCount() const { return mergeCount_; }
 
     // SPM byte fallback: the token for a raw byte ("<0xXX>", else the one-byte text), -1 if none.
     int32_t byteToken(uint8_t byte) const { return byteTokens_[byte]; }
@@ -37,19 +42,16 @@ public:
     int byteOfToken(int32_t id) const;
 
 private:
-    struct Hash {
-        using is_transparent = void;
-        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    using Map = std::unordered_map<std::string, int32_t, Hash, std::equal_to<>>;
-
-    static std::string mergeKey(std::string_view left, std::string_view right, std::string& scratch);
-
     std::vector<std::string> texts_;
     std::vector<TokenType> types_;
     std::vector<float> scores_;
-    Map ids_;
-    Map mergeRanks_;
+    TextIdIndex ids_;
+    // Merges by the ids of their two sides. Merges with a side that is no token (never in real
+    // vocabularies; Hugging Face rejects them) are kept by text, "left\xFFright", so they still
+    // apply.
+    PairRankIndex mergeRanks_;
+    std::unordered_map<std::string, int32_t> textMergeRanks_;
+    size_t mergeCount_ = 0;
     std::array<int32_t, 256> byteTokens_{};
 };
 
