@@ -6,7 +6,7 @@ GenerateResult generate(runtime::Session& session, runtime::Sampler& sampler, co
                         int32_t maxTokens, const std::function<void(std::string_view)>& onText) {
     GenerateResult result;
     std::optional<model::StreamingDecoder> decoder;
-    if (tokenizer) decoder.emplace(*tokenizer);
+    if (tokenizer) decoder.emplace(*tokenizer, true, false);
     for (int32_t i = 0; i < maxTokens; ++i) {
         const int32_t id = sampler.sample(session.logits(), session.history());
         if (tokenizer && tokenizer->isEndOfGeneration(id)) {
@@ -22,7 +22,7 @@ GenerateResult generate(runtime::Session& session, runtime::Sampler& sampler, co
         }
         session.step(id);
     }
-    if (decoder) onText(decoder->flush());
+    if (decoder) onText(decoder->finish());
     return result;
 }
 

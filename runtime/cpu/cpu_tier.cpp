@@ -24,8 +24,7 @@ public:
           plan_(graph::planMemory(graph, maxBatch_)),
           arena_(plan_.arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
-          kv_(config_.nLayer, contextLength_, config_.kvDim()),
-          threadScratch_(static_cast<size_t>(pool_.threads()), std::vector<float>(static_cast<size_t>(contextLength_))) {
+          kv_(config_.nLayer, contextLength_, config_.kvDim()) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(maxBatch_);
         ropeCos_.resize(half);
         ropeSin_.resize(half);
@@ -45,7 +44,7 @@ public:
         checkRequest(tokens, startPos, which, logits.size());
         fillRopeTables(startPos, n);
         OpContext ctx{graph_, plan_, arena_.data(), pool_, kv_, tokens, startPos, 0, n,
-                      ropeCos_.data(), ropeSin_.data(), actScratch_, actScratch2_, threadScratch_};
+                      ropeCos_.data(), ropeSin_.data(), actScratch_, actScratch2_};
         bool pastLayers = false;
         for (const auto& op : graph_.ops) {
             // After the last layer only the tokens whose logits are wanted go on.
@@ -120,7 +119,6 @@ private:
     ThreadPool pool_;
     KvCache kv_;
     AlignedBytes actScratch_, actScratch2_;
-    std::vector<std::vector<float>> threadScratch_;
     std::vector<float> ropeCos_, ropeSin_;
 };
 

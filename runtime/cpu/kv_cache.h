@@ -1,6 +1,6 @@
 #pragma once
-// The cpu tier's KV cache: per layer, K and V rows of kvDim floats for every position.
-// fp32 so that the oracle adds no rounding of its own.
+// The cpu tier's KV cache: per layer, K and V rows of kvDim halves (IEEE binary16) for every
+// position -- llama.cpp's default cache type, which the goldens were computed with.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -15,9 +15,9 @@ public:
           v_(k_.size()) {}
 
     int32_t contextLength() const { return contextLength_; }
-    float* k(int32_t layer, int32_t pos) { return k_.data() + index(layer, pos); }
-    float* v(int32_t layer, int32_t pos) { return v_.data() + index(layer, pos); }
-    size_t bytes() const { return (k_.size() + v_.size()) * sizeof(float); }
+    uint16_t* k(int32_t layer, int32_t pos) { return k_.data() + index(layer, pos); }
+    uint16_t* v(int32_t layer, int32_t pos) { return v_.data() + index(layer, pos); }
+    size_t bytes() const { return (k_.size() + v_.size()) * sizeof(uint16_t); }
 
 private:
     size_t index(int32_t layer, int32_t pos) const {
@@ -26,8 +26,8 @@ private:
     }
     int32_t contextLength_;
     int32_t kvDim_;
-    std::vector<float> k_;
-    std::vector<float> v_;
+    std::vector<uint16_t> k_;
+    std::vector<uint16_t> v_;
 };
 
 }  // namespace zinc::cpu

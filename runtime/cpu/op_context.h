@@ -38,7 +38,6 @@ struct OpContext {
     const float* ropeSin;
     AlignedBytes& actScratch;         // quantized activations of the current matmul input
     AlignedBytes& actScratch2;        // second input (MoE hidden)
-    std::vector<std::vector<float>>& threadScratch;  // per thread floats (attention scores, MoE rows)
 
     float* f32(graph::BufferId id, int32_t token) const {
         const auto& b = graph.buffer(id);
