@@ -88,7 +88,13 @@ std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
     while (pos < text.size()) {
         // The text was validated once by the caller; re-checking it at every offset would make
         // splitting quadratic.
-        const int rc = pcre2_match(compiled_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, match.get(), nullptr);
+        int rc = pcre2_match(compiled_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, match.get(), nullptr);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+            // The JIT's fixed stack ran out on some extreme input: the interpreter, which keeps
+            // its backtracking state on the heap, gives the same match.
+            rc = pcre2_match(compiled_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, match.get(),
+                             nullptr);
+        }
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) {
             PCRE2_UCHAR msg[256];
