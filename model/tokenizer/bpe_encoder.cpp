@@ -4,6 +4,7 @@
 #include <queue>
 #include <string>
 
+#include "model/model_error.h"
 #include "model/tokenizer/byte_level.h"
 #include "model/tokenizer/pre_tokenizer.h"
 #include "model/tokenizer/utf8.h"
@@ -42,6 +43,8 @@ BpeEncoder::BpeEncoder(const Vocab& vocab, std::string_view pre, int32_t unk)
 BpeEncoder::~BpeEncoder() = default;
 
 void BpeEncoder::encode(std::string_view text, std::vector<int32_t>& out) const {
+    // Symbol offsets are 32-bit and byte-level encoding can double the size of a word.
+    if (text.size() > UINT32_MAX / 4) throw ModelError("BPE tokenizer: text longer than 1 GiB");
     const std::string valid = utf8::sanitize(text, utf8::Substitution::PerByte);
     for (std::string_view word : preTokenizer_->split(valid)) encodeWord(byte_level::encode(word), out);
 }

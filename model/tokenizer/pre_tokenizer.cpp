@@ -20,12 +20,17 @@ constexpr std::string_view kLlama3Regex =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwen2Regex =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen3.5 keeps combining marks (\p{M}) with the letters they modify.
+constexpr std::string_view kQwen35Regex =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // The patterns as they appear in tokenizer.json files (Split pre-tokenizer), for detection.
 constexpr std::string_view kHfLlama3Regex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kHfQwen2Regex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kHfQwen35Regex =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 }  // namespace
 
@@ -36,11 +41,13 @@ std::optional<PreTokenizerSpec> preTokenizerSpec(std::string_view pre) {
         return PreTokenizerSpec{std::string(kLlama3Regex), true, true};
     }
     if (pre == "qwen2") return PreTokenizerSpec{std::string(kQwen2Regex), false, false};
+    if (pre == "qwen35") return PreTokenizerSpec{std::string(kQwen35Regex), false, false};
     return std::nullopt;
 }
 
 std::optional<std::string> preNameForHfRegex(std::string_view regex) {
     if (regex == kHfQwen2Regex || regex == kQwen2Regex) return "qwen2";
+    if (regex == kHfQwen35Regex || regex == kQwen35Regex) return "qwen35";
     if (regex == kHfLlama3Regex || regex == kLlama3Regex) return "llama-bpe";
     if (regex == kGpt2Regex || regex == kGpt2Regex.substr(0, kGpt2Regex.size() - 4)) return "gpt-2";
     return std::nullopt;
@@ -55,7 +62,7 @@ PreTokenizer::PreTokenizer(std::string_view pre) : compiled_(std::make_unique<Co
     auto spec = preTokenizerSpec(pre);
     if (!spec) {
         throw ModelError("unsupported pre-tokenizer '" + std::string(pre) +
-                         "' (tokenizer.ggml.pre); supported: default, gpt-2, llama3, llama-v3, llama-bpe, qwen2");
+                         "' (tokenizer.ggml.pre); supported: default, gpt-2, llama3, llama-v3, llama-bpe, qwen2, qwen35");
     }
     spec_ = std::move(*spec);
     int errorCode = 0;

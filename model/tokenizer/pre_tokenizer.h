@@ -20,7 +20,8 @@ struct PreTokenizerSpec {
 
 // The spec for a tokenizer.ggml.pre value; nullopt for names this runtime does not know.
 // "default" and "gpt-2" are GPT-2's regex; "llama3"/"llama-v3"/"llama-bpe" Llama 3's;
-// "qwen2" Qwen2's. llama.cpp splits "default" with a different multi-regex chain, but GGUFs
+// "qwen2" Qwen2's (Qwen2/2.5/3); "qwen35" Qwen3.5's (Qwen2's with combining marks kept on
+// their letters). llama.cpp splits "default" with a different multi-regex chain, but GGUFs
 // that say "default" for a byte-level vocab are GPT-2 style in practice, and guessing wider
 // than that would silently mis-tokenize, so other names are refused by the caller.
 std::optional<PreTokenizerSpec> preTokenizerSpec(std::string_view pre);

@@ -94,7 +94,7 @@ TokenizerData TokenizerData::fromGguf(const GgufFile& file) {
         const auto spec = preTokenizerSpec(data.pre);
         if (!spec) {
             throw ModelError(path + ": unsupported pre-tokenizer '" + data.pre +
-                             "' (tokenizer.ggml.pre); supported: default, gpt-2, llama3, llama-v3, llama-bpe, qwen2");
+                             "' (tokenizer.ggml.pre); supported: default, gpt-2, llama3, llama-v3, llama-bpe, qwen2, qwen35");
         }
         // llama.cpp's BPE defaults: BOS = EOS = 11 (GPT-NeoX's), no BOS unless the family
         // (Llama 3) or the file asks for it, no space prefix.

@@ -70,7 +70,7 @@ std::string detectPre(const std::string& path, const json& root) {
     if (splitRegexes.size() == 1) {
         if (auto pre = preNameForHfRegex(splitRegexes[0])) return *pre;
         throw ModelError(path + ": unsupported pre-tokenizer regex " + json(splitRegexes[0]).dump() +
-                         "; known: GPT-2, Llama 3 (llama-bpe), Qwen2");
+                         "; known: GPT-2, Llama 3 (llama-bpe), Qwen2, Qwen3.5");
     }
     if (byteLevel->value("use_regex", true)) return "gpt-2";
     throw ModelError(path + ": ByteLevel pre_tokenizer without a regex: the words to merge in are undefined");
@@ -246,12 +246,9 @@ TokenizerData TokenizerData::fromHfTokenizerJson(const std::string& tokenizerJso
         }
         data.chatTemplate = chatTemplateFromConfig(tokenizerConfigPath, config);
     }
-    if (data.addBos && data.bos < 0) {
-        throw ModelError(tokenizerConfigPath + ": add_bos_token is true, but there is no bos_token");
-    }
-    if (data.addEos && data.eos < 0) {
-        throw ModelError(tokenizerConfigPath + ": add_eos_token is true, but there is no eos_token");
-    }
+    const std::string& configOrJson = tokenizerConfigPath.empty() ? path : tokenizerConfigPath;
+    if (data.addBos && data.bos < 0) throw ModelError(configOrJson + ": add_bos_token is true, but there is no bos_token");
+    if (data.addEos && data.eos < 0) throw ModelError(configOrJson + ": add_eos_token is true, but there is no eos_token");
     return data;
 }
 
