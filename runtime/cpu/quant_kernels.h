@@ -1,0 +1,30 @@
+#pragma once
+// Internal to the cpu tier's quantized matmul (quant_dot.cpp): the per-type row kernels of
+// each implementation. Every kernel computes y[r] = dot(row r, act) for r in [0, rows).
+// The avx2 kernels live in their own files, compiled with -mavx2 -mfma -mf16c, and are only
+// called after the CPU feature check.
+#include <cstddef>
+#include <cstdint>
+
+#include "model/gguf/ggml_type.h"
+
+namespace zinc::cpu::kernels {
+
+using MatVecFn = void (*)(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y);
+
+#define ZINC_QUANT_KERNEL_LIST(X) \
+    X(F32) X(F16) X(BF16) X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q8_0) X(Q4_K) X(Q5_K) X(Q6_K)
+
+#define ZINC_DECLARE_KERNEL(T) \
+    void matVec##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y);
+
+namespace generic { ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL) }
+namespace avx2 { ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL) }
+
+#undef ZINC_DECLARE_KERNEL
+
+// The kernel for a weight type, or nullptr when the type has none.
+MatVecFn genericKernel(model::GgmlType weight);
+MatVecFn avx2Kernel(model::GgmlType weight);
+
+}  // namespace zinc::cpu::kernels

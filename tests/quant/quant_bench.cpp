@@ -1,0 +1,105 @@
+// quant_bench: single-thread matVec throughput per weight type on a 4096 x 4096 matrix,
+// generic and AVX2 kernels. "stream" cycles through enough copies of the matrix (>= 256 MiB)
+// that weights come from DRAM, as in decode; "hot" reuses one copy (from L3 where it fits).
+// GB/s counts weight bytes only, over this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so
+// a busy shared machine time-slicing the benchmark does not deflate the figures (it still
+// shares caches and memory bandwidth). Usage: quant_bench [TYPE...]
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model/gguf/ggml_type.h"
+#include "runtime/cpu/quant_dot.h"
+#include "tests/quant/quant_test_support.h"
+
+namespace {
+
+using zinc::model::GgmlType;
+
+double threadSeconds() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+constexpr int64_t kDim = 4096;
+constexpr size_t kStreamBytes = size_t{256} << 20;
+
+struct Weights {
+    size_t rowBytes = 0, matrixBytes = 0;
+    std::vector<std::vector<uint8_t>> copies;
+    std::vector<uint8_t> act;
+};
+
+Weights makeWeights(GgmlType type, std::mt19937& rng) {
+    Weights w;
+    w.rowBytes = zinc::model::rowBytes(type, kDim);
+    w.matrixBytes = w.rowBytes * kDim;
+    std::vector<uint8_t> first(w.matrixBytes);
+    for (int64_t r = 0; r < kDim; ++r) {
+        const auto row = zinc::test::randomWeightRow(type, kDim, rng);
+        std::memcpy(&first[r * w.rowBytes], row.data(), row.size());
+    }
+    const size_t n = std::max<size_t>(2, (kStreamBytes + w.matrixBytes - 1) / w.matrixBytes);
+    w.copies.assign(n, first);
+    const auto x = zinc::test::randomFloats(kDim, rng);
+    w.act.resize(zinc::cpu::activationRowBytes(type, kDim));
+    zinc::cpu::quantizeActivationRow(type, x.data(), w.act.data(), kDim);
+    return w;
+}
+
+// GB/s of matVec over `copies` matrices in turn, for at least ~0.6 s after one warm-up pass.
+double measure(GgmlType type, const Weights& w, size_t copies) {
+    std::vector<float> y(kDim);
+    auto pass = [&](size_t c) {
+        zinc::cpu::matVec(type, kDim, w.copies[c].data(), w.rowBytes, kDim, w.act.data(), y.data());
+    };
+    for (size_t c = 0; c < copies; ++c) pass(c);
+    size_t done = 0;
+    const double start = threadSeconds();
+    double seconds = 0;
+    do {
+        pass(done % copies);
+        ++done;
+        seconds = threadSeconds() - start;
+    } while (seconds < 0.6 || done < copies);
+    return static_cast<double>(done) * static_cast<double>(w.matrixBytes) / seconds / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<GgmlType> types;
+    for (int i = 1; i < argc; ++i) {
+        const auto t = zinc::model::ggmlTypeFromName(argv[i]);
+        if (!t) {
+            std::fprintf(stderr, "unknown type %s\n", argv[i]);
+            return 2;
+        }
+        types.push_back(*t);
+    }
+    if (types.empty()) types = zinc::test::computableWeightTypes();
+
+    zinc::cpu::forceGenericQuantKernels(false);
+    const bool avx2 = std::string(zinc::cpu::quantKernelName()) == "avx2";
+    std::printf("matVec %lld x %lld, 1 thread, weight GB/s per CPU-second (stream: >= 256 MiB of copies; hot: one copy)\n",
+                static_cast<long long>(kDim), static_cast<long long>(kDim));
+    std::printf("%-6s %10s %14s %12s %10s\n", "type", "MiB", "generic/stream", "avx2/stream", "avx2/hot");
+    std::mt19937 rng(2024);
+    for (GgmlType type : types) {
+        const Weights w = makeWeights(type, rng);
+        zinc::cpu::forceGenericQuantKernels(true);
+        const double generic = measure(type, w, w.copies.size());
+        zinc::cpu::forceGenericQuantKernels(false);
+        const double fastStream = avx2 ? measure(type, w, w.copies.size()) : 0.0;
+        const double fastHot = avx2 ? measure(type, w, 1) : 0.0;
+        std::printf("%-6s %10.1f %14.2f %12.2f %10.2f\n", std::string(zinc::model::ggmlTypeName(type)).c_str(),
+                    static_cast<double>(w.matrixBytes) / (1 << 20), generic, fastStream, fastHot);
+        std::fflush(stdout);
+    }
+    return 0;
+}
