@@ -1,0 +1,79 @@
+#include "model/make_model/model_preset.h"
+
+namespace zinc::model {
+
+// Real shapes from each model's config.json on Hugging Face (Qwen/Qwen3-0.6B, Qwen/Qwen3-8B,
+// Qwen/Qwen3-30B-A3B): hidden_size, num_hidden_layers, num_attention_heads,
+// num_key_value_heads, head_dim, intermediate_size, moe_intermediate_size, num_experts,
+// num_experts_per_tok, vocab_size, tie_word_embeddings, rope_theta, rms_norm_eps,
+// max_position_embeddings. The tiny ones match ../shared/models/qwen3-tiny.gguf and
+// qwen3moe-tiny.gguf.
+const std::vector<ModelPreset>& modelPresets() {
+    static const std::vector<ModelPreset> presets = [] {
+        std::vector<ModelPreset> p;
+        ModelPreset qwen3;
+        qwen3.arch = "qwen3";
+        qwen3.qkNorm = true;
+        qwen3.ropeBase = 1e6f;
+        qwen3.rmsEps = 1e-6f;
+        qwen3.contextLength = 40960;
+        qwen3.vocab = 151936;
+        qwen3.headDim = 128;
+        qwen3.tokenizerPre = "qwen2";
+
+        ModelPreset q06 = qwen3;
+        q06.name = "qwen3-0.6b";
+        q06.description = "Qwen3-0.6B: 28 layers, d 1024, 16/8 heads, ffn 3072, tied embeddings";
+        q06.nLayers = 28, q06.dModel = 1024, q06.nHeads = 16, q06.nKvHeads = 8, q06.ffn = 3072;
+        q06.tiedEmbeddings = true;
+        p.push_back(q06);
+
+        ModelPreset q8 = qwen3;
+        q8.name = "qwen3-8b";
+        q8.description = "Qwen3-8B: 36 layers, d 4096, 32/8 heads, ffn 12288";
+        q8.nLayers = 36, q8.dModel = 4096, q8.nHeads = 32, q8.nKvHeads = 8, q8.ffn = 12288;
+        p.push_back(q8);
+
+        ModelPreset q30 = qwen3;
+        q30.name = "qwen3-30b-a3b";
+        q30.description = "Qwen3-30B-A3B (qwen3moe): 48 layers, d 2048, 32/4 heads, 128 experts (8 used) of ffn 768";
+        q30.arch = "qwen3moe";
+        q30.nLayers = 48, q30.dModel = 2048, q30.nHeads = 32, q30.nKvHeads = 4, q30.ffn = 6144;
+        q30.nExperts = 128, q30.nExpertsUsed = 8, q30.expertFfn = 768;
+        p.push_back(q30);
+
+        ModelPreset tiny = qwen3;
+        tiny.name = "qwen3-tiny";
+        tiny.description = "tiny qwen3: 4 layers, d 256, 4/2 heads of 64, ffn 768, vocab 1024";
+        tiny.nLayers = 4, tiny.dModel = 256, tiny.nHeads = 4, tiny.nKvHeads = 2, tiny.headDim = 64;
+        tiny.ffn = 768, tiny.vocab = 1024;
+        p.push_back(tiny);
+
+        ModelPreset moeTiny = tiny;
+        moeTiny.name = "qwen3moe-tiny";
+        moeTiny.description = "tiny qwen3moe: 4 layers, d 256, 4/2 heads of 64, 8 experts (2 used) of ffn 256";
+        moeTiny.arch = "qwen3moe";
+        moeTiny.nExperts = 8, moeTiny.nExpertsUsed = 2, moeTiny.expertFfn = 256;
+        p.push_back(moeTiny);
+
+        ModelPreset llama;
+        llama.name = "llama-tiny";
+        llama.description = "tiny llama: 4 layers, d 256, 8/4 heads of 32, ffn 768, vocab 1024";
+        llama.arch = "llama";
+        llama.nLayers = 4, llama.dModel = 256, llama.nHeads = 8, llama.nKvHeads = 4, llama.headDim = 32;
+        llama.ffn = 768, llama.vocab = 1024, llama.contextLength = 2048;
+        llama.ropeBase = 10000.0f, llama.rmsEps = 1e-5f;
+        llama.tokenizerPre = "llama-bpe";
+        p.push_back(llama);
+        return p;
+    }();
+    return presets;
+}
+
+std::optional<ModelPreset> findModelPreset(std::string_view name) {
+    for (const auto& p : modelPresets())
+        if (p.name == name) return p;
+    return std::nullopt;
+}
+
+}  // namespace zinc::model

@@ -1,0 +1,40 @@
+#pragma once
+// Model shapes make-model can write: real architectures (from each model's public
+// config.json) and tiny ones for tests.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zinc::model {
+
+struct ModelPreset {
+    std::string name;
+    std::string description;
+    std::string arch;          // general.architecture: "llama", "qwen3", "qwen3moe"
+    uint32_t nLayers = 0;
+    uint32_t dModel = 0;       // embedding_length
+    uint32_t nHeads = 0;
+    uint32_t nKvHeads = 0;
+    uint32_t headDim = 0;      // key_length = value_length
+    uint32_t ffn = 0;          // feed_forward_length (dense FFN; MoE models still record it)
+    uint32_t vocab = 0;
+    uint32_t contextLength = 0;
+    bool tiedEmbeddings = false;  // no output.weight: the output projection reuses token_embd
+    bool qkNorm = false;          // attn_q_norm / attn_k_norm per layer (Qwen3)
+    float ropeBase = 10000.0f;
+    float rmsEps = 1e-5f;
+    uint32_t nExperts = 0;        // 0: dense FFN
+    uint32_t nExpertsUsed = 0;
+    uint32_t expertFfn = 0;
+    std::string tokenizerPre;     // tokenizer.ggml.pre for the built-in vocabulary
+
+    bool isMoe() const { return nExperts > 0; }
+};
+
+const std::vector<ModelPreset>& modelPresets();
+// Nullopt when no preset has that name.
+std::optional<ModelPreset> findModelPreset(std::string_view name);
+
+}  // namespace zinc::model
