@@ -18,10 +18,17 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// How the cpu tier rounds. Ggml reproduces llama.cpp's CPU backend (8-bit activation blocks
+// for quantized weights, F16 KV cache, F16 attention accumulator): the goldens were made so.
+// F32 keeps activations and the cache in fp32 (weights dequantized): the numbers of a plain
+// float forward pass, e.g. tiny-qwen3-q8_0.ref_logits.txt.
+enum class Precision { Ggml, F32 };
+
 struct TierOptions {
     int32_t threads = 0;        // cpu tier: 0 = all cores
     int32_t contextLength = 0;  // KV cache length; 0 = min(model, 4096)
     int32_t maxBatch = 512;     // prompt tokens per batched (prefill) step
+    Precision precision = Precision::Ggml;
 };
 
 enum class LogitsWanted { Last, All };

@@ -30,7 +30,8 @@ void GlobalOptions::readEnvironment() {
 }
 
 std::string GlobalOptions::describe() const {
-    return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\n", tier, threads, contextLength, batch);
+    return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\n", tier, threads, contextLength, batch,
+                       precision);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {
@@ -38,6 +39,10 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
     o.threads = threads;
     o.contextLength = contextLength;
     o.maxBatch = batch;
+    if (precision == "f32")
+        o.precision = runtime::Precision::F32;
+    else if (precision != "ggml")
+        throw runtime::TierError(fmt::format("unknown precision '{}' (ggml or f32)", precision));
     return o;
 }
 

@@ -18,6 +18,7 @@ struct GlobalOptions {
     int32_t threads = 0;
     int32_t contextLength = 0;
     int32_t batch = 512;
+    std::string precision = "ggml";
     bool printConfig = false;
 
     // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH before parsing.

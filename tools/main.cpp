@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
     app.add_option("--threads", global.threads, "cpu tier threads; 0 = all cores (env ZINC_THREADS)");
     app.add_option("--ctx", global.contextLength, "context length; 0 = min(model, 4096) (env ZINC_CTX)");
     app.add_option("--batch", global.batch, "prompt tokens per prefill step (env ZINC_BATCH)")->capture_default_str();
+    app.add_option("--precision", global.precision,
+                   "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
+        ->capture_default_str();
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);

@@ -24,7 +24,8 @@ public:
           plan_(graph::planMemory(graph, maxBatch_)),
           arena_(plan_.arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
-          kv_(config_.nLayer, contextLength_, config_.kvDim()) {
+          kv_(config_.nLayer, contextLength_, config_.kvDim(), options.precision == runtime::Precision::Ggml),
+          precision_(options.precision) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(maxBatch_);
         ropeCos_.resize(half);
         ropeSin_.resize(half);
@@ -32,8 +33,10 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string describe() const override {
-        return fmt::format("cpu: {} threads, {} kernels, context {}, KV cache {:.1f} MiB", pool_.threads(),
-                           quantKernelName(), contextLength_, static_cast<double>(kv_.bytes()) / (1 << 20));
+        return fmt::format("cpu: {} threads, {} kernels, {} precision, context {}, KV cache {:.1f} MiB",
+                           pool_.threads(), quantKernelName(),
+                           precision_ == runtime::Precision::Ggml ? "ggml" : "f32", contextLength_,
+                           static_cast<double>(kv_.bytes()) / (1 << 20));
     }
     int32_t contextLength() const override { return contextLength_; }
     int32_t maxBatch() const override { return maxBatch_; }
@@ -44,7 +47,7 @@ public:
         checkRequest(tokens, startPos, which, logits.size());
         fillRopeTables(startPos, n);
         OpContext ctx{graph_, plan_, arena_.data(), pool_, kv_, tokens, startPos, 0, n,
-                      ropeCos_.data(), ropeSin_.data(), actScratch_, actScratch2_};
+                      ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
         bool pastLayers = false;
         for (const auto& op : graph_.ops) {
             // After the last layer only the tokens whose logits are wanted go on.
@@ -118,7 +121,8 @@ private:
     AlignedBytes arena_;
     ThreadPool pool_;
     KvCache kv_;
-    AlignedBytes actScratch_, actScratch2_;
+    runtime::Precision precision_;
+    AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_;
 };
 

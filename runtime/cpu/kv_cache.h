@@ -1,6 +1,7 @@
 #pragma once
-// The cpu tier's KV cache: per layer, K and V rows of kvDim halves (IEEE binary16) for every
-// position -- llama.cpp's default cache type, which the goldens were computed with.
+// The cpu tier's KV cache: per layer, K and V rows of kvDim values for every position. Halves
+// (IEEE binary16, llama.cpp's default cache type, which the goldens were computed with), or
+// floats in the F32 precision mode.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -9,15 +10,25 @@ namespace zinc::cpu {
 
 class KvCache {
 public:
-    KvCache(int32_t layers, int32_t contextLength, int32_t kvDim)
-        : contextLength_(contextLength), kvDim_(kvDim),
-          k_(static_cast<size_t>(layers) * static_cast<size_t>(contextLength) * static_cast<size_t>(kvDim)),
-          v_(k_.size()) {}
+    KvCache(int32_t layers, int32_t contextLength, int32_t kvDim, bool halves)
+        : contextLength_(contextLength), kvDim_(kvDim) {
+        const size_t n = static_cast<size_t>(layers) * static_cast<size_t>(contextLength) * static_cast<size_t>(kvDim);
+        if (halves) {
+            kHalf_.resize(n);
+            vHalf_.resize(n);
+        } else {
+            kFull_.resize(n);
+            vFull_.resize(n);
+        }
+    }
 
     int32_t contextLength() const { return contextLength_; }
-    uint16_t* k(int32_t layer, int32_t pos) { return k_.data() + index(layer, pos); }
-    uint16_t* v(int32_t layer, int32_t pos) { return v_.data() + index(layer, pos); }
-    size_t bytes() const { return (k_.size() + v_.size()) * sizeof(uint16_t); }
+    bool halves() const { return !kHalf_.empty(); }
+    uint16_t* kHalf(int32_t layer, int32_t pos) { return kHalf_.data() + index(layer, pos); }
+    uint16_t* vHalf(int32_t layer, int32_t pos) { return vHalf_.data() + index(layer, pos); }
+    float* kFull(int32_t layer, int32_t pos) { return kFull_.data() + index(layer, pos); }
+    float* vFull(int32_t layer, int32_t pos) { return vFull_.data() + index(layer, pos); }
+    size_t bytes() const { return (kHalf_.size() + vHalf_.size()) * 2 + (kFull_.size() + vFull_.size()) * 4; }
 
 private:
     size_t index(int32_t layer, int32_t pos) const {
@@ -26,8 +37,8 @@ private:
     }
     int32_t contextLength_;
     int32_t kvDim_;
-    std::vector<uint16_t> k_;
-    std::vector<uint16_t> v_;
+    std::vector<uint16_t> kHalf_, vHalf_;
+    std::vector<float> kFull_, vFull_;
 };
 
 }  // namespace zinc::cpu

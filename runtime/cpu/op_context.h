@@ -8,6 +8,7 @@
 #include "graph/graph.h"
 #include "runtime/cpu/kv_cache.h"
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/tier.h"
 
 namespace zinc::cpu {
 
@@ -36,8 +37,8 @@ struct OpContext {
     int32_t rows = 0;                 // tokens this op processes
     const float* ropeCos;             // [token][ropeDim/2], filled once per evaluate
     const float* ropeSin;
+    runtime::Precision precision;
     AlignedBytes& actScratch;         // quantized activations of the current matmul input
-    AlignedBytes& actScratch2;        // second input (MoE hidden)
 
     float* f32(graph::BufferId id, int32_t token) const {
         const auto& b = graph.buffer(id);
@@ -60,11 +61,9 @@ void runAdd(const OpContext& ctx, const graph::Op& op);
 void runMoeRoute(const OpContext& ctx, const graph::Op& op);
 void runMoeFfn(const OpContext& ctx, const graph::Op& op);
 
-// Shared by the matmul and MoE ops: y rows [0, rows) of weight · act for `tokens` act rows.
-void matMulRows(ThreadPool& pool, const model::WeightRef& w, int64_t sliceIndex, const uint8_t* acts,
-                int32_t tokens, float* y, size_t yStride);
-// Quantizes `tokens` rows of x (stride xStride floats) into the activation format of w's type.
-void quantizeRows(ThreadPool& pool, const model::WeightRef& w, const float* x, size_t xStride, int32_t tokens,
-                  AlignedBytes& out);
+// Shared by the matmul, router and expert ops: y[t][r] = (slice `slice` of w) row r · x[t] for
+// `tokens` rows of x (xStride floats apart), in the context's precision.
+void project(const OpContext& ctx, const model::WeightRef& w, int64_t slice, const float* x, size_t xStride,
+             int32_t tokens, float* y, size_t yStride);
 
 }  // namespace zinc::cpu

@@ -1,6 +1,9 @@
-// Causal GQA attention over the KV cache. The batch's k and v rows are stored (as F16) at their
+// Causal GQA attention over the KV cache. The batch's k and v rows are stored at their
 // positions first; then every (token, head) pair attends to positions [0, its own].
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "model/quant/fp16.h"
 #include "runtime/cpu/attention_kernel.h"
@@ -13,26 +16,67 @@ void storeHalves(const float* src, uint16_t* dst, int32_t n) {
     for (int32_t i = 0; i < n; ++i) dst[i] = model::fp32ToFp16(src[i]);
 }
 
+// F32 precision: a plain softmax over fp32 scores and values.
+void attendHeadF32(const float* q, const float* k, const float* v, size_t stride, int32_t n, int32_t headDim,
+                   float scale, float* out) {
+    thread_local std::vector<float> scores;
+    scores.resize(static_cast<size_t>(n));
+    float maxScore = -INFINITY;
+    for (int32_t p = 0; p < n; ++p) {
+        const float* kr = k + static_cast<size_t>(p) * stride;
+        float s = 0.0f;
+        for (int32_t i = 0; i < headDim; ++i) s += q[i] * kr[i];
+        scores[static_cast<size_t>(p)] = s * scale;
+        maxScore = std::max(maxScore, s * scale);
+    }
+    double sum = 0.0;
+    for (auto& s : scores) sum += (s = std::exp(s - maxScore));
+    std::fill(out, out + headDim, 0.0f);
+    for (int32_t p = 0; p < n; ++p) {
+        const float* vr = v + static_cast<size_t>(p) * stride;
+        const float w = static_cast<float>(scores[static_cast<size_t>(p)] / sum);
+        for (int32_t i = 0; i < headDim; ++i) out[i] += w * vr[i];
+    }
+}
+
+void storeKv(const OpContext& ctx, const graph::Op& op, int32_t kvDim) {
+    const size_t bytes = sizeof(float) * static_cast<size_t>(kvDim);
+    for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
+        const int32_t pos = ctx.position + t;
+        if (ctx.kv.halves()) {
+            storeHalves(ctx.f32(op.in2, t), ctx.kv.kHalf(op.layer, pos), kvDim);
+            storeHalves(ctx.f32(op.in3, t), ctx.kv.vHalf(op.layer, pos), kvDim);
+        } else {
+            std::memcpy(ctx.kv.kFull(op.layer, pos), ctx.f32(op.in2, t), bytes);
+            std::memcpy(ctx.kv.vFull(op.layer, pos), ctx.f32(op.in3, t), bytes);
+        }
+    }
+}
+
 }  // namespace
 
 void runAttention(const OpContext& ctx, const graph::Op& op) {
     const auto& c = *ctx.graph.config;
     const int32_t kvDim = c.kvDim();
-    for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
-        storeHalves(ctx.f32(op.in2, t), ctx.kv.k(op.layer, ctx.position + t), kvDim);
-        storeHalves(ctx.f32(op.in3, t), ctx.kv.v(op.layer, ctx.position + t), kvDim);
-    }
+    storeKv(ctx, op, kvDim);
     const int32_t group = c.nHead / c.nHeadKv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
-    const AttendHeadFn attend = selectAttendHead(c.headDim);
+    const AttendHeadFn attendHalves = selectAttendHead(c.headDim);
     const int64_t work = static_cast<int64_t>(ctx.rows) * c.nHead;
     ctx.pool.parallelFor(work, 1, [&](int64_t begin, int64_t end, int) {
         for (int64_t i = begin; i < end; ++i) {
             const int32_t t = ctx.firstRow + static_cast<int32_t>(i / c.nHead);
             const int32_t h = static_cast<int32_t>(i % c.nHead);
             const int32_t kvOffset = (h / group) * c.headDim;
-            attend(ctx.f32(op.in, t) + h * c.headDim, ctx.kv.k(op.layer, 0) + kvOffset, ctx.kv.v(op.layer, 0) + kvOffset,
-                   static_cast<size_t>(kvDim), ctx.position + t + 1, c.headDim, scale, ctx.f32(op.out, t) + h * c.headDim);
+            const int32_t n = ctx.position + t + 1;
+            const float* q = ctx.f32(op.in, t) + h * c.headDim;
+            float* out = ctx.f32(op.out, t) + h * c.headDim;
+            if (ctx.kv.halves())
+                attendHalves(q, ctx.kv.kHalf(op.layer, 0) + kvOffset, ctx.kv.vHalf(op.layer, 0) + kvOffset,
+                             static_cast<size_t>(kvDim), n, c.headDim, scale, out);
+            else
+                attendHeadF32(q, ctx.kv.kFull(op.layer, 0) + kvOffset, ctx.kv.vFull(op.layer, 0) + kvOffset,
+                              static_cast<size_t>(kvDim), n, c.headDim, scale, out);
         }
     });
 }

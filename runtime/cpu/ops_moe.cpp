@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "runtime/cpu/op_context.h"
-#include "runtime/cpu/quant_dot.h"
 
 namespace zinc::cpu {
 
@@ -15,8 +14,8 @@ void runMoeRoute(const OpContext& ctx, const graph::Op& op) {
     const auto& c = *ctx.graph.config;
     const auto& w = *op.weight;
     std::vector<float> logits(static_cast<size_t>(c.nExpert) * static_cast<size_t>(ctx.rows));
-    quantizeRows(ctx.pool, w, ctx.f32(op.in, ctx.firstRow), static_cast<size_t>(c.nEmbd), ctx.rows, ctx.actScratch);
-    matMulRows(ctx.pool, w, 0, ctx.actScratch.data(), ctx.rows, logits.data(), static_cast<size_t>(c.nExpert));
+    project(ctx, w, 0, ctx.f32(op.in, ctx.firstRow), static_cast<size_t>(c.nEmbd), ctx.rows, logits.data(),
+            static_cast<size_t>(c.nExpert));
     std::vector<int32_t> order(static_cast<size_t>(c.nExpert));
     for (int32_t t = 0; t < ctx.rows; ++t) {
         float* l = logits.data() + static_cast<size_t>(t) * static_cast<size_t>(c.nExpert);
@@ -52,14 +51,10 @@ void runExpert(const OpContext& ctx, const graph::Op& op, int32_t expert, const 
         up(ff * static_cast<size_t>(n)), down(embd * static_cast<size_t>(n));
     for (int32_t i = 0; i < n; ++i)
         std::copy_n(ctx.f32(op.in, tokens[static_cast<size_t>(i)]), embd, gathered.data() + static_cast<size_t>(i) * embd);
-    quantizeRows(ctx.pool, *op.weight, gathered.data(), embd, n, ctx.actScratch);
-    matMulRows(ctx.pool, *op.weight, expert, ctx.actScratch.data(), n, gate.data(), ff);
-    if (activationType(op.weight2->type) != activationType(op.weight->type))
-        quantizeRows(ctx.pool, *op.weight2, gathered.data(), embd, n, ctx.actScratch);
-    matMulRows(ctx.pool, *op.weight2, expert, ctx.actScratch.data(), n, up.data(), ff);
+    project(ctx, *op.weight, expert, gathered.data(), embd, n, gate.data(), ff);
+    project(ctx, *op.weight2, expert, gathered.data(), embd, n, up.data(), ff);
     for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-    quantizeRows(ctx.pool, *op.weight3, gate.data(), ff, n, ctx.actScratch2);
-    matMulRows(ctx.pool, *op.weight3, expert, ctx.actScratch2.data(), n, down.data(), embd);
+    project(ctx, *op.weight3, expert, gate.data(), ff, n, down.data(), embd);
     for (int32_t i = 0; i < n; ++i) {
         float* out = ctx.f32(op.out, tokens[static_cast<size_t>(i)]);
         const float w = tokenWeights[static_cast<size_t>(i)];

@@ -14,7 +14,25 @@ namespace {
 
 // Rows processed together: they share each activation load and keep 4 independent
 // accumulation chains in flight.
-constexpr int kRowGroup = 4;
+#ifndef ZINC_QUANT_ROW_GROUP
+#define ZINC_QUANT_ROW_GROUP 4
+#endif
+constexpr int kRowGroup = ZINC_QUANT_ROW_GROUP;
+
+#ifndef ZINC_QUANT_PREFETCH
+#define ZINC_QUANT_PREFETCH 0
+#endif
+// Software prefetch distance in bytes ahead of the current block of each row (0 = none).
+constexpr int kPrefetchAhead = ZINC_QUANT_PREFETCH;
+
+// Prefetches the bytes of one block, kPrefetchAhead bytes ahead of p.
+template <int BlockBytes>
+inline void prefetchAhead(const void* p) {
+    if constexpr (kPrefetchAhead > 0) {
+        const char* q = static_cast<const char*>(p) + kPrefetchAhead;
+        for (int off = 0; off < BlockBytes; off += 64) _mm_prefetch(q + off, _MM_HINT_T0);
+    }
+}
 
 inline float halfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 

@@ -63,6 +63,7 @@ void rowsQ4_K(const uint8_t* w, size_t stride, int64_t nb, const BlockQ8_K* act,
         const __m128i subSums = subBlockSums32(a);
         for (int r = 0; r < R; ++r) {
             const auto* x = reinterpret_cast<const BlockQ4_K*>(w + r * stride) + b;
+            prefetchAhead<144>(x);
             const __m256i scalesMins = unpackScalesMins(x->scales);
             const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
             __m256i sumi = _mm256_setzero_si256();
@@ -97,6 +98,7 @@ void rowsQ5_K(const uint8_t* w, size_t stride, int64_t nb, const BlockQ8_K* act,
         const __m128i subSums = subBlockSums32(a);
         for (int r = 0; r < R; ++r) {
             const auto* x = reinterpret_cast<const BlockQ5_K*>(w + r * stride) + b;
+            prefetchAhead<176>(x);
             const __m256i scalesMins = unpackScalesMins(x->scales);
             const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
             const __m256i qh = load256(x->qh);
@@ -134,6 +136,7 @@ void rowsQ6_K(const uint8_t* w, size_t stride, int64_t nb, const BlockQ8_K* act,
         const __m256i bsums = load256(a.bsums);
         for (int r = 0; r < R; ++r) {
             const auto* x = reinterpret_cast<const BlockQ6_K*>(w + r * stride) + b;
+            prefetchAhead<210>(x);
             // 16 int16 scales: lane 0 = sub-blocks 0..7 (half 0), lane 1 = 8..15 (half 1).
             const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
             __m256i sumi = _mm256_slli_epi32(_mm256_madd_epi16(scales, bsums), 5);

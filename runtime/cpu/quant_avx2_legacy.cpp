@@ -40,6 +40,7 @@ void rowsSigned(const uint8_t* w, size_t stride, int64_t nb, const BlockQ8_0* ac
         const float da = halfToFloat(act[b].d);
         for (int r = 0; r < R; ++r) {
             const Block& x = reinterpret_cast<const Block*>(w + r * stride)[b];
+            if (b % 2 == 0) prefetchAhead<64>(&x);
             const __m256 d = _mm256_set1_ps(halfToFloat(x.d) * da);
             acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dotI8(signedQuants(x), qa)), acc[r]);
         }

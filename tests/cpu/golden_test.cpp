@@ -24,13 +24,14 @@ struct Loaded {
     std::unique_ptr<runtime::Session> session;
 };
 
-Loaded load(const std::string& file) {
+Loaded load(const std::string& file, runtime::Precision precision = runtime::Precision::Ggml) {
     Loaded l;
     l.model = model::Model::load(test::sharedPath("models/" + file));
     l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
     runtime::TierOptions options;
     options.threads = 2;
     options.contextLength = 512;
+    options.precision = precision;
     l.tier = cpu::makeCpuTier(l.graph, options);
     l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
     return l;
@@ -97,8 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // tiny-qwen3-q8_0: all 512 logits for token 5 at position 4 after tokens 1..4 (a RoPE check).
+// The reference is a plain float forward pass, so the tier runs in f32 precision.
 TEST(CpuTier, TinyQwen3Q8_0MatchesReferenceLogits) {
-    auto l = load("tiny-qwen3-q8_0.gguf");
+    auto l = load("tiny-qwen3-q8_0.gguf", runtime::Precision::F32);
     for (int32_t t : {1, 2, 3, 4}) l.session->step(t);
     auto logits = l.session->step(5);
     std::ifstream f(test::sharedPath("models/tiny-qwen3-q8_0.ref_logits.txt"));
