@@ -52,8 +52,8 @@ Tokenizer::Tokenizer(const TokenizerData& data)
       addEos_(data.addEos),
       addSpacePrefix_(data.kind == TokenizerKind::Spm && data.addSpacePrefix),
       chatTemplate_(data.chatTemplate) {
-    // Ids the file got wrong are dropped rather than trusted (llama.cpp warns and does the
-    // same), unless the tokenizer is asked to add them, which would emit garbage.
+    // Out-of-range special ids are dropped (llama.cpp warns and does the same); being asked to
+    // add a BOS or EOS that does not exist is an error, since every prompt would be wrong.
     for (int32_t* id : {&bos_, &eos_, &eot_, &unk_, &pad_}) {
         if (!vocab_->contains(*id)) *id = -1;
     }

@@ -34,6 +34,11 @@ struct TokenizerData {
     static TokenizerData fromGguf(const GgufFile& file);
     // tokenizer.json (+ optional tokenizer_config.json for bos/eos/chat template), plain or
     // gzip-compressed (.gz). Throws ModelError naming the file.
+    // Byte-level BPE only (a ByteLevel pre-tokenizer, after at most one Split regex that must
+    // be GPT-2's, Llama 3's, Qwen2's or Qwen3.5's). Added tokens: special -> Control, else
+    // UserDefined, except that <|...|> texts are Control as convert_hf_to_gguf.py makes them.
+    // An NFC normalizer is accepted but not applied, as in llama.cpp. bos comes from
+    // tokenizer_config.json or a TemplateProcessing post-processor.
     static TokenizerData fromHfTokenizerJson(const std::string& tokenizerJsonPath,
                                              const std::string& tokenizerConfigPath = {});
 };
