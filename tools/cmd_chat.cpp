@@ -1,6 +1,89 @@
-// `zinc-rt chat`: placeholder until chat templates land.
+// `zinc-rt chat`: an interactive conversation in the model's own chat template. The KV cache
+// is kept between turns: each turn renders the whole conversation and only the tokens after
+// the cached common prefix are run.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "model/tokenizer/chat_template.h"
+#include "runtime/session.h"
 #include "tools/cli_common.h"
+#include "tools/generate.h"
 
 namespace zinc::tools {
-void addChatCommand(CLI::App&, const GlobalOptions&) {}
+namespace {
+
+struct ChatOptions {
+    std::string model;
+    std::string system;
+    std::string templateName;
+    bool noThink = false;
+    int32_t maxTokens = 1024;
+    runtime::SamplerParams sampling;
+};
+
+std::vector<int32_t> encodeConversation(const model::Tokenizer& tokenizer, model::ChatTemplateFamily family,
+                                        const std::vector<model::ChatMessage>& messages, bool think) {
+    const std::string text = model::applyChatTemplate(family, messages, true, think);
+    // Templates that spell out the BOS text (Llama 3) must not get a second BOS.
+    const bool bosInText = tokenizer.bos() >= 0 && text.rfind(tokenizer.tokenText(tokenizer.bos()), 0) == 0;
+    return tokenizer.encode(text, !bosInText, true);
+}
+
+void runChat(const ChatOptions& o, const GlobalOptions& global) {
+    auto engine = openEngine(o.model, global);
+    const auto& tokenizer = engine->model->tokenizer();
+    const auto family = model::resolveChatTemplate(tokenizer.chatTemplate(), o.templateName);
+    fmt::print(stderr, "model: {}\ntier: {}\ntemplate: {}\nsampling: {}\ntype /reset to start over, /exit or Ctrl-D to quit\n",
+               engine->model->config().summary(), engine->tier->describe(), model::chatTemplateName(family),
+               o.sampling.describe());
+    runtime::Session session(engine->model->config(), *engine->tier);
+    runtime::Sampler sampler(o.sampling);
+    std::vector<model::ChatMessage> messages;
+    if (!o.system.empty()) messages.push_back({"system", o.system});
+    const size_t systemMessages = messages.size();
+    std::string line;
+    while (true) {
+        fmt::print(stderr, "\n> ");
+        if (!std::getline(std::cin, line) || line == "/exit") break;
+        if (line == "/reset") {
+            messages.resize(systemMessages);
+            session.reset();
+            continue;
+        }
+        if (line.empty()) continue;
+        messages.push_back({"user", line});
+        const auto prompt = encodeConversation(tokenizer, family, messages, !o.noThink);
+        session.resetStats();
+        const int32_t reused = session.feedReusingPrefix(prompt);
+        std::string answer;
+        const auto result = generate(session, sampler, &tokenizer, o.maxTokens, [&](std::string_view text) {
+            answer += text;
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+        });
+        messages.push_back({"assistant", answer});
+        const auto& s = session.stats();
+        fmt::print(stderr, "\n[{} tokens, {:.1f} tok/s; prompt {} new + {} cached tokens, {:.1f} tok/s{}]\n",
+                   result.tokens.size(), s.decodeTokensPerSecond(), s.prefillTokens, reused, s.prefillTokensPerSecond(),
+                   result.contextFull ? "; context full, /reset to continue" : "");
+    }
+}
+
+}  // namespace
+
+void addChatCommand(CLI::App& app, const GlobalOptions& global) {
+    auto o = std::make_shared<ChatOptions>();
+    auto* cmd = app.add_subcommand("chat", "interactive chat in the model's chat template, KV cache kept between turns");
+    cmd->add_option("model", o->model, "GGUF model file")->required();
+    cmd->add_option("--system", o->system, "system message");
+    cmd->add_option("--template", o->templateName,
+                    "override the chat template family: chatml, qwen3, llama3, llama2, gemma, phi3");
+    cmd->add_flag("--no-think", o->noThink, "Qwen3: answer without a thinking block");
+    cmd->add_option("-n,--n-predict", o->maxTokens, "most tokens per answer")->capture_default_str();
+    addSamplingOptions(*cmd, o->sampling);
+    cmd->callback([o, &global] { runChat(*o, global); });
+}
+
 }  // namespace zinc::tools

@@ -140,3 +140,31 @@ TEST(Cli, BenchPrintsJson) {
 
 }  // namespace
 }  // namespace zinc
+
+namespace zinc {
+namespace {
+
+TEST(Cli, ChatKeepsTheCacheBetweenTurns) {
+    const auto input = test::scratchDir() / "chat-input.txt";
+    std::ofstream(input) << "Hello there\nWhat next?\n";
+    const auto r = runZinc("chat " + model("qwen3-tiny.gguf") + " -n 8 --seed 3 --threads 2 < " + input.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("+ 0 cached tokens"), std::string::npos) << r.output;
+    const auto second = r.output.find("cached tokens", r.output.find("+ 0 cached tokens") + 10);
+    ASSERT_NE(second, std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("+ 0 cached tokens", r.output.find("+ 0 cached tokens") + 10), std::string::npos)
+        << "second turn reused nothing: " << r.output;
+}
+
+TEST(Cli, MakeModelWritesALoadableModel) {
+    const auto path = (test::scratchDir() / "made-qwen3-tiny.gguf").string();
+    auto r = runZinc("make-model --preset qwen3-tiny --quant q4_k_m --seed 5 -o " + path);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    r = runZinc("score " + path + " --tokens \"1 2 3\" --top 3 --greedy 4 --threads 2");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("pos 2 in 3 top "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("greedy "), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace zinc
