@@ -53,7 +53,14 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
     }
     wake_.notify_all();
     runChunks(0);
-    while (busy_.load(std::memory_order_acquire) != 0) ZINC_CPU_RELAX();
+    // Spin while the workers finish their last chunk; yield if they were descheduled (an
+    // oversubscribed machine), so the wait never burns a core another thread needs.
+    for (int spin = 0; busy_.load(std::memory_order_acquire) != 0; ++spin) {
+        if (spin < 4096)
+            ZINC_CPU_RELAX();
+        else
+            std::this_thread::yield();
+    }
 }
 
 void ThreadPool::workerLoop(int index) {

@@ -3,6 +3,8 @@
 // parse_special = false), and so do these tests.
 #include <gtest/gtest.h>
 
+#include "model/gguf/gguf_file.h"
+#include "model/make_model/make_model.h"
 #include "tests/test_paths.h"
 #include "tests/tokenizer/test_support.h"
 
@@ -60,6 +62,24 @@ TEST(VocabVectors, Qwen2VectorsWithQwen3TokenizerJson) {
     EXPECT_EQ(tok.kind(), model::TokenizerKind::Bpe);
     EXPECT_EQ(tok.pre(), "qwen2");
     EXPECT_EQ(expectAllVectorsPass(tok, "ggml-vocab-qwen2.gguf"), 46u);
+}
+
+// The same vectors through the GGUF route: make-model writes the Qwen3 tokenizer.json into a
+// GGUF file, and the tokenizer read back from that file must still pass them all.
+TEST(VocabVectors, Qwen2VectorsWithMakeModelGguf) {
+    model::MakeModelOptions options;
+    options.preset = "qwen3-tiny";
+    options.quantMix = "q8_0";
+    options.outputPath = (scratchDir() / "qwen3-tiny-with-qwen3-tokenizer.gguf").string();
+    options.tokenizerJson = sharedPath("models/qwen3-tokenizer/tokenizer.json.gz");
+    options.tokenizerConfigJson = sharedPath("models/qwen3-tokenizer/tokenizer_config.json");
+    options.progress = false;
+    model::makeModel(options);
+    const auto file = model::GgufFile::open(options.outputPath);
+    const model::Tokenizer tok(model::TokenizerData::fromGguf(*file));
+    EXPECT_EQ(tok.pre(), "qwen2");
+    EXPECT_EQ(expectAllVectorsPass(tok, "ggml-vocab-qwen2.gguf"), 46u);
+    EXPECT_TRUE(tok.isEndOfGeneration(tok.findToken("<|im_end|>")));
 }
 
 }  // namespace
