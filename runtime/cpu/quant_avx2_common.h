@@ -12,26 +12,20 @@
 namespace zinc::cpu::kernels::avx2 {
 namespace {
 
-// Rows processed together: they share each activation load and keep 4 independent
-// accumulation chains in flight.
-#ifndef ZINC_QUANT_ROW_GROUP
-#define ZINC_QUANT_ROW_GROUP 4
-#endif
-constexpr int kRowGroup = ZINC_QUANT_ROW_GROUP;
+// Measured on Xeon (single thread, weights streamed from DRAM; see tests/quant/quant_bench):
+// without software prefetch the kernels reach about half the read bandwidth, with it 70-85%.
+// Processing 4 rows together (sharing activation loads) pays for the cheap-to-decode 32-block
+// types; the K-quant kernels hold more state per row and are faster one row at a time.
+constexpr int kLegacyRowGroup = 4;
+// Distances were tuned by measurement (512..2048 tried; 1.5 KiB best for the K-quants).
+constexpr int kPrefetchLegacy = 768;  // bytes ahead in each row
+constexpr int kPrefetchK = 1536;
 
-#ifndef ZINC_QUANT_PREFETCH
-#define ZINC_QUANT_PREFETCH 0
-#endif
-// Software prefetch distance in bytes ahead of the current block of each row (0 = none).
-constexpr int kPrefetchAhead = ZINC_QUANT_PREFETCH;
-
-// Prefetches the bytes of one block, kPrefetchAhead bytes ahead of p.
-template <int BlockBytes>
+// Prefetches the bytes of one block, Ahead bytes past p.
+template <int Ahead, int BlockBytes>
 inline void prefetchAhead(const void* p) {
-    if constexpr (kPrefetchAhead > 0) {
-        const char* q = static_cast<const char*>(p) + kPrefetchAhead;
-        for (int off = 0; off < BlockBytes; off += 64) _mm_prefetch(q + off, _MM_HINT_T0);
-    }
+    const char* q = static_cast<const char*>(p) + Ahead;
+    for (int off = 0; off < BlockBytes; off += 64) _mm_prefetch(q + off, _MM_HINT_T0);
 }
 
 inline float halfToFloat(uint16_t h) { return _cvtsh_ss(h); }
@@ -86,12 +80,12 @@ inline __m256i bitsToBytes(const uint8_t* p) {
 
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
-// Runs kernel<R>(first row, R, y) over rows in groups of kRowGroup, then single rows.
-template <typename Kernel4, typename Kernel1>
-inline void forRowGroups(const void* w, size_t wStride, int64_t rows, float* y, Kernel4 group, Kernel1 single) {
+// Runs group(first row, y) over rows in groups of G, then single(row, y) on the rest.
+template <int G, typename Group, typename Single>
+inline void forRowGroups(const void* w, size_t wStride, int64_t rows, float* y, Group group, Single single) {
     const auto* base = static_cast<const uint8_t*>(w);
     int64_t r = 0;
-    for (; r + kRowGroup <= rows; r += kRowGroup) group(base + static_cast<size_t>(r) * wStride, y + r);
+    for (; r + G <= rows; r += G) group(base + static_cast<size_t>(r) * wStride, y + r);
     for (; r < rows; ++r) single(base + static_cast<size_t>(r) * wStride, y + r);
 }
 

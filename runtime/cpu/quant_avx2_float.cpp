@@ -40,6 +40,7 @@ void rowsFloat(const uint8_t* w, size_t stride, int64_t k, const typename Fmt::E
     for (; i + 16 <= k; i += 16) {
         const __m256 a0 = Fmt::load8(a + i), a1 = Fmt::load8(a + i + 8);
         for (int r = 0; r < R; ++r) {
+            prefetchAhead<kPrefetchLegacy, 16 * sizeof(Elem)>(x[r] + i);
             acc0[r] = _mm256_fmadd_ps(Fmt::load8(x[r] + i), a0, acc0[r]);
             acc1[r] = _mm256_fmadd_ps(Fmt::load8(x[r] + i + 8), a1, acc1[r]);
         }
@@ -59,8 +60,8 @@ void rowsFloat(const uint8_t* w, size_t stride, int64_t k, const typename Fmt::E
 template <typename Fmt>
 void run(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
     const auto* a = static_cast<const typename Fmt::Elem*>(act);
-    forRowGroups(
-        w, wStride, rows, y, [&](const uint8_t* rw, float* out) { rowsFloat<Fmt, kRowGroup>(rw, wStride, k, a, out); },
+    forRowGroups<kLegacyRowGroup>(
+        w, wStride, rows, y, [&](const uint8_t* rw, float* out) { rowsFloat<Fmt, kLegacyRowGroup>(rw, wStride, k, a, out); },
         [&](const uint8_t* rw, float* out) { rowsFloat<Fmt, 1>(rw, wStride, k, a, out); });
 }
 

@@ -40,7 +40,7 @@ void rowsSigned(const uint8_t* w, size_t stride, int64_t nb, const BlockQ8_0* ac
         const float da = halfToFloat(act[b].d);
         for (int r = 0; r < R; ++r) {
             const Block& x = reinterpret_cast<const Block*>(w + r * stride)[b];
-            if (b % 2 == 0) prefetchAhead<64>(&x);
+            prefetchAhead<kPrefetchLegacy, 1>(&x);  // one line per block: blocks are 18..36 bytes
             const __m256 d = _mm256_set1_ps(halfToFloat(x.d) * da);
             acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dotI8(signedQuants(x), qa)), acc[r]);
         }
@@ -75,7 +75,7 @@ template <typename Block, typename Act, void (*Group)(const uint8_t*, size_t, in
 void run(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
     const auto* a = static_cast<const Act*>(act);
     const int64_t nb = k / kQK;
-    forRowGroups(
+    forRowGroups<kLegacyRowGroup>(
         w, wStride, rows, y, [&](const uint8_t* rw, float* out) { Group(rw, wStride, nb, a, out); },
         [&](const uint8_t* rw, float* out) { Single(rw, wStride, nb, a, out); });
 }
@@ -83,19 +83,19 @@ void run(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act
 }  // namespace
 
 void matVecQ8_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
-    run<BlockQ8_0, BlockQ8_0, rowsSigned<BlockQ8_0, kRowGroup>, rowsSigned<BlockQ8_0, 1>>(k, w, wStride, rows, act, y);
+    run<BlockQ8_0, BlockQ8_0, rowsSigned<BlockQ8_0, kLegacyRowGroup>, rowsSigned<BlockQ8_0, 1>>(k, w, wStride, rows, act, y);
 }
 void matVecQ4_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
-    run<BlockQ4_0, BlockQ8_0, rowsSigned<BlockQ4_0, kRowGroup>, rowsSigned<BlockQ4_0, 1>>(k, w, wStride, rows, act, y);
+    run<BlockQ4_0, BlockQ8_0, rowsSigned<BlockQ4_0, kLegacyRowGroup>, rowsSigned<BlockQ4_0, 1>>(k, w, wStride, rows, act, y);
 }
 void matVecQ5_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
-    run<BlockQ5_0, BlockQ8_0, rowsSigned<BlockQ5_0, kRowGroup>, rowsSigned<BlockQ5_0, 1>>(k, w, wStride, rows, act, y);
+    run<BlockQ5_0, BlockQ8_0, rowsSigned<BlockQ5_0, kLegacyRowGroup>, rowsSigned<BlockQ5_0, 1>>(k, w, wStride, rows, act, y);
 }
 void matVecQ4_1(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
-    run<BlockQ4_1, BlockQ8_1, rowsWithMin<BlockQ4_1, kRowGroup>, rowsWithMin<BlockQ4_1, 1>>(k, w, wStride, rows, act, y);
+    run<BlockQ4_1, BlockQ8_1, rowsWithMin<BlockQ4_1, kLegacyRowGroup>, rowsWithMin<BlockQ4_1, 1>>(k, w, wStride, rows, act, y);
 }
 void matVecQ5_1(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
-    run<BlockQ5_1, BlockQ8_1, rowsWithMin<BlockQ5_1, kRowGroup>, rowsWithMin<BlockQ5_1, 1>>(k, w, wStride, rows, act, y);
+    run<BlockQ5_1, BlockQ8_1, rowsWithMin<BlockQ5_1, kLegacyRowGroup>, rowsWithMin<BlockQ5_1, 1>>(k, w, wStride, rows, act, y);
 }
 
 }  // namespace zinc::cpu::kernels::avx2

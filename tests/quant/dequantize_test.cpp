@@ -149,7 +149,7 @@ void packScalesMins(const int sc[8], const int mn[8], uint8_t out[12]) {
 
 TEST(Dequantize, Q4_KHandBuiltScalesAndMins) {
     const int sc[8] = {1, 2, 3, 4, 17, 37, 50, 63};
-    const int mn[8] = {2, 0, 5, 63, 16, 45, 1, 63};
+    const int mn[8] = {2, 0, 5, 63, 32, 29, 1, 63};  // top bits differ from the scales
     BlockQ4_K b{};
     b.d = 0x3c00;     // 1
     b.dmin = 0x3800;  // 0.5
@@ -160,9 +160,9 @@ TEST(Dequantize, Q4_KHandBuiltScalesAndMins) {
     dequantizeRow(GgmlType::Q4_K, &b, y, 256);
     EXPECT_EQ(y[0], 1 * 3 - 0.5f * 2);            // sub-block 0
     EXPECT_EQ(y[32 * 3], 4 * 3 - 0.5f * 63);      // sub-block 3
-    EXPECT_EQ(y[32 * 4 + 5], 17 * 0 - 0.5f * 16); // sub-block 4, quant 0
-    EXPECT_EQ(y[32 * 5 + 5], 37 * 15 - 0.5f * 45);
-    EXPECT_EQ(y[32 * 5], 37 * 3 - 0.5f * 45);
+    EXPECT_EQ(y[32 * 4 + 5], 17 * 0 - 0.5f * 32);  // sub-block 4, quant 0
+    EXPECT_EQ(y[32 * 5 + 5], 37 * 15 - 0.5f * 29);
+    EXPECT_EQ(y[32 * 5], 37 * 3 - 0.5f * 29);
     EXPECT_EQ(y[255], 63 * 3 - 0.5f * 63);
 }
 
