@@ -78,7 +78,21 @@ size_t activationRowBytes(GgmlType weight, int64_t k) {
 }
 
 void quantizeActivationRow(GgmlType weight, const float* x, void* out, int64_t k) {
-    switch (activationType(weight)) {
+    const GgmlType type = activationType(weight);
+    if (useAvx2() && type != GgmlType::F32 && type != GgmlType::BF16) {
+        const auto& traits = model::traitsOf(type);
+        if (k < 0 || k % traits.blockElems != 0)
+            throw ModelError("quantizeActivationRow: " + std::to_string(k) + " elements is not a whole number of " +
+                             std::string(traits.name) + " blocks");
+        switch (type) {
+            case GgmlType::F16: kernels::avx2::convertF16(x, out, k); return;
+            case GgmlType::Q8_0: kernels::avx2::quantizeQ8_0(x, out, k); return;
+            case GgmlType::Q8_1: kernels::avx2::quantizeQ8_1(x, out, k); return;
+            case GgmlType::Q8_K: kernels::avx2::quantizeQ8_K(x, out, k); return;
+            default: break;
+        }
+    }
+    switch (type) {
         case GgmlType::F32: std::copy(x, x + k, static_cast<float*>(out)); return;
         case GgmlType::F16: model::convertRowF16(x, static_cast<uint16_t*>(out), k); return;
         case GgmlType::BF16: model::convertRowBF16(x, static_cast<uint16_t*>(out), k); return;

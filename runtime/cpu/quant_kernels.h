@@ -19,7 +19,14 @@ using MatVecFn = void (*)(int64_t k, const void* w, size_t wStride, int64_t rows
     void matVec##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y);
 
 namespace generic { ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL) }
-namespace avx2 { ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL) }
+namespace avx2 {
+ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL)
+// Activation quantizers byte-identical to model/quant/quantize_activations.h (n whole blocks).
+void quantizeQ8_0(const float* x, void* out, int64_t n);
+void quantizeQ8_1(const float* x, void* out, int64_t n);
+void quantizeQ8_K(const float* x, void* out, int64_t n);
+void convertF16(const float* x, void* out, int64_t n);
+}  // namespace avx2
 
 #undef ZINC_DECLARE_KERNEL
 

@@ -126,6 +126,19 @@ int main(int argc, char** argv) {
     std::printf("matVec %lld x %lld, 1 thread, weight GB/s per CPU-second (stream: >= 768 MiB of copies; hot: one copy)\n",
                 static_cast<long long>(kDim), static_cast<long long>(kDim));
     std::printf("%-6s %10s %14s %12s %10s\n", "type", "MiB", "generic/stream", "avx2/stream", "avx2/hot");
+    {
+        const auto x = zinc::test::randomFloats(kDim, rng);
+        std::vector<uint8_t> out(zinc::cpu::activationRowBytes(GgmlType::F32, kDim));
+        std::printf("quantizeActivationRow, ns per element:");
+        for (GgmlType weight : {GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::Q4_1, GgmlType::F16}) {
+            const int reps = 2000;
+            const double start = threadSeconds();
+            for (int i = 0; i < reps; ++i) zinc::cpu::quantizeActivationRow(weight, x.data(), out.data(), kDim);
+            const double ns = (threadSeconds() - start) * 1e9 / reps / kDim;
+            std::printf(" %s %.2f", std::string(zinc::model::ggmlTypeName(zinc::cpu::activationType(weight))).c_str(), ns);
+        }
+        std::printf("\n");
+    }
     for (GgmlType type : types) {
         const Weights w = makeWeights(type, rng);
         zinc::cpu::forceGenericQuantKernels(true);

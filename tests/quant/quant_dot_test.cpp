@@ -135,6 +135,42 @@ TEST_P(QuantDot, MatMulEqualsMatVecPerTokenAvx2) {
 
 INSTANTIATE_TEST_SUITE_P(AllWeightTypes, QuantDot, testing::ValuesIn(test::computableWeightTypes()), nameOf);
 
+// Rows for the activation quantizers: random values, exact ties (|max| = 127 makes the
+// inverse scale 1 for Q8_0/Q8_1 and -1 for Q8_K), a magnitude tie with both signs, zeros.
+std::vector<std::vector<float>> quantizerInputs(int64_t k, std::mt19937& rng) {
+    std::vector<std::vector<float>> rows;
+    rows.push_back(test::randomFloats(k, rng));
+    rows.push_back(test::randomFloats(k, rng, 1e-3f));
+    std::uniform_int_distribution<int> half(-253, 253);
+    std::vector<float> ties(k);
+    for (auto& v : ties) v = static_cast<float>(half(rng)) / 2.0f;
+    for (int64_t b = 0; b < k; b += 32) ties[b] = (b / 32) % 2 ? 127.0f : -127.0f;
+    rows.push_back(ties);
+    std::vector<float> signs = test::randomFloats(k, rng, 0.1f);
+    for (int64_t b = 0; b < k; b += 256) signs[b + 3] = 5.0f, signs[b + 9] = -5.0f;
+    for (int64_t i = 0; i < std::min<int64_t>(k, 256); ++i) signs[i] = 0.0f;
+    rows.push_back(signs);
+    return rows;
+}
+
+TEST(QuantDotApi, Avx2ActivationQuantizersMatchTheScalarSpecBytes) {
+    if (!hasAvx2()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+    std::mt19937 rng(4242);
+    const int64_t k = 1024;
+    for (GgmlType weight : {GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::Q4_1, GgmlType::F16, GgmlType::BF16}) {
+        SCOPED_TRACE(std::string(model::ggmlTypeName(activationType(weight))));
+        for (const auto& x : quantizerInputs(k, rng)) {
+            std::vector<uint8_t> fast(activationRowBytes(weight, k)), spec(fast.size());
+            quantizeActivationRow(weight, x.data(), fast.data(), k);
+            {
+                KernelChoice choice(true);
+                quantizeActivationRow(weight, x.data(), spec.data(), k);
+            }
+            ASSERT_EQ(fast, spec);
+        }
+    }
+}
+
 TEST(QuantDotApi, ActivationTypesFollowGgmlVecDotType) {
     EXPECT_EQ(activationType(GgmlType::Q4_K), GgmlType::Q8_K);
     EXPECT_EQ(activationType(GgmlType::Q5_K), GgmlType::Q8_K);
