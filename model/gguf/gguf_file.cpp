@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
+#include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,7 +44,13 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
         if (map == MAP_FAILED) throw GgufError(path + ": cannot mmap: " + std::strerror(errno));
         file->map_ = static_cast<const uint8_t*>(map);
     }
-    GgufParser::parse(*file);  // on error the unique_ptr unmaps
+    try {
+        GgufParser::parse(*file);  // on error the unique_ptr unmaps
+    } catch (const std::bad_alloc&) {
+        // Counts are checked against the file size, but a huge file may still ask for more
+        // memory than there is (e.g. an array of a billion empty strings).
+        throw GgufError(path + ": out of memory while reading the metadata and tensor table");
+    }
     return file;
 }
 

@@ -18,7 +18,7 @@ namespace zinc::model {
 namespace {
 
 constexpr uint64_t kChunkBytes = 4u << 20;
-constexpr uint32_t kQuantizationVersion = 2;  // GGML_QNT_VERSION, written by llama-quantize
+constexpr uint32_t kQuantizationVersion = 2;  // GGML_QNT_VERSION, as convert and llama-quantize write it
 
 template <class T>
 std::string joinNames(const std::vector<T>& items) {
@@ -81,7 +81,7 @@ void writeModelMetadata(GgufWriter& w, const ModelPreset& p, const QuantMix& mix
     }
     w.addU32(a + "vocab_size", p.vocab);
     w.addU32("general.file_type", mix.fileType);
-    if (mix.quantized) w.addU32("general.quantization_version", kQuantizationVersion);
+    w.addU32("general.quantization_version", kQuantizationVersion);
 }
 
 WeightInit initFor(const PlannedTensor& t, const ModelPreset& p) {
@@ -142,6 +142,30 @@ private:
 
 }  // namespace
 
+namespace {
+
+// Generates the tensors' blocks on all cores and streams them to the writer in file order.
+void streamTensorData(GgufWriter& writer, const std::vector<TensorJob>& jobs, const MakeModelOptions& o,
+                      Progress& progress) {
+    const auto chunks = splitIntoChunks(jobs);
+    uint64_t maxChunk = 0;
+    for (const auto& job : jobs) maxChunk = std::max(maxChunk, unitsPerChunk(job.type) * genUnitBytes(job.type));
+    const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+    OrderedPipeline pipeline{chunks.size(), maxChunk, threads, nullptr, nullptr};
+    pipeline.produce = [&](size_t k, uint8_t* out) {
+        const Chunk& c = chunks[k];
+        const TensorJob& job = jobs[c.tensor];
+        return generateUnits(job.type, job.init, o.seed, c.tensor, job.elements, c.firstUnit, c.nUnits, out);
+    };
+    pipeline.consume = [&](size_t k, std::span<const uint8_t> bytes) {
+        writer.writeTensorData(chunks[k].tensor, bytes);
+        progress.advance(bytes.size());
+    };
+    runOrderedPipeline(pipeline);
+}
+
+}  // namespace
+
 void makeModel(const MakeModelOptions& o) {
     ModelPreset preset = resolvePreset(o);
     const auto mix = findQuantMix(o.quantMix);
@@ -159,23 +183,8 @@ void makeModel(const MakeModelOptions& o) {
         jobs.push_back({type, initFor(t, preset), t.elements()});
     }
     writer.writeHeader();
-
-    const auto chunks = splitIntoChunks(jobs);
-    uint64_t maxChunk = 0;
-    for (const auto& job : jobs) maxChunk = std::max(maxChunk, unitsPerChunk(job.type) * genUnitBytes(job.type));
     Progress progress(o.progress, writer.fileSize());
-    const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-    OrderedPipeline pipeline{chunks.size(), maxChunk, threads, nullptr, nullptr};
-    pipeline.produce = [&](size_t k, uint8_t* out) {
-        const Chunk& c = chunks[k];
-        const TensorJob& job = jobs[c.tensor];
-        return generateUnits(job.type, job.init, o.seed, c.tensor, job.elements, c.firstUnit, c.nUnits, out);
-    };
-    pipeline.consume = [&](size_t k, std::span<const uint8_t> bytes) {
-        writer.writeTensorData(chunks[k].tensor, bytes);
-        progress.advance(bytes.size());
-    };
-    runOrderedPipeline(pipeline);
+    streamTensorData(writer, jobs, o, progress);
     writer.finish();
     if (o.progress) {
         std::fprintf(stderr, "make-model: wrote %s (%s, %s, %zu tensors, %.2f GB) in %.1f s\n", o.outputPath.c_str(),
