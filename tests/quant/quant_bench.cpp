@@ -1,6 +1,7 @@
 // quant_bench: single-thread matVec throughput per weight type on a 4096 x 4096 matrix,
 // generic and AVX2 kernels. "stream" cycles through enough copies of the matrix (>= 768 MiB)
 // that weights come from DRAM, as in decode; "hot" reuses one copy (from L3 where it fits).
+// matMul32 multiplies one copy by 32 activation rows, as prefill does (GB/s x tokens).
 // GB/s counts weight bytes only, over this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so
 // a busy shared machine time-slicing the benchmark does not deflate the figures (it still
 // shares caches and memory bandwidth). Usage: quant_bench [TYPE...]
@@ -78,6 +79,31 @@ double measure(GgmlType type, const Weights& w, size_t copies) {
     return best;
 }
 
+// matMul over one copy with kTokens activation rows; "GB/s" = weight bytes x tokens / time.
+constexpr int64_t kTokens = 32;
+double measureMatMul(GgmlType type, const Weights& w) {
+    std::vector<uint8_t> acts(w.act.size() * kTokens);
+    for (int64_t t = 0; t < kTokens; ++t) std::copy(w.act.begin(), w.act.end(), acts.begin() + t * w.act.size());
+    std::vector<float> y(static_cast<size_t>(kDim * kTokens));
+    auto pass = [&] {
+        zinc::cpu::matMul(type, kDim, w.copies[0].data(), w.rowBytes, kDim, acts.data(), kTokens, y.data(), kDim);
+    };
+    pass();
+    double best = 0;
+    for (int trial = 0; trial < 3; ++trial) {
+        int done = 0;
+        const double start = threadSeconds();
+        double seconds = 0;
+        do {
+            pass();
+            ++done;
+            seconds = threadSeconds() - start;
+        } while (seconds < 0.25);
+        best = std::max(best, static_cast<double>(done * kTokens) * static_cast<double>(w.matrixBytes) / seconds / 1e9);
+    }
+    return best;
+}
+
 // The ceiling: one thread summing the same bytes with plain AVX2 loads.
 __attribute__((target("avx2"))) int64_t sweep(const std::vector<uint8_t>& m) {
     __m256i acc = _mm256_setzero_si256();
@@ -125,7 +151,8 @@ int main(int argc, char** argv) {
     }
     std::printf("matVec %lld x %lld, 1 thread, weight GB/s per CPU-second (stream: >= 768 MiB of copies; hot: one copy)\n",
                 static_cast<long long>(kDim), static_cast<long long>(kDim));
-    std::printf("%-6s %10s %14s %12s %10s\n", "type", "MiB", "generic/stream", "avx2/stream", "avx2/hot");
+    std::printf("%-6s %10s %14s %12s %10s %14s\n", "type", "MiB", "generic/stream", "avx2/stream", "avx2/hot",
+                "avx2/matMul32");
     {
         const auto x = zinc::test::randomFloats(kDim, rng);
         std::vector<uint8_t> out(zinc::cpu::activationRowBytes(GgmlType::F32, kDim));
@@ -146,8 +173,9 @@ int main(int argc, char** argv) {
         zinc::cpu::forceGenericQuantKernels(false);
         const double fastStream = avx2 ? measure(type, w, w.copies.size()) : 0.0;
         const double fastHot = avx2 ? measure(type, w, 1) : 0.0;
-        std::printf("%-6s %10.1f %14.2f %12.2f %10.2f\n", std::string(zinc::model::ggmlTypeName(type)).c_str(),
-                    static_cast<double>(w.matrixBytes) / (1 << 20), generic, fastStream, fastHot);
+        const double fastMatMul = avx2 ? measureMatMul(type, w) : 0.0;
+        std::printf("%-6s %10.1f %14.2f %12.2f %10.2f %14.2f\n", std::string(zinc::model::ggmlTypeName(type)).c_str(),
+                    static_cast<double>(w.matrixBytes) / (1 << 20), generic, fastStream, fastHot, fastMatMul);
         std::fflush(stdout);
     }
     return 0;
