@@ -1,0 +1,32 @@
+// Greedy sampling: out[t] = index of the largest of n logits (the first one on ties, as
+// std::max_element in the sampler). Grid: x = 1, y = tokens. Workgroup 256.
+#include "zk_math.h"
+
+ZK_KERNEL(256) void argmax(__global const float* logits, __global int* out, int n, int stride) {
+    __local float best[256];
+    __local int where[256];
+    const int lid = ZK_LID(), t = ZK_GROUP_Y();
+    __global const float* x = logits + (long)t * stride;
+    float b = -as_float(0x7f800000u);
+    int at = -1;
+    for (int i = lid; i < n; i += 256)
+        if (at < 0 || x[i] > b) {
+            b = x[i];
+            at = i;
+        }
+    best[lid] = b;
+    where[lid] = at;
+    zk_barrier();
+    for (int w = 128; w > 0; w /= 2) {
+        if (lid < w) {
+            const int o = where[lid + w];
+            if (o >= 0 && (where[lid] < 0 || best[lid + w] > best[lid] ||
+                           (best[lid + w] == best[lid] && o < where[lid]))) {
+                best[lid] = best[lid + w];
+                where[lid] = o;
+            }
+        }
+        zk_barrier();
+    }
+    if (lid == 0) out[t] = where[0];
+}

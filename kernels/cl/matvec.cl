@@ -1,0 +1,93 @@
+// Matrix times activation row, as the cpu tier's generic kernels (quant_generic.cpp) compute
+// it in ggml precision: quantized weights against the 8-bit activation blocks of
+// quantize.cl with the same integer math per block, and the per-block float values summed
+// in block order, so a row's result is bit-identical to matVec with the generic kernels.
+// F32 / F16 keep its eight float lanes: lane l sums elements 8m + l, then
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the tail in order.
+//
+// Workgroup 64 = 8 rows x 8 lanes. matvec_T grid: x = ceil(rows / 8), y = tokens.
+// matvec_T_expert reads the expert from memory (the router's output): grid z = slot k, and
+// expert e = ids[t * idsStride + k] selects weights w + e * expertBytes; activations at
+// act + t * actStride + k * actSlotStride bytes, results at y + t * yStride + k * ySlotStride.
+#include "zk_quant.h"
+
+#define ZK_MV_LANES 8
+
+// Quantized rows: lanes take the next 8 blocks, lane 0 adds their values in order.
+#define ZK_MATVEC_QUANT_ROWS(NAME, DOT, QK, WBYTES, ABYTES)                                          \
+    static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
+                            __local float* vals) {                                                   \
+        const int lid = ZK_LID(), lane = lid & 7;                                                    \
+        const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
+        const int live = row < rows;                                                                 \
+        ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
+        const int nb = k / QK;                                                                       \
+        float s = 0.0f;                                                                              \
+        for (int b0 = 0; b0 < nb; b0 += ZK_MV_LANES) {                                               \
+            const int b = b0 + lane;                                                                 \
+            vals[lid] = (live && b < nb) ? DOT(wrow + (ulong)b * WBYTES, act + (ulong)b * ABYTES) : 0.0f; \
+            zk_barrier();                                                                            \
+            if (lane == 0)                                                                           \
+                for (int j = 0; j < ZK_MV_LANES && b0 + j < nb; ++j) s += vals[lid + j];             \
+            zk_barrier();                                                                            \
+        }                                                                                            \
+        if (lane == 0 && live) y[row] = s;                                                           \
+    }
+
+ZK_MATVEC_QUANT_ROWS(zk_rows_q8_0, zk_dot_q8_0, 32, ZK_Q8_0_BYTES, ZK_Q8_0_BYTES)
+ZK_MATVEC_QUANT_ROWS(zk_rows_q4_k, zk_dot_q4_k, 256, ZK_Q4_K_BYTES, ZK_Q8_K_BYTES)
+ZK_MATVEC_QUANT_ROWS(zk_rows_q5_k, zk_dot_q5_k, 256, ZK_Q5_K_BYTES, ZK_Q8_K_BYTES)
+ZK_MATVEC_QUANT_ROWS(zk_rows_q6_k, zk_dot_q6_k, 256, ZK_Q6_K_BYTES, ZK_Q8_K_BYTES)
+
+static inline float zk_elem_f32(ZkBytes p, int i) { return ((__global const float*)p)[i]; }
+static inline float zk_elem_f16(ZkBytes p, int i) { return zk_h2f(((__global const ushort*)p)[i]); }
+
+// Float rows: eight lanes as quant_generic.cpp's Lanes8.
+#define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM)                                                             \
+    static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
+                            __local float* vals) {                                                   \
+        const int lid = ZK_LID(), lane = lid & 7;                                                    \
+        const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
+        const int live = row < rows;                                                                 \
+        ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
+        const int k8 = k & ~7;                                                                       \
+        float acc = 0.0f;                                                                            \
+        if (live)                                                                                    \
+            for (int i = lane; i < k8; i += ZK_MV_LANES) acc += ELEM(wrow, i) * ELEM(act, i);        \
+        vals[lid] = acc;                                                                             \
+        zk_barrier();                                                                                \
+        if (lane == 0 && live) {                                                                     \
+            __local const float* v = vals + lid;                                                     \
+            float s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));             \
+            for (int i = k8; i < k; ++i) s += ELEM(wrow, i) * ELEM(act, i);                          \
+            y[row] = s;                                                                              \
+        }                                                                                            \
+    }
+
+ZK_MATVEC_FLOAT_ROWS(zk_rows_f32, zk_elem_f32)
+ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16)
+
+#define ZK_MATVEC_KERNELS(T)                                                                         \
+    ZK_KERNEL(64) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
+                                  ulong rowBytes, ulong actStride, int k, int rows, int yStride) {   \
+        __local float vals[64];                                                                      \
+        const int t = ZK_GROUP_Y();                                                                  \
+        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals);  \
+    }                                                                                                \
+    ZK_KERNEL(64) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
+                                           __global const int* ids, ulong rowBytes, ulong actStride, \
+                                           ulong actSlotStride, ulong expertBytes, int k, int rows,  \
+                                           int yStride, int ySlotStride, int idsStride) {            \
+        __local float vals[64];                                                                      \
+        const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z();                                             \
+        const int e = ids[(long)t * idsStride + slot];                                               \
+        zk_rows_##T(w + (ulong)e * expertBytes, act + (ulong)t * actStride + (ulong)slot * actSlotStride, \
+                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals);      \
+    }
+
+ZK_MATVEC_KERNELS(f32)
+ZK_MATVEC_KERNELS(f16)
+ZK_MATVEC_KERNELS(q8_0)
+ZK_MATVEC_KERNELS(q4_k)
+ZK_MATVEC_KERNELS(q5_k)
+ZK_MATVEC_KERNELS(q6_k)

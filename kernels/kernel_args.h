@@ -1,0 +1,120 @@
+#pragma once
+// The kernarg segment of every kernel in kernels/cl/, as the host writes it: one struct per
+// argument list, fields in declaration order at their natural alignment (what clang lays
+// out; tests/kernels checks every offset against the code objects' metadata). Pointers are
+// device addresses. Grid and workgroup per kernel are documented in its .cl file and in
+// kernelLaunchShape().
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace zinc::kernels {
+
+// The token-state block kernels read per-token values from (graph::TokenState's layout):
+// int32 position (of the first token of the batch), nTokens, kvLength.
+struct TokenStateLayout {
+    int32_t position;
+    int32_t nTokens;
+    int32_t kvLength;
+};
+
+// embed_f32, embed_f16, embed_q8_0, embed_q4_k, embed_q5_k, embed_q6_k
+struct EmbedArgs {
+    uint64_t table, tokens, out;
+    uint64_t rowBytes;
+    int32_t cols, outStride;
+};
+// rms_norm
+struct RmsNormArgs {
+    uint64_t in, weight, out;
+    int32_t n;
+    float eps;
+    int32_t inStride, outStride;
+};
+// head_norm (in place)
+struct HeadNormArgs {
+    uint64_t x, weight;
+    int32_t heads, headDim;
+    float eps;
+    int32_t stride;
+};
+// rope_norm, rope_neox (in place; position from state)
+struct RopeArgs {
+    uint64_t x, state;
+    int32_t heads, headDim, ropeDim;
+    float thetaScale;
+    int32_t stride;
+};
+// quantize_q8_0, quantize_q8_k (outStride in bytes)
+struct QuantizeArgs {
+    uint64_t in, out;
+    int32_t n, inStride;
+    uint64_t outStride;
+};
+// quantize_f16 (outStride in halves)
+struct ConvertF16Args {
+    uint64_t in, out;
+    int32_t n, inStride, outStride;
+};
+// matvec_f32, matvec_f16, matvec_q8_0, matvec_q4_k, matvec_q5_k, matvec_q6_k
+struct MatVecArgs {
+    uint64_t w, act, y;
+    uint64_t rowBytes, actStride;
+    int32_t k, rows, yStride;
+};
+// matvec_<type>_expert
+struct MatVecExpertArgs {
+    uint64_t w, act, y, ids;
+    uint64_t rowBytes, actStride, actSlotStride, expertBytes;
+    int32_t k, rows, yStride, ySlotStride, idsStride;
+};
+// kv_store
+struct KvStoreArgs {
+    uint64_t k, v, kCache, vCache, state;
+    int32_t kvDim, inStride;
+};
+// attention
+struct AttentionArgs {
+    uint64_t q, kCache, vCache, out, state;
+    int32_t nHead, nHeadKv, headDim, kvStride, qStride, outStride;
+    float scale;
+};
+// swiglu
+struct SwiGluArgs {
+    uint64_t gate, up, out;
+    int32_t n, stride;
+};
+// add
+struct AddArgs {
+    uint64_t a, b, out;
+    int32_t n, stride;
+};
+// moe_topk
+struct MoeTopkArgs {
+    uint64_t logits, ids, weights;
+    int32_t nExpert, nUsed, logitsStride, idsStride, normalize;
+};
+// moe_combine
+struct MoeCombineArgs {
+    uint64_t down, ids, weights, out;
+    int32_t n, nUsed, downTokenStride, downSlotStride, idsStride, outStride;
+};
+// argmax
+struct ArgmaxArgs {
+    uint64_t logits, out;
+    int32_t n, stride;
+};
+
+// Workgroup size of each kernel (its reqd_work_group_size) and how many items one group
+// covers along x: groups.x = ceil(extent / perGroupX), where extent is cols / n / rows / heads
+// as the kernel's comment says; y = tokens (or rows), z = expert slots for *_expert.
+struct LaunchShape {
+    uint32_t workgroup;
+    uint32_t perGroupX;
+};
+inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1},
+    kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{64, 8},
+    kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
+    kMoeCombineShape{256, 256}, kArgmaxShape{256, 0};
+
+}  // namespace zinc::kernels
