@@ -60,6 +60,7 @@ void rowsWithMin(const uint8_t* w, size_t stride, int64_t nb, const BlockQ8_1* a
         const float sa = halfToFloat(act[b].s);
         for (int r = 0; r < R; ++r) {
             const Block& x = reinterpret_cast<const Block*>(w + r * stride)[b];
+            prefetchAhead<kPrefetchLegacy, 1>(&x);
             const __m256 d = _mm256_set1_ps(halfToFloat(x.d) * da);
             acc[r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dotU8I8(unsignedQuants(x), qa)), acc[r]);
             mins[r] += halfToFloat(x.m) * sa;
