@@ -33,13 +33,14 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
     __local float weight[ZK_ATT_WG];   // vs: weight of V row p
     __local float total[1];
     const int lid = ZK_LID(), h = ZK_GROUP_X(), t = ZK_GROUP_Y();
-    if (h >= nHead || headDim > ZK_ATT_MAX_HEAD_DIM) return;
-    const int n = state[0] + t + 1;
+    const int valid = h < nHead && headDim <= ZK_ATT_MAX_HEAD_DIM;
+    const int n = valid ? state[0] + t + 1 : 0;
     const int kvOffset = (h / (nHead / nHeadKv)) * headDim;
     __global const float* qh = q + (long)t * qStride + (long)h * headDim;
-    for (int i = lid; i < headDim; i += ZK_ATT_WG) q16[i] = zk_round_half(qh[i]);
+    for (int i = lid; valid && i < headDim; i += ZK_ATT_WG) q16[i] = zk_round_half(qh[i]);
     float acc0 = 0.0f, acc1 = 0.0f;  // dims lid and lid + 128
     float maxScore = -as_float(0x7f800000u), sum = 0.0f;  // used by thread 0
+    if (lid == 0) total[0] = 0.0f;
     zk_barrier();
     for (int p0 = 0; p0 < n; p0 += ZK_ATT_WG) {
         const int p = p0 + lid;
@@ -85,6 +86,6 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
     const float all = total[0];
     const float inv = all > 0.0f ? 1.0f / all : 0.0f;
     __global float* o = out + (long)t * outStride + (long)h * headDim;
-    if (lid < headDim) o[lid] = acc0 * inv;
-    if (lid + ZK_ATT_WG < headDim) o[lid + ZK_ATT_WG] = acc1 * inv;
+    if (valid && lid < headDim) o[lid] = acc0 * inv;
+    if (valid && lid + ZK_ATT_WG < headDim) o[lid + ZK_ATT_WG] = acc1 * inv;
 }

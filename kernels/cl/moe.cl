@@ -6,40 +6,18 @@
 
 #define ZK_MOE_MAX_EXPERTS 512
 
-// Grid: x = 1, y = tokens. Workgroup 64. nExpert <= 512.
-ZK_KERNEL(64) void moe_topk(__global const float* logits, __global int* ids, __global float* weights, int nExpert,
-                            int nUsed, int logitsStride, int idsStride, int normalize) {
-    __local float prob[ZK_MOE_MAX_EXPERTS];
-    __local uchar taken[ZK_MOE_MAX_EXPERTS];
-    __local float top[64];
-    const int lid = ZK_LID(), t = ZK_GROUP_Y();
-    if (nExpert > ZK_MOE_MAX_EXPERTS) return;
-    __global const float* l = logits + (long)t * logitsStride;
-    float m = -as_float(0x7f800000u);
-    for (int e = lid; e < nExpert; e += 64) m = __builtin_fmaxf(m, l[e]);
-    top[lid] = m;
-    zk_barrier();
-    for (int w = 32; w > 0; w /= 2) {
-        if (lid < w) top[lid] = __builtin_fmaxf(top[lid], top[lid + w]);
-        zk_barrier();
-    }
-    const float maxLogit = top[0];
-    for (int e = lid; e < nExpert; e += 64) {
-        prob[e] = zk_expf(l[e] - maxLogit);
-        taken[e] = 0;
-    }
-    zk_barrier();
-    if (lid != 0) return;
+// The softmax normalisation and top-k selection, in order, by one thread.
+static inline void zk_topk_serial(__local float* prob, __local int* taken, __global int* outIds, __global float* outWeights,
+                                  int nExpert, int nUsed, int normalize) {
     double sum = 0.0;
     for (int e = 0; e < nExpert; ++e) sum += (double)prob[e];
     for (int e = 0; e < nExpert; ++e) prob[e] = (float)((double)prob[e] / sum);
-    __global int* outIds = ids + (long)t * idsStride;
-    __global float* outWeights = weights + (long)t * idsStride;
     float chosen = 0.0f;
     for (int k = 0; k < nUsed; ++k) {
-        int best = -1;
-        for (int e = 0; e < nExpert; ++e)
-            if (!taken[e] && (best < 0 || prob[e] > prob[best])) best = e;
+        int best = 0;
+        while (taken[best]) ++best;  // the first expert not chosen yet (nUsed <= nExpert)
+        for (int e = best + 1; e < nExpert; ++e)
+            if (!taken[e] && prob[e] > prob[best]) best = e;
         taken[best] = 1;
         outIds[k] = best;
         outWeights[k] = prob[best];
@@ -47,6 +25,32 @@ ZK_KERNEL(64) void moe_topk(__global const float* logits, __global int* ids, __g
     }
     if (normalize)
         for (int k = 0; k < nUsed; ++k) outWeights[k] = outWeights[k] / chosen;
+}
+
+// Grid: x = 1, y = tokens. Workgroup 64. nExpert <= 512.
+ZK_KERNEL(64) void moe_topk(__global const float* logits, __global int* ids, __global float* weights, int nExpert,
+                            int nUsed, int logitsStride, int idsStride, int normalize) {
+    __local float prob[ZK_MOE_MAX_EXPERTS];
+    __local int taken[ZK_MOE_MAX_EXPERTS];
+    __local float top[64];
+    const int lid = ZK_LID(), t = ZK_GROUP_Y();
+    const int valid = nExpert <= ZK_MOE_MAX_EXPERTS && nUsed <= nExpert;
+    __global const float* l = logits + (long)t * logitsStride;
+    float m = -as_float(0x7f800000u);
+    for (int e = lid; valid && e < nExpert; e += 64) m = __builtin_fmaxf(m, l[e]);
+    top[lid] = m;
+    zk_barrier();
+    for (int w = 32; w > 0; w /= 2) {
+        if (lid < w) top[lid] = __builtin_fmaxf(top[lid], top[lid + w]);
+        zk_barrier();
+    }
+    const float maxLogit = top[0];
+    for (int e = lid; valid && e < nExpert; e += 64) {
+        prob[e] = zk_expf(l[e] - maxLogit);
+        taken[e] = 0;
+    }
+    zk_barrier();
+    if (valid && lid == 0) zk_topk_serial(prob, taken, ids + (long)t * idsStride, weights + (long)t * idsStride, nExpert, nUsed, normalize);
 }
 
 // down: rows of n floats, slot k of token t at down + t * downTokenStride + k * downSlotStride.

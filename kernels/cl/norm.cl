@@ -39,10 +39,10 @@ ZK_KERNEL(64) void head_norm(__global float* x, __global const float* weight, in
                              int stride) {
     __local double partial[64];
     const int h = ZK_GROUP_X(), t = ZK_GROUP_Y();
-    if (h >= heads) return;
+    const int n = h < heads ? headDim : 0;
     __global float* v = x + (long)t * stride + (long)h * headDim;
     double sum;
-    ZK_SUM_SQUARES(64, v, headDim, partial, sum)
+    ZK_SUM_SQUARES(64, v, n, partial, sum)
     const float scale = zk_rms_scale(sum, headDim, eps);
-    for (int i = ZK_LID(); i < headDim; i += 64) v[i] = v[i] * scale * weight[i];
+    for (int i = ZK_LID(); i < n; i += 64) v[i] = v[i] * scale * weight[i];
 }

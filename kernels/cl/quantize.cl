@@ -35,9 +35,9 @@ ZK_KERNEL(256) void quantize_q8_k(__global const float* in, __global uchar* out,
     __local int where[256];
     __local int sums[256];
     const int lid = ZK_LID(), t = ZK_GROUP_Y(), b = ZK_GROUP_X();
-    if (b * 256 >= n) return;
+    const int valid = b * 256 < n;
     __global const float* x = in + (long)t * inStride + b * 256;
-    const float v = x[lid];
+    const float v = valid ? x[lid] : 0.0f;
     amax[lid] = __builtin_fabsf(v);
     where[lid] = lid;
     zk_barrier();
@@ -57,18 +57,18 @@ ZK_KERNEL(256) void quantize_q8_k(__global const float* in, __global uchar* out,
     if (a != 0.0f) {
         const float iscale = -127.0f / x[where[0]];
         q = zk_min_i(127, zk_nearest_int(iscale * v));
-        if (lid == 0) *(__global float*)block = 1.0f / iscale;
-    } else if (lid == 0) {
+        if (lid == 0 && valid) *(__global float*)block = 1.0f / iscale;
+    } else if (lid == 0 && valid) {
         *(__global float*)block = 0.0f;
     }
-    block[4 + lid] = (uchar)q;
+    if (valid) block[4 + lid] = (uchar)q;
     sums[lid] = q;
     zk_barrier();
     for (int w = 8; w > 0; w /= 2) {  // sums of 16 consecutive quants
         if ((lid & 15) < w) sums[lid] += sums[lid + w];
         zk_barrier();
     }
-    if ((lid & 15) == 0) *(__global short*)(block + 260 + 2 * (lid / 16)) = (short)sums[lid];
+    if (valid && (lid & 15) == 0) *(__global short*)(block + 260 + 2 * (lid / 16)) = (short)sums[lid];
 }
 
 // Grid: x = ceil(n / 256), y = rows. Workgroup 256. outStride in halves.

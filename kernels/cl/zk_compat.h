@@ -34,6 +34,10 @@ static inline void zk_barrier(void) {
 static inline void zk_barrier(void) { barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE); }
 #endif
 
+// PoCL 3.1 lost local-memory stores in two shapes seen here: a return before the first
+// barrier taken by the whole group (moe_topk), and every work-item storing the same value to
+// one local location (attention). Kernels guard with a flag and let one work-item store.
+//
 // Every kernel fixes its workgroup size; the metadata carries it as .reqd_workgroup_size and
 // the launcher must use it (kernels index LDS with it).
 #define ZK_KERNEL(WG) __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

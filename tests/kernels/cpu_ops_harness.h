@@ -1,0 +1,100 @@
+#pragma once
+// Runs single cpu-tier ops (runtime/cpu/ops_*.cpp) outside a model: a hand-built graph of
+// the buffers one op needs, its memory plan and arena, a one-thread pool and a KV cache, in
+// ggml precision with the generic (portable) kernels — the reference the GPU kernels match.
+#include <cmath>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "runtime/cpu/kv_cache.h"
+#include "runtime/cpu/op_context.h"
+#include "runtime/cpu/quant_dot.h"
+#include "runtime/cpu/thread_pool.h"
+
+namespace zinc::kernels::test {
+
+class CpuOps {
+public:
+    explicit CpuOps(const model::ModelConfig& config) : config_(config) {
+        graph_.config = &config_;
+        cpu::forceGenericQuantKernels(true);
+    }
+    ~CpuOps() { cpu::forceGenericQuantKernels(false); }
+
+    graph::BufferId buffer(const std::string& name, int64_t width, graph::ElemType elem = graph::ElemType::F32) {
+        graph_.buffers.push_back({name, elem, width});
+        return static_cast<graph::BufferId>(graph_.buffers.size() - 1);
+    }
+    // Call after the buffers are declared: lays out the arena for `tokens` tokens.
+    void allocate(int32_t tokens, int32_t contextLength = 0) {
+        tokens_.assign(static_cast<size_t>(tokens), 0);
+        plan_ = graph::planMemory(graph_, tokens);
+        arena_.resize(plan_.arenaBytes);
+        if (contextLength > 0) kv_ = std::make_unique<cpu::KvCache>(1, contextLength, config_.kvDim(), true);
+        else kv_ = std::make_unique<cpu::KvCache>(1, 1, 1, true);
+    }
+    float* f32(graph::BufferId id, int32_t t) { return context(0).f32(id, t); }
+    int32_t* i32(graph::BufferId id, int32_t t) { return context(0).i32(id, t); }
+    void fill(graph::BufferId id, std::span<const float> values) {
+        std::copy(values.begin(), values.end(), f32(id, 0));  // token rows are contiguous
+    }
+    std::vector<float> read(graph::BufferId id, int32_t tokens) {
+        const auto w = static_cast<size_t>(graph_.buffer(id).width);
+        return std::vector<float>(f32(id, 0), f32(id, 0) + w * static_cast<size_t>(tokens));
+    }
+    cpu::KvCache& kv() { return *kv_; }
+
+    // ggml's rope tables as the cpu tier's fillRopeTables writes them (copied: it is private
+    // to the tier): theta = pos * base^(-2i/d) by repeated float multiplication.
+    void fillRope(int32_t position, int32_t tokens) {
+        const int32_t half = config_.ropeDim / 2;
+        ropeCos_.assign(static_cast<size_t>(half * tokens), 0.0f);
+        ropeSin_.assign(static_cast<size_t>(half * tokens), 0.0f);
+        for (int32_t t = 0; t < tokens; ++t) {
+            float theta = static_cast<float>(position + t);
+            for (int32_t i = 0; i < half; ++i) {
+                ropeCos_[static_cast<size_t>(t * half + i)] = std::cos(theta);
+                ropeSin_[static_cast<size_t>(t * half + i)] = std::sin(theta);
+                theta *= thetaScale();
+            }
+        }
+    }
+    float thetaScale() const { return std::pow(config_.ropeBase, -2.0f / static_cast<float>(config_.ropeDim)); }
+
+    cpu::OpContext context(int32_t position) {
+        return cpu::OpContext{graph_,         plan_,          arena_.data(),           pool_,  *kv_,      tokens_, position, 0,
+                              static_cast<int32_t>(tokens_.size()), ropeCos_.data(), ropeSin_.data(), runtime::Precision::Ggml,
+                              scratch_};
+    }
+
+private:
+    model::ModelConfig config_;
+    graph::Graph graph_;
+    graph::MemoryPlan plan_;
+    cpu::AlignedBytes arena_, scratch_;
+    cpu::ThreadPool pool_{1};
+    std::unique_ptr<cpu::KvCache> kv_;
+    std::vector<int32_t> tokens_;
+    std::vector<float> ropeCos_, ropeSin_;
+};
+
+// A weight over host bytes, as model::ModelWeights binds them.
+inline model::WeightRef weightRef(model::GgmlType type, int64_t cols, int64_t rows, int64_t stack, const std::vector<uint8_t>& data) {
+    model::WeightRef w;
+    w.name = "test";
+    w.type = type;
+    w.cols = cols;
+    w.rows = rows;
+    w.stack = stack;
+    w.rowBytes = static_cast<size_t>(model::rowBytes(type, static_cast<uint64_t>(cols)));
+    w.data = data.data();
+    w.nbytes = data.size();
+    return w;
+}
+
+}  // namespace zinc::kernels::test
