@@ -43,7 +43,7 @@ private:
 
 class SimDevice final : public Device, private SimInterruptSink {
 public:
-    SimDevice(GpuCaps caps, std::unique_ptr<kernels::PoclRunner> runner)
+    SimDevice(GpuCaps caps, std::shared_ptr<kernels::PoclRunner> runner)
         : caps_(std::move(caps)), runner_(std::move(runner)),
           svm_(runner_ ? std::make_unique<PoclSvm>(runner_->svm()) : nullptr),
           memory_(svm_.get()), dispatcher_(memory_, runner_.get()) {}
@@ -80,7 +80,7 @@ private:
     std::vector<QueueState> allQueueStates() const;
 
     GpuCaps caps_;
-    std::unique_ptr<kernels::PoclRunner> runner_;
+    std::shared_ptr<kernels::PoclRunner> runner_;
     std::unique_ptr<SvmSource> svm_;
     SimMemory memory_;
     SimDispatcher dispatcher_;
@@ -308,10 +308,10 @@ Status SimDevice::unloadCodeObject(LoadedCodeObject& loaded) {
 Result<std::unique_ptr<Device>> openSimulatedDevice(std::string_view gfxName, const SimOptions& options) {
     Result<GpuCaps> caps = capsFromGfxName(gfxName);
     if (!caps) return caps.error();
-    std::unique_ptr<kernels::PoclRunner> runner;
-    if (options.pocl) {
+    std::shared_ptr<kernels::PoclRunner> runner = options.runner;
+    if (options.pocl && !runner) {
         try {
-            runner = std::make_unique<kernels::PoclRunner>();
+            runner = std::make_shared<kernels::PoclRunner>();
         } catch (const std::exception& e) {
             return plainError("open simulated GPU", std::string("PoCL is needed to run kernels on the simulated ") + caps->gfxName + ": " + e.what());
         }

@@ -6,6 +6,10 @@
 
 #include "kfd/device.h"
 
+namespace zinc::kernels {
+class PoclRunner;
+}
+
 namespace zinc::kfd {
 
 struct SimOptions {
@@ -13,6 +17,9 @@ struct SimOptions {
     // fine-grained SVM so kernel pointers are GPU addresses. Without it the simulated GPU runs
     // every other packet and refuses dispatches (tests of the queue machinery alone).
     bool pocl = true;
+    // A runner to share (PoCL builds the kernel program once per runner, which takes seconds);
+    // null: the device makes its own when `pocl` is set.
+    std::shared_ptr<kernels::PoclRunner> runner;
 };
 
 // A simulated GPU of the named gfx target ("gfx1100", "gfx1201"). Fails for targets it does not

@@ -1,6 +1,7 @@
 #include "kfd/sim_dispatch.h"
 
 #include <cstdio>
+#include <iterator>
 #include <vector>
 
 #include "kernels/pocl_runner.h"
@@ -33,18 +34,16 @@ size_t SimDispatcher::kernelCount() const {
     return byEntry_.size();
 }
 
-std::string SimDispatcher::loadedList() const {
+std::string SimDispatcher::loadedList(uint64_t address) const {
     if (byEntry_.empty()) return "no code object is loaded";
-    std::string list = "loaded kernels:";
-    size_t shown = 0;
-    for (const auto& [entry, k] : byEntry_) {
-        if (shown++ == 8) {
-            list += " ...";
-            break;
-        }
-        list += " " + k.info->name + "@" + hex(entry);
+    std::string text = std::to_string(byEntry_.size()) + " kernel entries loaded; nearest:";
+    const auto above = byEntry_.lower_bound(address);
+    if (above != byEntry_.begin()) {
+        const auto below = std::prev(above);
+        text += " " + below->second.info->name + "@" + hex(below->first) + " (" + hex(address - below->first) + " below)";
     }
-    return list;
+    if (above != byEntry_.end()) text += " " + above->second.info->name + "@" + hex(above->first) + " (" + hex(above->first - address) + " above)";
+    return text;
 }
 
 pm4::DispatchResult SimDispatcher::dispatch(const pm4::DispatchInfo& info) {
@@ -53,7 +52,7 @@ pm4::DispatchResult SimDispatcher::dispatch(const pm4::DispatchInfo& info) {
         std::lock_guard lock(mutex_);
         const auto it = byEntry_.find(info.programAddress);
         if (it == byEntry_.end())
-            return refuse("COMPUTE_PGM_LO/HI point at " + hex(info.programAddress) + ", which is no kernel entry (" + loadedList() + ")");
+            return refuse("COMPUTE_PGM_LO/HI point at " + hex(info.programAddress) + ", which is no kernel entry (" + loadedList(info.programAddress) + ")");
         kernel = it->second;
     }
     const kernels::KernelInfo& k = *kernel.info;

@@ -41,7 +41,7 @@ public:
     pm4::DispatchResult dispatch(const pm4::DispatchInfo& info) override;
 
 private:
-    std::string loadedList() const;  // caller holds mutex_
+    std::string loadedList(uint64_t address) const;  // caller holds mutex_
 
     SimMemory& memory_;
     kernels::PoclRunner* runner_;

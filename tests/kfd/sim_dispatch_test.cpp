@@ -1,0 +1,147 @@
+// The dispatch rungs on the simulated GPU: a code object loaded into GPU memory, a launch written
+// as PM4 (program address, resources, kernarg pointer in the user SGPRs the descriptor enables),
+// and the kernel's source run on PoCL with the grid DISPATCH_DIRECT names. Then the dispatches a
+// real GPU would fault on, which must stop the queue with a reason.
+#include <cerrno>
+#include <cstring>
+
+#include "kernels/code_object.h"
+#include "kernels/embedded.h"
+#include "kernels/kernel_args.h"
+#include "kernels/pocl_runner.h"
+#include "kfd/dispatch_packets.h"
+#include "tests/kfd/sim_test_support.h"
+
+namespace zinc::kfd {
+namespace {
+using namespace zinc::kfd::testing;
+
+// One PoCL runner for the binary: building the kernel program is the slow part.
+std::shared_ptr<kernels::PoclRunner> sharedRunner() {
+    static std::shared_ptr<kernels::PoclRunner> runner = std::make_shared<kernels::PoclRunner>();
+    return runner;
+}
+
+class KfdSimDispatch : public SimFixture, public ::testing::WithParamInterface<const char*> {
+protected:
+    void SetUp() override {
+        const std::string gfx = GetParam();
+        Result<std::unique_ptr<Device>> d = openSimulatedDevice(gfx, {.runner = sharedRunner()});
+        ASSERT_TRUE(d.ok()) << d.error().describe();
+        device = std::move(*d);
+        EXPECT_EQ(device->caps().gfxName, gfx);
+        Result<Queue> q = device->createQueue({});
+        ASSERT_TRUE(q.ok()) << q.error().describe();
+        queue = *q;
+        writer = std::make_unique<QueueWriter>(*device, queue);
+        Result<Event> e = device->createEvent(true);
+        ASSERT_TRUE(e.ok());
+        event = *e;
+        auto object = std::make_shared<kernels::CodeObject>(
+            kernels::CodeObject::parse(kernels::embeddedCodeObject(gfx), "embedded " + gfx));
+        Result<LoadedCodeObject> loaded = device->loadCodeObject(object);
+        ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
+        code = *loaded;
+    }
+    void TearDown() override {
+        if (device && code.object) EXPECT_TRUE(device->unloadCodeObject(code).ok());
+        SimFixture::TearDown();
+    }
+    pm4::Gfx gfx() const { return device->caps().gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11; }
+    // A kernarg segment in GPU memory holding `args`.
+    template <class Args> Memory kernarg(const Args& args) {
+        Memory m = alloc(4096);
+        std::memcpy(m.cpuPtr, &args, sizeof args);
+        return m;
+    }
+
+    LoadedCodeObject code;
+};
+
+TEST_P(KfdSimDispatch, TrivialDispatch) {
+    // out = a + b over 1000 floats: 4 workgroups of 256 (add's reqd_work_group_size).
+    constexpr int32_t n = 1000;
+    Memory a = alloc(n * 4), b = alloc(n * 4), out = alloc(n * 4);
+    for (int32_t i = 0; i < n; ++i) {
+        a.as<float>()[i] = float(i);
+        b.as<float>()[i] = 0.5f * float(i) + 1.0f;
+        out.as<float>()[i] = -1.0f;
+    }
+    Memory args = kernarg(kernels::AddArgs{a.gpuVa, b.gpuVa, out.gpuVa, n, n});
+    Result<LoadedKernel> add = code.kernel("add");
+    ASSERT_TRUE(add.ok()) << add.error().describe();
+    EXPECT_EQ(add->entryAddress % 256, 0u);
+
+    Packets p(gfx());
+    Status launch = emitLaunch(p.stream(), *add, {.kernargAddress = args.gpuVa, .groups = {(n + 255) / 256, 1, 1}});
+    ASSERT_TRUE(launch.ok()) << launch.error().describe();
+    submitAndWait(p, 120000);  // the first launch builds the program on PoCL
+    for (int32_t i = 0; i < n; ++i) ASSERT_EQ(out.as<float>()[i], 1.5f * float(i) + 1.0f) << "element " << i;
+}
+
+TEST_P(KfdSimDispatch, UnknownProgramFaults) {
+    Result<LoadedKernel> add = code.kernel("add");
+    ASSERT_TRUE(add.ok());
+    LoadedKernel wrong = *add;
+    wrong.entryAddress = code.image.gpuVa;  // the ELF header: loaded, but no kernel starts there
+    Memory args = kernarg(kernels::AddArgs{});
+    Packets p(gfx());
+    ASSERT_TRUE(emitLaunch(p.stream(), wrong, {.kernargAddress = args.gpuVa}).ok());
+    p->releaseMem(signalEvent(event));
+    ASSERT_TRUE(writer->submit(p.dwords()).ok());
+    Status s = device->waitEvents({&event, 1}, 10000);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().errnum, EFAULT);
+    const QueueState state = device->readQueueState(queue);
+    ASSERT_TRUE(state.fault.has_value());
+    EXPECT_EQ(state.fault->packet, "DISPATCH_DIRECT");
+    EXPECT_NE(state.fault->reason.find("no kernel entry"), std::string::npos) << state.describe();
+    EXPECT_NE(state.fault->reason.find("kernel entries loaded; nearest: "), std::string::npos) << state.describe();
+}
+
+TEST_P(KfdSimDispatch, UnmappedKernargFaults) {
+    Result<LoadedKernel> add = code.kernel("add");
+    ASSERT_TRUE(add.ok());
+    Packets p(gfx());
+    ASSERT_TRUE(emitLaunch(p.stream(), *add, {.kernargAddress = 0x1000}).ok());
+    p->releaseMem(signalEvent(event));
+    ASSERT_TRUE(writer->submit(p.dwords()).ok());
+    Status s = device->waitEvents({&event, 1}, 10000);
+    ASSERT_FALSE(s.ok());
+    const QueueState state = device->readQueueState(queue);
+    ASSERT_TRUE(state.fault.has_value());
+    EXPECT_NE(state.fault->reason.find("kernarg segment"), std::string::npos) << state.describe();
+    EXPECT_NE(state.fault->reason.find("0x1000 (unmapped)"), std::string::npos) << state.describe();
+}
+
+TEST_P(KfdSimDispatch, MissingLdsFaults) {
+    // A kernel with static LDS, launched with RSRC2.LDS_SIZE left at the descriptor's 0: the
+    // dispatcher must add the LDS itself (TOOLCHAIN.md), and the simulator refuses the launch.
+    const kernels::KernelInfo* withLds = nullptr;
+    for (const kernels::KernelInfo& k : code.object->kernels())
+        if (k.groupSegmentFixedSize > 0 && k.reqdWorkgroupSize[0] != 0) withLds = &k;
+    ASSERT_NE(withLds, nullptr) << "no kernel with LDS in the code object";
+    Result<LoadedKernel> kernel = code.kernel(withLds->name);
+    ASSERT_TRUE(kernel.ok());
+    Memory args = kernarg(kernels::AddArgs{});
+    Packets p(gfx());
+    ASSERT_TRUE(emitLaunch(p.stream(), *kernel, {.kernargAddress = args.gpuVa}).ok());
+    // Patch LDS_SIZE back to 0 in the RSRC1/RSRC2 SET_SH_REG (the second packet: 4 + 3 dwords in).
+    std::vector<uint32_t> dwords(p.dwords().begin(), p.dwords().end());
+    dwords[4 + 3] = pm4::gfx11::COMPUTE_PGM_RSRC2.field("LDS_SIZE").set(dwords[4 + 3], 0);
+    Packets signal(gfx());
+    signal->releaseMem(signalEvent(event));
+    dwords.insert(dwords.end(), signal.dwords().begin(), signal.dwords().end());
+    ASSERT_TRUE(writer->submit(dwords).ok());
+    Status s = device->waitEvents({&event, 1}, 10000);
+    ASSERT_FALSE(s.ok());
+    const QueueState state = device->readQueueState(queue);
+    ASSERT_TRUE(state.fault.has_value());
+    EXPECT_NE(state.fault->reason.find("bytes of LDS but RSRC2.LDS_SIZE grants 0"), std::string::npos) << state.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(, KfdSimDispatch, ::testing::Values("gfx1100", "gfx1201"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+}  // namespace
+}  // namespace zinc::kfd
