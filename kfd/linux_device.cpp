@@ -97,9 +97,11 @@ LinuxDevice::~LinuxDevice() {
     if (memoryEvent_.id) (void)destroyEvent(memoryEvent_);
     if (hwExceptionEvent_.id) (void)destroyEvent(hwExceptionEvent_);
     if (doorbellFrame_) (void)freeMemory(doorbellFrame_);
-    // The event page stays registered with KFD until the fd closes; free it after.
+    // The event page stays registered with KFD until the fd closes: closing releases the BO
+    // with the process's KFD state; only our CPU mapping is left to drop.
     if (drm_ >= 0) ::close(drm_);
     if (kfd_ >= 0) ::close(kfd_);
+    if (eventPage_) ::munmap(eventPage_.cpuPtr, eventPage_.size);
 }
 
 Status LinuxDevice::attach(const LinuxOptions& options) {
@@ -315,11 +317,13 @@ Status LinuxDevice::waitEvents(std::span<const Event> events, uint32_t timeoutMs
     std::string ids;
     for (const Event& e : events) ids += (ids.empty() ? "" : ", ") + std::to_string(e.id);
     if (Status s = kfdIoctl(kfd_, uapi::kIocWaitEvents, &args, "WAIT_EVENTS", "events " + ids); !s) return s;
-    std::vector<QueueState> states;
+    std::vector<Queue> live;
     {
         std::lock_guard lock(mutex_);
-        for (const auto& [id, q] : queues_) states.push_back(readQueueState(q));
+        for (const auto& [id, q] : queues_) live.push_back(q);
     }
+    std::vector<QueueState> states;
+    for (const Queue& q : live) states.push_back(readQueueState(q));  // takes mutex_ itself
     if (args.wait_result == uapi::kWaitTimeout) return waitTimeoutError("event(s) " + ids, timeoutMs, states);
     if (args.wait_result != uapi::kWaitComplete) return Error{"WAIT_EVENTS", EIO, "KFD reported wait_result " + std::to_string(args.wait_result) + " for events " + ids};
     // Completed: if an exception event fired, that is the answer, with the fault's details.

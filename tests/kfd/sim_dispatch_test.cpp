@@ -10,6 +10,7 @@
 #include "kernels/kernel_args.h"
 #include "kernels/pocl_runner.h"
 #include "kfd/dispatch_packets.h"
+#include "kfd/ladder.h"
 #include "tests/kfd/sim_test_support.h"
 
 namespace zinc::kfd {
@@ -138,6 +139,28 @@ TEST_P(KfdSimDispatch, MissingLdsFaults) {
     const QueueState state = device->readQueueState(queue);
     ASSERT_TRUE(state.fault.has_value());
     EXPECT_NE(state.fault->reason.find("bytes of LDS but RSRC2.LDS_SIZE grants 0"), std::string::npos) << state.describe();
+}
+
+TEST_P(KfdSimDispatch, LadderPassesEveryRung) {
+    // What `zinc-rt probe --sim` climbs, on a fresh device of this target.
+    Result<std::unique_ptr<Device>> fresh = openSimulatedDevice(GetParam(), {.runner = sharedRunner()});
+    ASSERT_TRUE(fresh.ok()) << fresh.error().describe();
+    const std::vector<Rung> rungs = climbLadder(**fresh);
+    ASSERT_EQ(rungs.size(), 9u);
+    for (const Rung& r : rungs) EXPECT_TRUE(r.ok && !r.skipped) << formatLadder(rungs);
+    EXPECT_EQ(rungs.back().name, "trivial dispatch");
+}
+
+TEST(KfdSimLadder, StopsAtTheFirstFailedRung) {
+    // Without PoCL the dispatch rung fails with its reason; everything before it passes.
+    Result<std::unique_ptr<Device>> device = openSimulatedDevice("gfx1100", {.pocl = false});
+    ASSERT_TRUE(device.ok());
+    const std::vector<Rung> rungs = climbLadder(**device, {.timeoutMs = 2000});
+    ASSERT_EQ(rungs.size(), 9u);
+    for (size_t i = 0; i + 1 < rungs.size(); ++i) EXPECT_TRUE(rungs[i].ok) << formatLadder(rungs);
+    EXPECT_FALSE(rungs.back().ok);
+    EXPECT_NE(rungs.back().detail.find("no PoCL runner"), std::string::npos) << formatLadder(rungs);
+    EXPECT_NE(rungs.back().detail.find("DISPATCH_DIRECT"), std::string::npos) << formatLadder(rungs);
 }
 
 INSTANTIATE_TEST_SUITE_P(, KfdSimDispatch, ::testing::Values("gfx1100", "gfx1201"),
