@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -29,6 +30,19 @@ struct TierOptions {
     int32_t contextLength = 0;  // KV cache length; 0 = min(model, 4096)
     int32_t maxBatch = 512;     // prompt tokens per batched (prefill) step
     Precision precision = Precision::Ggml;
+    bool gpuTimestamps = false;  // GPU tiers: time every submission with timestamp queries
+    int32_t device = 0;          // GPU tiers: which device (`zinc-rt devices` lists them)
+};
+
+// What a tier measured about its own work (GPU tiers; the cpu tier reports nothing). Decode
+// figures count single-token evaluate() calls and greedy tokens.
+struct TierStats {
+    int64_t decodeTokens = 0;
+    int64_t decodeSubmissions = 0;
+    double decodeHostSeconds = 0;  // host time per call outside the wait for the GPU
+    double decodeGpuSeconds = 0;   // from timestamps, when TierOptions::gpuTimestamps
+    int64_t gpuTimedTokens = 0;
+    int64_t dispatchesPerToken = 0;
 };
 
 enum class LogitsWanted { Last, All };
@@ -47,6 +61,25 @@ public:
     // Cache entries past startPos + tokens.size() are not read; earlier ones are reused.
     virtual void evaluate(std::span<const int32_t> tokens, int32_t startPos, LogitsWanted which,
                           std::span<float> logits) = 0;
+
+    // Greedy generation: feeds firstToken at startPos, then each argmax back in, n times;
+    // returns the n argmax ids. GPU tiers override it to sample on the device and queue
+    // tokens ahead; this default loops over evaluate().
+    virtual std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) {
+        std::vector<int32_t> out;
+        std::vector<float> logits(static_cast<size_t>(nVocab));
+        int32_t token = firstToken;
+        for (int32_t i = 0; i < n; ++i) {
+            evaluate(std::span<const int32_t>(&token, 1), startPos + i, LogitsWanted::Last, logits);
+            int32_t best = 0;
+            for (int32_t v = 1; v < nVocab; ++v)
+                if (logits[static_cast<size_t>(v)] > logits[static_cast<size_t>(best)]) best = v;
+            out.push_back(token = best);
+        }
+        return out;
+    }
+
+    virtual TierStats stats() const { return {}; }
 };
 
 }  // namespace zinc::runtime

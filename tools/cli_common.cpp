@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "runtime/cpu/cpu_tier.h"
+#include "vulkan/vulkan_tier.h"
 
 namespace zinc::tools {
 namespace {
@@ -27,11 +28,12 @@ void GlobalOptions::readEnvironment() {
     threads = envInt("ZINC_THREADS").value_or(threads);
     contextLength = envInt("ZINC_CTX").value_or(contextLength);
     batch = envInt("ZINC_BATCH").value_or(batch);
+    device = envInt("ZINC_DEVICE").value_or(device);
 }
 
 std::string GlobalOptions::describe() const {
-    return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\n", tier, threads, contextLength, batch,
-                       precision);
+    return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
+                       threads, contextLength, batch, precision, device, gpuTimestamps);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {
@@ -39,6 +41,8 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
     o.threads = threads;
     o.contextLength = contextLength;
     o.maxBatch = batch;
+    o.device = device;
+    o.gpuTimestamps = gpuTimestamps;
     if (precision == "f32")
         o.precision = runtime::Precision::F32;
     else if (precision != "ggml")
@@ -49,10 +53,11 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
 std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Graph& graph,
                                         const runtime::TierOptions& options) {
     if (name == "cpu") return cpu::makeCpuTier(graph, options);
+    if (name == "vulkan") return vulkan::makeVulkanTier(graph, options, options.device);
     for (const char* known : kKnownTiers)
         if (name == known)
             throw runtime::TierError(fmt::format(
-                "tier '{}' is not available in this build (built tiers: cpu); no fallback is made", name));
+                "tier '{}' is not available in this build (built tiers: cpu, vulkan); no fallback is made", name));
     throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));
 }
 

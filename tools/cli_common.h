@@ -19,9 +19,11 @@ struct GlobalOptions {
     int32_t contextLength = 0;
     int32_t batch = 512;
     std::string precision = "ggml";
+    int32_t device = 0;          // GPU tiers: device index (env ZINC_DEVICE)
+    bool gpuTimestamps = false;  // GPU tiers: time submissions with timestamp queries
     bool printConfig = false;
 
-    // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH before parsing.
+    // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH, ZINC_DEVICE before parsing.
     void readEnvironment();
     std::string describe() const;
     runtime::TierOptions tierOptions() const;
@@ -48,5 +50,6 @@ void addScoreCommand(CLI::App& app, const GlobalOptions& global);
 void addBenchCommand(CLI::App& app, const GlobalOptions& global);
 void addGgufCommand(CLI::App& app, const GlobalOptions& global);
 void addMakeModelCommand(CLI::App& app, const GlobalOptions& global);
+void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace zinc::tools

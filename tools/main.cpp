@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
     app.add_option("--precision", global.precision,
                    "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
         ->capture_default_str();
+    app.add_option("--device", global.device, "GPU tiers: device index, see `zinc-rt devices` (env ZINC_DEVICE)")
+        ->capture_default_str();
+    app.add_flag("--gpu-timestamps", global.gpuTimestamps, "GPU tiers: time each submission with timestamp queries");
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
     addBenchCommand(app, global);
     addGgufCommand(app, global);
     addMakeModelCommand(app, global);
+    addDevicesCommand(app, global);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

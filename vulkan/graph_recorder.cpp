@@ -1,0 +1,96 @@
+#include "vulkan/graph_recorder.h"
+
+namespace zinc::vk {
+namespace {
+
+using graph::OpKind;
+
+// The residual add right after op i that adds op i's output into the residual stream.
+bool addsIntoResidual(const graph::Graph& g, size_t i) {
+    if (i + 1 >= g.ops.size()) return false;
+    const auto& op = g.ops[i];
+    const auto& next = g.ops[i + 1];
+    return next.kind == OpKind::Add && next.in2 == op.out && next.out == next.in && next.in != op.out;
+}
+
+}  // namespace
+
+GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph)
+    : graph_(graph),
+      embed_(pipelines),
+      norm_(pipelines),
+      rope_(pipelines),
+      attention_(pipelines),
+      elementwise_(pipelines),
+      matVec_(pipelines),
+      moe_(pipelines, matVec_, elementwise_),
+      argmax_(pipelines) {}
+
+int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens,
+                              bool allRows) {
+    ActivationCache acts;
+    PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
+    for (size_t i = 0; i < graph_.ops.size(); ++i) {
+        const auto& op = graph_.ops[i];
+        if (op.layer < 0 && op.kind != OpKind::Embed && !allRows) {
+            ctx.firstRow = nTokens - 1;  // after the layer stack only the last token goes on
+            ctx.rows = 1;
+        }
+        recordOp(ctx, i);
+    }
+    return ctx.firstRow;
+}
+
+void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
+    const auto& op = graph_.ops[i];
+    switch (op.kind) {
+        case OpKind::Embed: return embed_.record(ctx, op);
+        case OpKind::RmsNorm:
+        case OpKind::HeadNorm: return norm_.record(ctx, op);
+        case OpKind::Rope: return rope_.record(ctx, op);
+        case OpKind::Attention: return attention_.record(ctx, op);
+        case OpKind::Add: return elementwise_.record(ctx, op);
+        case OpKind::MoeRoute: return moe_.recordRoute(ctx, op);
+        case OpKind::SwiGlu: {
+            const bool feedsNext = i + 1 < graph_.ops.size() && graph_.ops[i + 1].kind == OpKind::MatMul &&
+                                   graph_.ops[i + 1].in == op.out;
+            if (feedsNext && MatVecOp::actMode(graph_.ops[i + 1].weight->type) != ActMode::F32) {
+                // silu(gate) * up goes straight into the down projection's quantized input.
+                const auto& next = graph_.ops[i + 1];
+                const ActMode mode = MatVecOp::actMode(next.weight->type);
+                const uint32_t k = ctx.width(op.in);
+                matVec_.quantize(ctx, mode, ctx.row0(op.in), ctx.row0(op.in2), k, k, static_cast<uint32_t>(ctx.rows));
+                ctx.acts.slots[static_cast<size_t>(mode)] = {next.in, ctx.firstRow, ctx.rows};
+                return;
+            }
+            return elementwise_.record(ctx, op);
+        }
+        case OpKind::MatMul:
+            if (addsIntoResidual(graph_, i)) {
+                const auto& add = graph_.ops[++i];
+                const auto act = matVec_.input(ctx, *op.weight, op.in);
+                matVec_.multiply(ctx, *op.weight, act, ctx.row0(add.out), ctx.width(add.out),
+                                 static_cast<uint32_t>(ctx.rows), true);
+                ctx.acts.invalidate(add.out);
+                return;
+            }
+            return matVec_.record(ctx, op);
+        case OpKind::MoeFfn:
+            if (addsIntoResidual(graph_, i)) {
+                const auto& add = graph_.ops[++i];
+                graph::Op fused = op;
+                fused.out = add.out;
+                return moe_.recordExperts(ctx, fused, true);
+            }
+            return moe_.recordExperts(ctx, op, false);
+    }
+}
+
+void GraphRecorder::recordArgmax(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
+                                 VkDeviceAddress logits, bool advance) {
+    ActivationCache acts;
+    PlanContext ctx{rec, graph_, mem, weights, acts, 1, 0, 1};
+    argmax_.record(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), advance);
+}
+
+}  // namespace zinc::vk

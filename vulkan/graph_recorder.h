@@ -1,0 +1,36 @@
+#pragma once
+// Walks the decode graph once and records every op into a plan's command buffer, fusing
+// where the result is the same: a projection followed by the residual add accumulates into
+// the residual; SwiGLU feeds the down projection's activation quantizer directly.
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "vulkan/ops.h"
+#include "vulkan/plan_context.h"
+
+namespace zinc::vk {
+
+class GraphRecorder {
+public:
+    GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph);
+    // Records the graph for a batch of nTokens; the ops after the layer stack run on the last
+    // token only unless allRows. Returns the row of the first logits row recorded.
+    int32_t record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens, bool allRows);
+    // Greedy sampling after the graph (argmax of the last logits row).
+    void recordArgmax(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
+                      bool advance);
+
+private:
+    void recordOp(PlanContext& ctx, size_t& i);
+    const graph::Graph& graph_;
+    EmbedOp embed_;
+    NormOp norm_;
+    RopeOp rope_;
+    AttentionOp attention_;
+    ElementwiseOp elementwise_;
+    MatVecOp matVec_;
+    MoeOp moe_;
+    ArgmaxOp argmax_;
+};
+
+}  // namespace zinc::vk

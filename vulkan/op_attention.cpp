@@ -1,0 +1,55 @@
+// Causal GQA attention over the F16 KV cache: the batch's k and v rows are stored first, then
+// every (token, head) pair attends to positions [0, its own].
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "vulkan/ops.h"
+#include "vulkan/vk_error.h"
+
+namespace zinc::vk {
+namespace {
+
+struct StorePc {
+    VkDeviceAddress k, v, kCache, vCache, state;
+    uint32_t kvDim, stride;
+};
+
+struct AttendPc {
+    VkDeviceAddress q, kCache, vCache, out, state;
+    uint32_t nHead, group, headDim, kvDim, qStride, outStride;
+    float scale;
+};
+
+}  // namespace
+
+AttentionOp::AttentionOp(PipelineFactory& pipelines)
+    : store_(pipelines.get(Shader::KvStore)), attend_(pipelines.get(Shader::Attention)) {}
+
+void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
+    const auto& c = *ctx.graph.config;
+    if (c.headDim > 256 || c.headDim % 2 != 0)
+        throw runtime::TierError(fmt::format("vulkan tier: head size {} (the attention shader takes even sizes up to 256)",
+                                             c.headDim));
+    const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
+    const uint64_t layerOffset = static_cast<uint64_t>(op.layer) * ctx.mem.layerKvBytes;
+    const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
+    const StorePc store{ctx.row0(op.in2), ctx.row0(op.in3), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.in2)};
+    ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
+    const AttendPc attend{ctx.row0(op.in),
+                          kCache,
+                          vCache,
+                          ctx.row0(op.out),
+                          ctx.mem.state,
+                          static_cast<uint32_t>(c.nHead),
+                          static_cast<uint32_t>(c.nHead / c.nHeadKv),
+                          static_cast<uint32_t>(c.headDim),
+                          kvDim,
+                          ctx.width(op.in),
+                          ctx.width(op.out),
+                          1.0f / std::sqrt(static_cast<float>(c.headDim))};
+    ctx.rec.dispatch(attend_, attend, static_cast<uint32_t>(c.nHead), static_cast<uint32_t>(ctx.rows));
+    ctx.acts.invalidate(op.out);
+}
+
+}  // namespace zinc::vk

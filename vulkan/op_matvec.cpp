@@ -1,0 +1,110 @@
+// Weight times activations. Inputs are first put into the activation format the weight type
+// multiplies against (quantize.comp, the cpu tier's formats), once per buffer and format;
+// the matvec variant of the weight type then reads each weight once per token tile.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "vulkan/ops.h"
+#include "vulkan/vk_error.h"
+
+namespace zinc::vk {
+namespace {
+
+using model::GgmlType;
+
+struct QuantizePc {
+    VkDeviceAddress x, x2, out;
+    uint32_t k, inStride, outStride, mode, swiglu;
+};
+
+struct MatVecPc {
+    VkDeviceAddress w, act, out, ids;
+    uint32_t k, m, rowBytes, actStride, outStride, nTok, sliceBytes, expertMode, actDiv, accumulate, groupsX;
+};
+
+constexpr uint32_t kWorkgroup = 64;
+constexpr uint32_t kRowsPerGroup = 2;
+constexpr uint32_t kTokenTile = 8;  // tokens per workgroup in batched prefill
+
+uint32_t actRowWords(ActMode mode, uint32_t k) {
+    return mode == ActMode::Q8_0 || mode == ActMode::Q8_1 || mode == ActMode::Q8_K ? k / 4 + k / 16 : k;
+}
+
+}  // namespace
+
+MatVecOp::MatVecOp(PipelineFactory& pipelines)
+    : pipelines_(pipelines), quantize_(pipelines.get(Shader::Quantize)), workgroup_(kWorkgroup) {}
+
+ActMode MatVecOp::actMode(GgmlType weight) {
+    switch (weight) {
+        case GgmlType::F32: return ActMode::F32;
+        case GgmlType::F16: return ActMode::F16;
+        case GgmlType::BF16: return ActMode::BF16;
+        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return ActMode::Q8_0;
+        case GgmlType::Q4_1: case GgmlType::Q5_1: return ActMode::Q8_1;
+        case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return ActMode::Q8_K;
+        default:
+            throw runtime::TierError(
+                fmt::format("vulkan tier: no matvec shader for {} weights", model::ggmlTypeName(weight)));
+    }
+}
+
+MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActMode mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k,
+                                   uint32_t stride, uint32_t rows) {
+    const auto slot = static_cast<size_t>(mode);
+    const uint32_t outStride = actRowWords(mode, k);
+    const QuantizePc pc{x, x2 ? x2 : x, ctx.mem.actSlots[slot], k, stride, outStride, static_cast<uint32_t>(mode),
+                        x2 ? 1u : 0u};
+    ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), rows);
+    ctx.acts.slots[slot] = {};
+    return {ctx.mem.actSlots[slot], outStride};
+}
+
+MatVecOp::Input MatVecOp::input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in) {
+    const ActMode mode = actMode(w.type);
+    if (mode == ActMode::F32) return {ctx.row0(in), ctx.width(in)};
+    auto& entry = ctx.acts.slots[static_cast<size_t>(mode)];
+    const uint32_t k = ctx.width(in);
+    if (entry.buffer == in && entry.firstRow == ctx.firstRow && entry.rows == ctx.rows)
+        return {ctx.mem.actSlots[static_cast<size_t>(mode)], actRowWords(mode, k)};
+    const Input act = quantize(ctx, mode, ctx.row0(in), 0, k, k, static_cast<uint32_t>(ctx.rows));
+    entry = {in, ctx.firstRow, ctx.rows};
+    return act;
+}
+
+void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
+                        uint32_t tokens, bool accumulate, const Expert* expert) {
+    actMode(w.type);  // rejects unsupported types with a clear error
+    const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
+    const VkPipeline pipeline =
+        pipelines_.get(Shader::MatVec, {workgroup_, static_cast<uint32_t>(w.type), tile, kRowsPerGroup});
+    const uint32_t m = static_cast<uint32_t>(w.rows);
+    const uint32_t groups = groupsFor(m, kRowsPerGroup);
+    const uint32_t gx = std::min<uint32_t>(groups, 65535);
+    const MatVecPc pc{ctx.weights.address(w),
+                      act.address,
+                      out,
+                      expert ? expert->ids : 0,
+                      static_cast<uint32_t>(w.cols),
+                      m,
+                      static_cast<uint32_t>(w.rowBytes),
+                      act.stride,
+                      outStride,
+                      tokens,
+                      static_cast<uint32_t>(w.rowBytes * static_cast<size_t>(w.rows)),
+                      expert ? 1u : 0u,
+                      expert ? expert->actDiv : 1u,
+                      accumulate ? 1u : 0u,
+                      gx};
+    ctx.rec.dispatch(pipeline, pc, gx, groupsFor(groups, gx), expert ? expert->slots : groupsFor(tokens, tile));
+}
+
+void MatVecOp::record(PlanContext& ctx, const graph::Op& op) {
+    const auto& w = *op.weight;
+    const Input act = input(ctx, w, op.in);
+    multiply(ctx, w, act, ctx.row0(op.out), ctx.width(op.out), static_cast<uint32_t>(ctx.rows), false);
+    ctx.acts.invalidate(op.out);
+}
+
+}  // namespace zinc::vk

@@ -1,0 +1,63 @@
+// Mixture of experts on the GPU: the router's matvec and top-k write expert ids and weights
+// to device memory; the expert matvecs read those ids (expert mode of matvec.comp), so the
+// routing never visits the host. One (token, slot) pair per workgroup z.
+#include "vulkan/ops.h"
+
+namespace zinc::vk {
+namespace {
+
+struct TopKPc {
+    VkDeviceAddress logits, ids, weights;
+    uint32_t nExpert, nUsed, normalize, nTok;
+};
+
+struct CombinePc {
+    VkDeviceAddress down, weights, out;
+    uint32_t n, nUsed, outStride, accumulate;
+};
+
+}  // namespace
+
+MoeOp::MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elementwise)
+    : matVec_(matVec),
+      elementwise_(elementwise),
+      topK_(pipelines.get(Shader::MoeTopK)),
+      combine_(pipelines.get(Shader::MoeCombine)) {}
+
+void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
+    const auto& c = *ctx.graph.config;
+    const auto& w = *op.weight;
+    const auto rows = static_cast<uint32_t>(ctx.rows);
+    const auto act = matVec_.input(ctx, w, op.in);
+    matVec_.multiply(ctx, w, act, ctx.mem.routerLogits, static_cast<uint32_t>(c.nExpert), rows, false);
+    const TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.out), ctx.row0(op.out2), static_cast<uint32_t>(c.nExpert),
+                    static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u, rows};
+    ctx.rec.dispatch(topK_, pc, groupsFor(rows, 64));
+    ctx.acts.invalidate(op.out);
+    ctx.acts.invalidate(op.out2);
+}
+
+void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const {
+    const auto& c = *ctx.graph.config;
+    const auto rows = static_cast<uint32_t>(ctx.rows);
+    const auto nUsed = static_cast<uint32_t>(c.nExpertUsed);
+    const auto ff = static_cast<uint32_t>(c.nFfExpert), embd = static_cast<uint32_t>(c.nEmbd);
+    const uint32_t slots = rows * nUsed;
+    const MatVecOp::Expert up{ctx.row0(op.in2), slots, nUsed};
+    matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up);
+    matVec_.multiply(ctx, *op.weight2, matVec_.input(ctx, *op.weight2, op.in), ctx.mem.upSlots, ff, rows, false, &up);
+    const ActMode downMode = MatVecOp::actMode(op.weight3->type);
+    MatVecOp::Input act{ctx.mem.gateSlots, ff};
+    if (downMode == ActMode::F32)
+        elementwise_.recordRaw(ctx, ctx.mem.gateSlots, ctx.mem.upSlots, ctx.mem.gateSlots, uint64_t{slots} * ff, 0);
+    else
+        act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots);
+    const MatVecOp::Expert down{ctx.row0(op.in2), slots, 1};
+    matVec_.multiply(ctx, *op.weight3, act, ctx.mem.downSlots, embd, rows, false, &down);
+    const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.in3), ctx.row0(op.out), embd, nUsed, ctx.width(op.out),
+                       accumulate ? 1u : 0u};
+    ctx.rec.dispatch(combine_, pc, groupsFor(embd, 64), rows);
+    ctx.acts.invalidate(op.out);
+}
+
+}  // namespace zinc::vk

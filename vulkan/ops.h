@@ -1,0 +1,120 @@
+#pragma once
+// The vulkan tier's ops: each records one graph op kind into a plan and owns the pipelines
+// it dispatches (vulkan/op_*.cpp, one file per family).
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "model/model_weights.h"
+#include "vulkan/plan_context.h"
+#include "vulkan/vk_pipeline.h"
+
+namespace zinc::vk {
+
+class EmbedOp {
+public:
+    explicit EmbedOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, const graph::Op& op) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
+// RmsNorm of the residual stream and per-head QK-norm (HeadNorm), in one shader.
+class NormOp {
+public:
+    explicit NormOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, const graph::Op& op) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
+class RopeOp {
+public:
+    explicit RopeOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, const graph::Op& op) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
+// Stores k and v into the F16 cache, then attends (attention.comp).
+class AttentionOp {
+public:
+    explicit AttentionOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, const graph::Op& op) const;
+
+private:
+    VkPipeline store_, attend_;
+};
+
+// SwiGLU and the residual add.
+class ElementwiseOp {
+public:
+    explicit ElementwiseOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, const graph::Op& op) const;
+    void recordRaw(PlanContext& ctx, VkDeviceAddress a, VkDeviceAddress b, VkDeviceAddress out, uint64_t n,
+                   uint32_t mode) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
+// Weight times activations for every weight type: quantizes the input as the cpu tier does,
+// then runs the matvec variant of the weight type (tokens tiled for batched prefill).
+class MatVecOp {
+public:
+    explicit MatVecOp(PipelineFactory& pipelines);
+    static ActMode actMode(model::GgmlType weight);  // throws TierError for an unsupported type
+    void record(PlanContext& ctx, const graph::Op& op);
+
+    // The building blocks, also used by the MoE op.
+    struct Input {
+        VkDeviceAddress address;
+        uint32_t stride;  // words between rows
+    };
+    // Quantizes `rows` rows of k floats (stride floats apart; with x2, silu(x) * x2 first).
+    Input quantize(PlanContext& ctx, ActMode mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k, uint32_t stride,
+                   uint32_t rows);
+    // The input of `w` for graph buffer `in` over the context's rows, quantized once per
+    // buffer and format (ActivationCache).
+    Input input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in);
+    struct Expert {
+        VkDeviceAddress ids = 0;  // [slot] expert id
+        uint32_t slots = 0;
+        uint32_t actDiv = 1;      // activation row of a slot = slot / actDiv
+    };
+    void multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
+                  uint32_t tokens, bool accumulate, const Expert* expert = nullptr);
+
+private:
+    PipelineFactory& pipelines_;
+    VkPipeline quantize_;
+    uint32_t workgroup_;
+};
+
+class MoeOp {
+public:
+    MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elementwise);
+    void recordRoute(PlanContext& ctx, const graph::Op& op) const;
+    void recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const;
+
+private:
+    MatVecOp& matVec_;
+    ElementwiseOp& elementwise_;
+    VkPipeline topK_, combine_;
+};
+
+// Greedy sampling on the GPU (argmax.comp).
+class ArgmaxOp {
+public:
+    explicit ArgmaxOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, bool advance) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
+}  // namespace zinc::vk

@@ -1,0 +1,67 @@
+#pragma once
+// What an op sees while it records itself into a plan: the graph, where every buffer lives
+// on the device, the batch size the plan is recorded for, and the quantized activations
+// already in the scratch slots.
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "vulkan/recorder.h"
+#include "vulkan/weight_store.h"
+
+namespace zinc::vk {
+
+// Activation formats a weight type multiplies against (quantize.comp modes).
+enum class ActMode : uint32_t { Q8_0 = 0, Q8_1 = 1, Q8_K = 2, F16 = 3, BF16 = 4, F32 = 5 };
+inline constexpr size_t kActModes = 6;
+
+// Device addresses of everything the plans use (owned by the tier).
+struct DeviceLayout {
+    VkDeviceAddress arena = 0;
+    const graph::MemoryPlan* plan = nullptr;
+    VkDeviceAddress kCache = 0, vCache = 0;
+    uint64_t layerKvBytes = 0;  // one layer's K (or V) cache
+    VkDeviceAddress ropeTable = 0;
+    VkDeviceAddress state = 0;
+    VkDeviceAddress ring = 0;
+    uint32_t ringCapacity = 0;
+    std::array<VkDeviceAddress, kActModes> actSlots{};  // quantized activations, one per mode
+    VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
+};
+
+// Which quantized copy of which buffer a slot holds, so q/k/v (or gate/up) quantize their
+// shared input once. An op that writes a buffer invalidates its copies.
+struct ActivationCache {
+    struct Entry {
+        graph::BufferId buffer = graph::kNoBuffer;
+        int32_t firstRow = 0, rows = 0;
+    };
+    std::array<Entry, kActModes> slots{};
+    void invalidate(graph::BufferId written) {
+        for (auto& e : slots)
+            if (e.buffer == written) e = Entry{};
+    }
+    void invalidateAll() { slots.fill(Entry{}); }
+};
+
+struct PlanContext {
+    Recorder& rec;
+    const graph::Graph& graph;
+    const DeviceLayout& mem;
+    const WeightStore& weights;
+    ActivationCache& acts;
+    int32_t nTokens = 1;  // tokens the plan is recorded for
+    int32_t firstRow = 0; // rows of the current op: [firstRow, firstRow + rows)
+    int32_t rows = 1;
+
+    uint32_t width(graph::BufferId id) const { return static_cast<uint32_t>(graph.buffer(id).width); }
+    VkDeviceAddress at(graph::BufferId id, int32_t token) const {
+        return mem.arena + mem.plan->offsets[static_cast<size_t>(id)] +
+               static_cast<uint64_t>(token) * width(id) * 4u;
+    }
+    VkDeviceAddress row0(graph::BufferId id) const { return at(id, firstRow); }
+};
+
+}  // namespace zinc::vk

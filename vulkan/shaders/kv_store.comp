@@ -1,0 +1,26 @@
+#version 450
+// Appends the batch's k and v rows to one layer's F16 cache at positions state.position + t.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(local_size_x = 64) in;
+layout(push_constant) uniform PC {
+    FloatBuf k;
+    FloatBuf v;
+    UintBuf kCache;  // this layer's [context][kvDim] halves, two per word
+    UintBuf vCache;
+    IntBuf state;
+    uint kvDim;
+    uint stride;     // floats between tokens of k and v
+} pc;
+
+void main() {
+    const uint pair = gl_GlobalInvocationID.x;
+    if (2u * pair >= pc.kvDim) return;
+    const uint t = gl_WorkGroupID.y;
+    const uint pos = uint(pc.state.v[kStatePosition]) + t;
+    const uint src = t * pc.stride + 2u * pair;
+    const uint dst = (pos * pc.kvDim) / 2u + pair;
+    pc.kCache.v[dst] = packHalf2x16(vec2(pc.k.v[src], pc.k.v[src + 1u]));
+    pc.vCache.v[dst] = packHalf2x16(vec2(pc.v.v[src], pc.v.v[src + 1u]));
+}

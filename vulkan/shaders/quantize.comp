@@ -1,0 +1,113 @@
+#version 450
+// Activation rows -> the formats the cpu tier multiplies quantized weights with
+// (model/quant/quantize_activations.cpp), with the same rounding: Q8_0/Q8_1 as ggml's x86
+// AVX branch (id = 127/amax, round half to even, d stored as fp16), Q8_K as ggml's
+// quantize_row_q8_K (iscale = -127/max of largest magnitude, d = 1/iscale).
+// GPU layout of one quantized row of k values: k/4 words of packed int8 quants, then k/32
+// block scales d (as float; fp16-rounded for Q8_0/Q8_1), then k/32 block sums s as float
+// (Q8_1: fp16(d * sum), Q8_K: d * sum of the 32 quants). F16/BF16/F32 modes write k floats
+// rounded to that type. Optionally computes silu(x) * x2 first (fused SwiGLU).
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(local_size_x = 256) in;
+layout(push_constant) uniform PC {
+    FloatBuf x;
+    FloatBuf x2;      // SwiGLU up values when swiglu != 0
+    UintBuf out_;
+    uint k;
+    uint inStride;    // floats between rows
+    uint outStride;   // words between rows
+    uint mode;        // 0 Q8_0, 1 Q8_1, 2 Q8_K, 3 F16, 4 BF16, 5 F32
+    uint swiglu;
+} pc;
+
+shared float vals[256];
+shared float absv[256];
+shared uint idx[256];
+shared int qv[256];
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const uint row = gl_WorkGroupID.y;
+    const uint i = gl_WorkGroupID.x * 256u + tid;
+    const bool inside = i < pc.k;
+    float v = 0.0;
+    if (inside) {
+        v = pc.x.v[row * pc.inStride + i];
+        if (pc.swiglu != 0u) {
+            const float u = pc.x2.v[row * pc.inStride + i];
+            v = v / (1.0 + exp(-v)) * u;
+        }
+    }
+    const uint outBase = row * pc.outStride;
+    if (pc.mode >= 3u) {
+        float r = v;
+        if (pc.mode == 3u) r = roundHalf(v);
+        if (pc.mode == 4u) {
+            // round to nearest even on the upper 16 bits (ggml_compute_fp32_to_bf16)
+            uint b = floatBitsToUint(v);
+            if ((b & 0x7fffffffu) > 0x7f800000u)
+                b = (b >> 16) | 64u;
+            else
+                b = (b + (0x7fffu + ((b >> 16) & 1u))) >> 16;
+            r = uintBitsToFloat(b << 16);
+        }
+        if (inside) pc.out_.v[outBase + i] = floatBitsToUint(r);
+        return;
+    }
+    // Largest magnitude per group (32 for Q8_0/Q8_1, 256 for Q8_K), the first one on ties.
+    const uint group = pc.mode == 2u ? 256u : 32u;
+    vals[tid] = v;
+    absv[tid] = abs(v);
+    idx[tid] = tid;
+    barrier();
+    for (uint s = group / 2u; s > 0u; s >>= 1u) {
+        if ((tid % group) < s) {
+            const float a = absv[tid], b = absv[tid + s];
+            if (b > a || (b == a && idx[tid + s] < idx[tid])) {
+                absv[tid] = b;
+                idx[tid] = idx[tid + s];
+            }
+        }
+        barrier();
+    }
+    const uint lead = tid - tid % group;
+    const float amax = absv[lead];
+    int q = 0;
+    float d = 0.0;
+    if (pc.mode == 2u) {
+        if (amax != 0.0) {
+            const float iscale = -127.0 / vals[idx[lead]];
+            q = min(127, int(roundEven(iscale * v)));
+            d = 1.0 / iscale;
+        }
+    } else {
+        const float id = amax != 0.0 ? 127.0 / amax : 0.0;
+        q = clamp(int(roundEven(v * id)), -128, 127);
+        d = amax / 127.0;
+    }
+    qv[tid] = q;
+    barrier();
+    if (!inside) return;
+    if (tid % 4u == 0u) {
+        const uint word = (uint(qv[tid]) & 0xffu) | ((uint(qv[tid + 1u]) & 0xffu) << 8) |
+                          ((uint(qv[tid + 2u]) & 0xffu) << 16) | ((uint(qv[tid + 3u]) & 0xffu) << 24);
+        pc.out_.v[outBase + i / 4u] = word;
+    }
+    if (tid % 32u == 0u) {
+        int sum = 0;
+        for (uint j = 0u; j < 32u; ++j) sum += qv[tid + j];
+        const uint block = i / 32u;
+        const uint nBlocks = pc.k / 32u;
+        float dStored = d, s = 0.0;
+        if (pc.mode == 0u) dStored = roundHalf(d);
+        if (pc.mode == 1u) {
+            dStored = roundHalf(d);
+            s = roundHalf(d * float(sum));
+        }
+        if (pc.mode == 2u) s = d * float(sum);
+        pc.out_.v[outBase + pc.k / 4u + block] = floatBitsToUint(dStored);
+        pc.out_.v[outBase + pc.k / 4u + nBlocks + block] = floatBitsToUint(s);
+    }
+}

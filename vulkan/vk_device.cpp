@@ -1,0 +1,180 @@
+#include "vulkan/vk_device.h"
+
+#include <fmt/format.h>
+
+#include "vulkan/vk_error.h"
+
+namespace zinc::vk {
+namespace {
+
+const char* typeName(VkPhysicalDeviceType type) {
+    switch (type) {
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+        case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+        default: return "other";
+    }
+}
+
+// The features zinc-rt's shaders and plans use, queried together.
+struct FeatureQuery {
+    VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceFeatures2 base{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    FeatureQuery() {
+        base.pNext = &v11;
+        v11.pNext = &v12;
+    }
+};
+
+uint32_t computeQueueFamily(VkPhysicalDevice device) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(device, &n, nullptr);
+    std::vector<VkQueueFamilyProperties> families(n);
+    vkGetPhysicalDeviceQueueFamilyProperties(device, &n, families.data());
+    for (uint32_t i = 0; i < n; ++i)  // a compute family with timestamps, graphics or not
+        if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return i;
+    return UINT32_MAX;
+}
+
+}  // namespace
+
+std::string DeviceCaps::apiString() const {
+    return fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(apiVersion), VK_API_VERSION_MINOR(apiVersion),
+                       VK_API_VERSION_PATCH(apiVersion));
+}
+
+Instance::Instance() {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "zinc-rt";
+    app.apiVersion = VK_API_VERSION_1_2;
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pApplicationInfo = &app;
+    const VkResult r = vkCreateInstance(&info, nullptr, &instance_);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+        throw VkError("vkCreateInstance", r, "no Vulkan 1.2 driver found (install mesa-vulkan-drivers for lavapipe, or a GPU driver)");
+    check(r, "vkCreateInstance");
+    uint32_t n = 0;
+    check(vkEnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
+    physical_.resize(n);
+    check(vkEnumeratePhysicalDevices(instance_, &n, physical_.data()), "vkEnumeratePhysicalDevices");
+}
+
+Instance::~Instance() {
+    if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+DeviceCaps Instance::caps(uint32_t index) const {
+    const VkPhysicalDevice device = physical_.at(index);
+    DeviceCaps c;
+    c.index = index;
+    VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props.pNext = &subgroup;
+    subgroup.pNext = &driver;
+    driver.pNext = &m3;
+    vkGetPhysicalDeviceProperties2(device, &props);
+    const auto& p = props.properties;
+    c.name = p.deviceName;
+    c.type = typeName(p.deviceType);
+    c.driverName = driver.driverName;
+    c.driverInfo = driver.driverInfo;
+    c.apiVersion = p.apiVersion;
+    c.subgroupSize = subgroup.subgroupSize;
+    c.sharedMemoryBytes = p.limits.maxComputeSharedMemorySize;
+    c.maxPushConstantBytes = p.limits.maxPushConstantsSize;
+    c.maxAllocationBytes = m3.maxMemoryAllocationSize;
+    c.timestampPeriodNs = p.limits.timestampPeriod;
+    VkPhysicalDeviceMemoryProperties memory;
+    vkGetPhysicalDeviceMemoryProperties(device, &memory);
+    for (uint32_t i = 0; i < memory.memoryHeapCount; ++i)
+        if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+            c.deviceLocalBytes = std::max<uint64_t>(c.deviceLocalBytes, memory.memoryHeaps[i].size);
+
+    FeatureQuery f;
+    if (p.apiVersion >= VK_API_VERSION_1_2) vkGetPhysicalDeviceFeatures2(device, &f.base);
+    auto need = [&c](bool present, const char* name) { (present ? c.features : c.missing).push_back(name); };
+    need(p.apiVersion >= VK_API_VERSION_1_2, "Vulkan 1.2");
+    need(f.v12.bufferDeviceAddress, "bufferDeviceAddress");
+    need(f.v12.timelineSemaphore, "timelineSemaphore");
+    need(f.v11.storageBuffer16BitAccess, "storageBuffer16BitAccess");
+    need(f.base.features.shaderInt16, "shaderInt16");
+    need((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT),
+         "subgroup arithmetic in compute");
+    need(c.maxPushConstantBytes >= 128, "128 bytes of push constants");
+    need(c.sharedMemoryBytes >= 16384, "16 KiB of shared memory");
+    const uint32_t family = computeQueueFamily(device);
+    need(family != UINT32_MAX, "a compute queue");
+    if (family != UINT32_MAX) {
+        uint32_t n = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(device, &n, nullptr);
+        std::vector<VkQueueFamilyProperties> families(n);
+        vkGetPhysicalDeviceQueueFamilyProperties(device, &n, families.data());
+        c.timestamps = families[family].timestampValidBits > 0 && p.limits.timestampPeriod > 0;
+    }
+    if (c.timestamps) c.features.push_back("timestamps");
+    return c;
+}
+
+std::vector<DeviceCaps> listDevices() {
+    Instance instance;
+    std::vector<DeviceCaps> out;
+    for (uint32_t i = 0; i < instance.physicalDevices().size(); ++i) out.push_back(instance.caps(i));
+    return out;
+}
+
+Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(std::move(instance)) {
+    const auto count = static_cast<int32_t>(instance_->physicalDevices().size());
+    if (count == 0)
+        throw runtime::TierError("vulkan tier: no Vulkan device found (install mesa-vulkan-drivers for lavapipe, or a GPU driver)");
+    if (index < 0 || index >= count)
+        throw runtime::TierError(fmt::format("vulkan tier: no Vulkan device {} (devices 0..{}; see `zinc-rt devices`)",
+                                             index, count - 1));
+    physical_ = instance_->physicalDevices()[static_cast<size_t>(index)];
+    caps_ = instance_->caps(static_cast<uint32_t>(index));
+    if (!caps_.usable())
+        throw runtime::TierError(fmt::format("vulkan tier: device {} ({}) lacks: {}", index, caps_.name,
+                                             fmt::join(caps_.missing, ", ")));
+    queueFamily_ = computeQueueFamily(physical_);
+    vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queueInfo{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queueInfo.queueFamilyIndex = queueFamily_;
+    queueInfo.queueCount = 1;
+    queueInfo.pQueuePriorities = &priority;
+    FeatureQuery enable;  // only what we use
+    enable.v12.bufferDeviceAddress = VK_TRUE;
+    enable.v12.timelineSemaphore = VK_TRUE;
+    enable.v11.storageBuffer16BitAccess = VK_TRUE;
+    enable.base.features.shaderInt16 = VK_TRUE;
+    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    info.pNext = &enable.base;
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queueInfo;
+    check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice", caps_.name);
+    vkGetDeviceQueue(device_, queueFamily_, 0, &queue_);
+}
+
+Device::~Device() {
+    if (device_) {
+        vkDeviceWaitIdle(device_);
+        vkDestroyDevice(device_, nullptr);
+    }
+}
+
+uint32_t Device::memoryType(uint32_t typeBits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) const {
+    for (int pass = 0; pass < 2; ++pass) {
+        const VkMemoryPropertyFlags flags = pass == 0 ? (want | prefer) : want;
+        for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
+            if ((typeBits & (1u << i)) && (memory_.memoryTypes[i].propertyFlags & flags) == flags) return i;
+    }
+    throw VkError("vkAllocateMemory", VK_ERROR_FEATURE_NOT_PRESENT,
+                  fmt::format("no memory type with flags {:#x} on {}", want, caps_.name));
+}
+
+}  // namespace zinc::vk

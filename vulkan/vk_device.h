@@ -1,0 +1,81 @@
+#pragma once
+// Instance, device discovery and the logical device the tier runs on. DeviceCaps is filled
+// once from the driver and is what the rest of the tier branches on (subgroup size, shared
+// memory, limits) — never a vendor or device id.
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zinc::vk {
+
+struct DeviceCaps {
+    uint32_t index = 0;
+    std::string name;
+    std::string type;        // discrete, integrated, virtual, cpu, other
+    std::string driverName;  // e.g. "NVIDIA", "llvmpipe"
+    std::string driverInfo;
+    uint32_t apiVersion = 0;
+    uint32_t subgroupSize = 0;
+    uint32_t sharedMemoryBytes = 0;
+    uint32_t maxPushConstantBytes = 0;
+    uint64_t maxAllocationBytes = 0;
+    uint64_t deviceLocalBytes = 0;
+    float timestampPeriodNs = 0;
+    bool timestamps = false;
+    std::vector<std::string> features;  // the ones zinc-rt uses that are present
+    std::vector<std::string> missing;   // the ones zinc-rt needs that are absent
+    bool usable() const { return missing.empty(); }
+    std::string apiString() const;
+};
+
+// The Vulkan instance. Throws TierError when no loader or driver is present.
+class Instance {
+public:
+    Instance();
+    ~Instance();
+    Instance(const Instance&) = delete;
+    Instance& operator=(const Instance&) = delete;
+    VkInstance handle() const { return instance_; }
+    const std::vector<VkPhysicalDevice>& physicalDevices() const { return physical_; }
+    DeviceCaps caps(uint32_t index) const;
+
+private:
+    VkInstance instance_ = VK_NULL_HANDLE;
+    std::vector<VkPhysicalDevice> physical_;
+};
+
+// Every device the loader reports, with what zinc-rt needs checked (`zinc-rt devices`).
+std::vector<DeviceCaps> listDevices();
+
+// A logical device with one compute queue. Throws TierError naming the device and each
+// missing feature when the device cannot run the tier, or when `index` does not exist.
+class Device {
+public:
+    Device(std::shared_ptr<Instance> instance, int32_t index);
+    ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    VkDevice handle() const { return device_; }
+    VkPhysicalDevice physical() const { return physical_; }
+    VkQueue queue() const { return queue_; }
+    uint32_t queueFamily() const { return queueFamily_; }
+    const DeviceCaps& caps() const { return caps_; }
+    // A memory type with all `want` flags (and preferably `prefer`), or throws.
+    uint32_t memoryType(uint32_t typeBits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) const;
+    VkMemoryPropertyFlags memoryFlags(uint32_t type) const { return memory_.memoryTypes[type].propertyFlags; }
+
+private:
+    std::shared_ptr<Instance> instance_;
+    VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    uint32_t queueFamily_ = 0;
+    DeviceCaps caps_;
+    VkPhysicalDeviceMemoryProperties memory_{};
+};
+
+}  // namespace zinc::vk

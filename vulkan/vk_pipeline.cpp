@@ -1,0 +1,111 @@
+#include "vulkan/vk_pipeline.h"
+
+#include <fmt/format.h>
+
+#include "vulkan/vk_error.h"
+#include "vulkan/shaders/argmax.h"
+#include "vulkan/shaders/attention.h"
+#include "vulkan/shaders/elementwise.h"
+#include "vulkan/shaders/embed.h"
+#include "vulkan/shaders/kv_store.h"
+#include "vulkan/shaders/matvec.h"
+#include "vulkan/shaders/moe_combine.h"
+#include "vulkan/shaders/moe_topk.h"
+#include "vulkan/shaders/quantize.h"
+#include "vulkan/shaders/rms_norm.h"
+#include "vulkan/shaders/rope.h"
+
+namespace zinc::vk {
+namespace {
+
+struct Code {
+    const uint32_t* words;
+    size_t bytes;
+};
+
+Code codeOf(Shader shader) {
+    switch (shader) {
+#define ZINC_SHADER(S, A) \
+    case Shader::S: return {A, sizeof(A)};
+        ZINC_SHADER(Embed, kEmbed)
+        ZINC_SHADER(RmsNorm, kRmsNorm)
+        ZINC_SHADER(Rope, kRope)
+        ZINC_SHADER(KvStore, kKvStore)
+        ZINC_SHADER(Attention, kAttention)
+        ZINC_SHADER(Elementwise, kElementwise)
+        ZINC_SHADER(Quantize, kQuantize)
+        ZINC_SHADER(MatVec, kMatvec)
+        ZINC_SHADER(MoeTopK, kMoeTopk)
+        ZINC_SHADER(MoeCombine, kMoeCombine)
+        ZINC_SHADER(Argmax, kArgmax)
+#undef ZINC_SHADER
+    }
+    return {nullptr, 0};
+}
+
+}  // namespace
+
+const char* shaderName(Shader shader) {
+    switch (shader) {
+        case Shader::Embed: return "embed";
+        case Shader::RmsNorm: return "rms_norm";
+        case Shader::Rope: return "rope";
+        case Shader::KvStore: return "kv_store";
+        case Shader::Attention: return "attention";
+        case Shader::Elementwise: return "elementwise";
+        case Shader::Quantize: return "quantize";
+        case Shader::MatVec: return "matvec";
+        case Shader::MoeTopK: return "moe_topk";
+        case Shader::MoeCombine: return "moe_combine";
+        case Shader::Argmax: return "argmax";
+    }
+    return "?";
+}
+
+PipelineFactory::PipelineFactory(const Device& device) : device_(device) {
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushConstantBytes};
+    VkPipelineLayoutCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    info.pushConstantRangeCount = 1;
+    info.pPushConstantRanges = &range;
+    check(vkCreatePipelineLayout(device.handle(), &info, nullptr, &layout_), "vkCreatePipelineLayout");
+}
+
+PipelineFactory::~PipelineFactory() {
+    for (auto& [key, p] : pipelines_) vkDestroyPipeline(device_.handle(), p, nullptr);
+    for (auto& [key, m] : modules_) vkDestroyShaderModule(device_.handle(), m, nullptr);
+    if (layout_) vkDestroyPipelineLayout(device_.handle(), layout_, nullptr);
+}
+
+VkShaderModule PipelineFactory::module(Shader shader) {
+    if (auto it = modules_.find(shader); it != modules_.end()) return it->second;
+    const Code code = codeOf(shader);
+    VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    info.codeSize = code.bytes;
+    info.pCode = code.words;
+    VkShaderModule m;
+    check(vkCreateShaderModule(device_.handle(), &info, nullptr, &m), "vkCreateShaderModule", shaderName(shader));
+    modules_[shader] = m;
+    return m;
+}
+
+VkPipeline PipelineFactory::get(Shader shader, const std::vector<uint32_t>& spec) {
+    const auto key = std::make_pair(shader, spec);
+    if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+    std::vector<VkSpecializationMapEntry> entries;
+    for (uint32_t i = 0; i < spec.size(); ++i) entries.push_back({i, i * 4u, 4});
+    VkSpecializationInfo specInfo{static_cast<uint32_t>(entries.size()), entries.data(), spec.size() * 4, spec.data()};
+    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = module(shader);
+    info.stage.pName = "main";
+    info.stage.pSpecializationInfo = spec.empty() ? nullptr : &specInfo;
+    info.layout = layout_;
+    VkPipeline p;
+    check(vkCreateComputePipelines(device_.handle(), VK_NULL_HANDLE, 1, &info, nullptr, &p), "vkCreateComputePipelines",
+          fmt::format("{} [{}]", shaderName(shader), fmt::join(spec, ",")));
+    pipelines_[key] = p;
+    return p;
+}
+
+}  // namespace zinc::vk

@@ -1,0 +1,41 @@
+#pragma once
+// Compute pipelines from the SPIR-V embedded at build time. Every shader reaches its buffers
+// through device addresses in push constants, so one pipeline layout (128 bytes of push
+// constants, no descriptor sets) serves them all. Variants differ by specialization constants
+// (constant_id i = spec[i]) and are created once, then cached.
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vulkan/vk_device.h"
+
+namespace zinc::vk {
+
+enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, Elementwise, Quantize, MatVec, MoeTopK, MoeCombine, Argmax };
+const char* shaderName(Shader shader);
+
+inline constexpr uint32_t kPushConstantBytes = 128;
+
+class PipelineFactory {
+public:
+    explicit PipelineFactory(const Device& device);
+    ~PipelineFactory();
+    PipelineFactory(const PipelineFactory&) = delete;
+    PipelineFactory& operator=(const PipelineFactory&) = delete;
+
+    VkPipelineLayout layout() const { return layout_; }
+    VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
+
+private:
+    VkShaderModule module(Shader shader);
+    const Device& device_;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    std::map<Shader, VkShaderModule> modules_;
+    std::map<std::pair<Shader, std::vector<uint32_t>>, VkPipeline> pipelines_;
+};
+
+}  // namespace zinc::vk

@@ -1,0 +1,110 @@
+#include "vulkan/vk_queue.h"
+
+#include <fmt/format.h>
+
+#include "vulkan/vk_error.h"
+
+namespace zinc::vk {
+
+Queue::Queue(const Device& device) : device_(device) {
+    VkCommandPoolCreateInfo info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    info.queueFamilyIndex = device.queueFamily();
+    check(vkCreateCommandPool(device.handle(), &info, nullptr, &pool_), "vkCreateCommandPool");
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type.initialValue = 0;
+    VkSemaphoreCreateInfo sem{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    sem.pNext = &type;
+    check(vkCreateSemaphore(device.handle(), &sem, nullptr, &timeline_), "vkCreateSemaphore", "timeline");
+}
+
+Queue::~Queue() {
+    // Never block forever on teardown: give in-flight work a bounded time.
+    if (timeline_ && submitted() > completed()) {
+        VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        const uint64_t value = submitted();
+        info.semaphoreCount = 1;
+        info.pSemaphores = &timeline_;
+        info.pValues = &value;
+        vkWaitSemaphores(device_.handle(), &info, 10'000'000'000ull);
+    }
+    if (timeline_) vkDestroySemaphore(device_.handle(), timeline_, nullptr);
+    if (pool_) vkDestroyCommandPool(device_.handle(), pool_, nullptr);
+}
+
+VkCommandBuffer Queue::allocate() {
+    VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = pool_;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    VkCommandBuffer cmd;
+    check(vkAllocateCommandBuffers(device_.handle(), &info, &cmd), "vkAllocateCommandBuffers");
+    return cmd;
+}
+
+void Queue::free(VkCommandBuffer cmd) { vkFreeCommandBuffers(device_.handle(), pool_, 1, &cmd); }
+
+uint64_t Queue::submit(std::span<const VkCommandBuffer> cmds) {
+    const uint64_t value = next_;
+    VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    timeline.signalSemaphoreValueCount = 1;
+    timeline.pSignalSemaphoreValues = &value;
+    VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    info.pNext = &timeline;
+    info.commandBufferCount = static_cast<uint32_t>(cmds.size());
+    info.pCommandBuffers = cmds.data();
+    info.signalSemaphoreCount = 1;
+    info.pSignalSemaphores = &timeline_;
+    check(vkQueueSubmit(device_.queue(), 1, &info, VK_NULL_HANDLE), "vkQueueSubmit", fmt::format("submission {}", value));
+    ++next_;
+    return value;
+}
+
+uint64_t Queue::completed() const {
+    uint64_t value = 0;
+    check(vkGetSemaphoreCounterValue(device_.handle(), timeline_, &value), "vkGetSemaphoreCounterValue");
+    return value;
+}
+
+void Queue::wait(uint64_t value, std::chrono::milliseconds timeout, const std::string& what) {
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.semaphoreCount = 1;
+    info.pSemaphores = &timeline_;
+    info.pValues = &value;
+    const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count());
+    const VkResult r = vkWaitSemaphores(device_.handle(), &info, ns);
+    if (r == VK_TIMEOUT)
+        throw VkError("vkWaitSemaphores", r,
+                      fmt::format("{}: submission {} did not finish within {} ms (timeline at {}, {} submitted)", what,
+                                  value, timeout.count(), completed(), submitted()));
+    check(r, "vkWaitSemaphores", fmt::format("{}: submission {}", what, value));
+}
+
+VkCommandBuffer Queue::begin() {
+    VkCommandBuffer cmd = allocate();
+    VkCommandBufferBeginInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vkBeginCommandBuffer(cmd, &info), "vkBeginCommandBuffer");
+    return cmd;
+}
+
+void Queue::endSubmitWait(VkCommandBuffer cmd, std::chrono::milliseconds timeout, const std::string& what) {
+    try {
+        check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", what);
+        wait(submit(std::span<const VkCommandBuffer>(&cmd, 1)), timeout, what);
+    } catch (...) {
+        free(cmd);
+        throw;
+    }
+    free(cmd);
+}
+
+void beginReusable(VkCommandBuffer cmd) {
+    VkCommandBufferBeginInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    check(vkBeginCommandBuffer(cmd, &info), "vkBeginCommandBuffer");
+}
+
+void end(VkCommandBuffer cmd) { check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer"); }
+
+}  // namespace zinc::vk

@@ -1,0 +1,54 @@
+#pragma once
+// Command buffers and submissions on the device's one queue, ordered by a timeline
+// semaphore: submission n signals value n. Every wait is bounded; a timeout or a lost device
+// throws a VkError that says which submission it was waiting for.
+#include <vulkan/vulkan.h>
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "vulkan/vk_device.h"
+
+namespace zinc::vk {
+
+class Queue {
+public:
+    explicit Queue(const Device& device);
+    ~Queue();
+    Queue(const Queue&) = delete;
+    Queue& operator=(const Queue&) = delete;
+
+    VkCommandBuffer allocate();
+    void free(VkCommandBuffer cmd);
+    // Submits the command buffers in order; returns the timeline value that signals when
+    // they are done.
+    uint64_t submit(std::span<const VkCommandBuffer> cmds);
+    // Waits until `value` signals; throws VkError (VK_TIMEOUT, VK_ERROR_DEVICE_LOST, ...)
+    // naming `what` after `timeout`.
+    void wait(uint64_t value, std::chrono::milliseconds timeout, const std::string& what);
+    uint64_t completed() const;
+    uint64_t submitted() const { return next_ - 1; }
+    // Records with `fill`, submits and waits (uploads, one-off copies).
+    template <typename Fill>
+    void runOnce(Fill&& fill, std::chrono::milliseconds timeout, const std::string& what) {
+        VkCommandBuffer cmd = begin();
+        fill(cmd);
+        endSubmitWait(cmd, timeout, what);
+    }
+
+private:
+    VkCommandBuffer begin();
+    void endSubmitWait(VkCommandBuffer cmd, std::chrono::milliseconds timeout, const std::string& what);
+    const Device& device_;
+    VkCommandPool pool_ = VK_NULL_HANDLE;
+    VkSemaphore timeline_ = VK_NULL_HANDLE;
+    uint64_t next_ = 1;
+};
+
+// Begins/ends a command buffer that may be submitted many times.
+void beginReusable(VkCommandBuffer cmd);
+void end(VkCommandBuffer cmd);
+
+}  // namespace zinc::vk

@@ -1,0 +1,371 @@
+#include "vulkan/vulkan_tier.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "vulkan/graph_recorder.h"
+#include "vulkan/token_state.h"
+#include "vulkan/vk_buffer.h"
+#include "vulkan/vk_device.h"
+#include "vulkan/vk_error.h"
+#include "vulkan/vk_queue.h"
+#include "vulkan/weight_store.h"
+
+namespace zinc::vulkan {
+namespace {
+
+using namespace zinc::vk;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kSubmissionTimeout = std::chrono::seconds(120);
+constexpr uint32_t kRingCapacity = 4096;
+constexpr int32_t kQueueAhead = 3;  // greedy tokens in flight at once
+constexpr size_t kMaxPlans = 16;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+enum class PlanOutput { Logits, Greedy };
+
+struct PlanKey {
+    int32_t nTokens;
+    bool allRows;
+    PlanOutput output;
+    auto operator<=>(const PlanKey&) const = default;
+};
+
+struct Plan {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    int32_t logitsRows = 1;
+    uint32_t dispatches = 0;
+};
+
+class VulkanTier final : public runtime::Tier {
+public:
+    VulkanTier(const graph::Graph& graph, const runtime::TierOptions& options, int32_t deviceIndex)
+        : graph_(graph),
+          config_(*graph.config),
+          contextLength_(options.contextLength > 0 ? options.contextLength : std::min(config_.nCtxTrain, 4096)),
+          maxBatch_(std::max(1, options.maxBatch)),
+          instance_(std::make_shared<Instance>()),
+          device_(instance_, deviceIndex),
+          queue_(device_),
+          pipelines_(device_),
+          weights_(device_, queue_, graph),
+          memoryPlan_(graph::planMemory(graph, maxBatch_)),
+          recorder_(pipelines_, graph),
+          timestamps_(options.gpuTimestamps && device_.caps().timestamps) {
+        if (options.precision != runtime::Precision::Ggml)
+            throw runtime::TierError("vulkan tier: only the ggml precision (8-bit activations, F16 KV cache) is implemented");
+        allocate();
+        fillRopeTable();
+        recordLoadState();
+        if (timestamps_) createQueryPool();
+        planFor({1, false, PlanOutput::Logits});  // the decode plan, recorded once up front
+    }
+
+    ~VulkanTier() override {
+        try {  // bounded: buffers must outlive any submission still in flight
+            if (queue_.submitted() > 0) queue_.wait(queue_.submitted(), std::chrono::seconds(10), "vulkan tier shutdown");
+        } catch (const std::exception&) {
+        }
+        if (queryPool_) vkDestroyQueryPool(device_.handle(), queryPool_, nullptr);
+    }
+
+    std::string name() const override { return "vulkan"; }
+
+    std::string describe() const override {
+        const auto& c = device_.caps();
+        std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, weights {:.1f} MiB, context {}, "
+                                    "KV cache F16 {:.1f} MiB, decode plan {} dispatches",
+                                    c.index, c.name, c.type, c.driverName, c.subgroupSize,
+                                    static_cast<double>(weights_.bytes()) / (1 << 20), contextLength_,
+                                    static_cast<double>(2 * kCache_.bytes()) / (1 << 20), stats_.dispatchesPerToken);
+        if (stats_.decodeTokens > 0) {
+            const double tokens = static_cast<double>(stats_.decodeTokens);
+            s += fmt::format(", {:.2f} submissions/token, host {:.1f} us/token", stats_.decodeSubmissions / tokens,
+                             stats_.decodeHostSeconds / tokens * 1e6);
+            if (stats_.gpuTimedTokens > 0)
+                s += fmt::format(", GPU {:.3f} ms/token", stats_.decodeGpuSeconds / static_cast<double>(stats_.gpuTimedTokens) * 1e3);
+        }
+        return s;
+    }
+    int32_t contextLength() const override { return contextLength_; }
+    int32_t maxBatch() const override { return maxBatch_; }
+    runtime::TierStats stats() const override { return stats_; }
+
+    void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
+                  std::span<float> logits) override {
+        const auto start = Clock::now();
+        const auto n = static_cast<int32_t>(tokens.size());
+        checkRequest(tokens, startPos, which, logits.size());
+        writeState(startPos, tokens);
+        const bool all = which == runtime::LogitsWanted::All && n > 1;
+        if (all) ensureLogitsRows(n);
+        const Plan& plan = planFor({n, all, PlanOutput::Logits});
+        const VkCommandBuffer cmds[] = {loadState_, plan.cmd};
+        const uint64_t value = queue_.submit(cmds);
+        const double hostBefore = secondsSince(start);
+        queue_.wait(value, kSubmissionTimeout, fmt::format("vulkan tier: {} token(s) at position {}", n, startPos));
+        const auto afterWait = Clock::now();
+        const size_t vocab = static_cast<size_t>(config_.nVocab);
+        std::memcpy(logits.data(), logitsHost_.mapped(), vocab * sizeof(float) * static_cast<size_t>(plan.logitsRows));
+        if (n == 1) {
+            stats_.decodeTokens += 1;
+            stats_.decodeSubmissions += 1;
+            stats_.decodeHostSeconds += hostBefore + secondsSince(afterWait);
+            if (timestamps_) readTimestamps();
+        }
+    }
+
+    std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
+        if (n <= 0) return {};
+        if (nVocab != config_.nVocab)
+            throw runtime::TierError(fmt::format("vulkan tier: generateGreedy for {} logits, model has {}", nVocab, config_.nVocab));
+        const int32_t one[] = {firstToken};
+        checkRequest(one, startPos, runtime::LogitsWanted::Last, static_cast<size_t>(config_.nVocab));
+        if (startPos + n > contextLength_)
+            throw runtime::TierError(fmt::format("vulkan tier: {} greedy tokens from position {} exceed the context length {}",
+                                                 n, startPos, contextLength_));
+        const auto start = Clock::now();
+        double waited = 0;
+        writeState(startPos, one);
+        const Plan& plan = planFor({1, false, PlanOutput::Greedy});
+        std::vector<uint64_t> values;
+        std::vector<int32_t> out;
+        const auto* ring = static_cast<const int32_t*>(ring_.mapped());
+        int32_t submitted = 0;
+        while (static_cast<int32_t>(out.size()) < n) {
+            while (submitted < n && submitted - static_cast<int32_t>(out.size()) < kQueueAhead) {
+                if (submitted == 0) {
+                    const VkCommandBuffer cmds[] = {loadState_, plan.cmd};
+                    values.push_back(queue_.submit(cmds));
+                } else {
+                    values.push_back(queue_.submit(std::span<const VkCommandBuffer>(&plan.cmd, 1)));
+                }
+                ++submitted;
+            }
+            const size_t i = out.size();
+            const auto waitStart = Clock::now();
+            queue_.wait(values[i], kSubmissionTimeout,
+                        fmt::format("vulkan tier: greedy token {} at position {}", i, startPos + static_cast<int32_t>(i)));
+            waited += secondsSince(waitStart);
+            if (timestamps_) readTimestamps();
+            out.push_back(ring[i % kRingCapacity]);
+        }
+        stats_.decodeTokens += n;
+        stats_.decodeSubmissions += n;
+        stats_.decodeHostSeconds += secondsSince(start) - waited;
+        return out;
+    }
+
+private:
+    void checkRequest(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
+                      size_t logitsSize) const {
+        const auto n = static_cast<int64_t>(tokens.size());
+        if (n == 0 || n > maxBatch_)
+            throw runtime::TierError(fmt::format("vulkan tier: batch of {} tokens (limit {})", n, maxBatch_));
+        if (startPos < 0 || startPos + n > contextLength_)
+            throw runtime::TierError(fmt::format("vulkan tier: positions {}..{} exceed the context length {}", startPos,
+                                                 startPos + n - 1, contextLength_));
+        for (int32_t id : tokens)
+            if (id < 0 || id >= config_.nVocab)
+                throw runtime::TierError(fmt::format("vulkan tier: token id {} is outside the vocabulary (0..{})", id,
+                                                     config_.nVocab - 1));
+        const size_t want = static_cast<size_t>(config_.nVocab) * (which == runtime::LogitsWanted::All ? static_cast<size_t>(n) : 1);
+        if (logitsSize < want)
+            throw runtime::TierError(fmt::format("vulkan tier: logits buffer holds {} floats, {} needed", logitsSize, want));
+    }
+
+    void allocate() {
+        const auto& c = config_;
+        arena_ = DeviceBuffer(device_, memoryPlan_.arenaBytes, MemoryKind::DeviceLocal, "activation arena");
+        const uint64_t layerKv = uint64_t{2} * static_cast<uint64_t>(contextLength_) * static_cast<uint64_t>(c.kvDim());
+        kCache_ = DeviceBuffer(device_, layerKv * static_cast<uint64_t>(c.nLayer), MemoryKind::DeviceLocal, "K cache");
+        vCache_ = DeviceBuffer(device_, layerKv * static_cast<uint64_t>(c.nLayer), MemoryKind::DeviceLocal, "V cache");
+        ropeTable_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(contextLength_) * static_cast<size_t>(c.ropeDim),
+                                  MemoryKind::DeviceLocal, "rope table");
+        stateDevice_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::DeviceLocal, "token state");
+        stateHost_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::HostVisible, "token state upload");
+        ring_ = DeviceBuffer(device_, sizeof(int32_t) * kRingCapacity, MemoryKind::HostVisible, "token id ring");
+        logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nVocab), MemoryKind::HostVisible, "logits");
+        logitsHostRows_ = 1;
+        // Quantized activations: one slot per format in use, sized for the widest input.
+        const int64_t maxK = std::max({int64_t{c.nEmbd}, int64_t{c.qDim()}, int64_t{c.nFf}, int64_t{c.nFfExpert}});
+        const size_t slotRows = static_cast<size_t>(maxBatch_) * static_cast<size_t>(std::max(1, c.nExpertUsed));
+        std::set<ActMode> modes;
+        for (const auto& op : graph_.ops)
+            for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+                if (w && (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn))
+                    modes.insert(MatVecOp::actMode(w->type));
+        for (ActMode m : modes) {
+            auto& slot = actSlots_[static_cast<size_t>(m)];
+            slot = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(maxK) * slotRows, MemoryKind::DeviceLocal,
+                                "quantized activations");
+            layout_.actSlots[static_cast<size_t>(m)] = slot.address();
+        }
+        if (c.isMoe()) {
+            const size_t batch = static_cast<size_t>(maxBatch_), used = static_cast<size_t>(c.nExpertUsed);
+            routerLogits_ = DeviceBuffer(device_, 4 * batch * static_cast<size_t>(c.nExpert), MemoryKind::DeviceLocal, "router logits");
+            gateSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nFfExpert), MemoryKind::DeviceLocal, "expert gate");
+            upSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nFfExpert), MemoryKind::DeviceLocal, "expert up");
+            downSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nEmbd), MemoryKind::DeviceLocal, "expert down");
+            layout_.routerLogits = routerLogits_.address();
+            layout_.gateSlots = gateSlots_.address();
+            layout_.upSlots = upSlots_.address();
+            layout_.downSlots = downSlots_.address();
+        }
+        layout_.arena = arena_.address();
+        layout_.plan = &memoryPlan_;
+        layout_.kCache = kCache_.address();
+        layout_.vCache = vCache_.address();
+        layout_.layerKvBytes = layerKv;
+        layout_.ropeTable = ropeTable_.address();
+        layout_.state = stateDevice_.address();
+        layout_.ring = ring_.address();
+        layout_.ringCapacity = kRingCapacity;
+    }
+
+    // ggml's rope angles, as the cpu tier computes them: theta_i = pos * base^(-2i/d) by
+    // repeated float multiplication, cos and sin in float on the host (GPU sin/cos of large
+    // angles are too coarse for the goldens).
+    void fillRopeTable() {
+        const int32_t half = config_.ropeDim / 2;
+        const float thetaScale = std::pow(config_.ropeBase, -2.0f / static_cast<float>(config_.ropeDim));
+        DeviceBuffer staging(device_, ropeTable_.bytes(), MemoryKind::HostVisible, "rope table upload");
+        auto* table = static_cast<float*>(staging.mapped());
+        for (int32_t pos = 0; pos < contextLength_; ++pos) {
+            float theta = static_cast<float>(pos);
+            for (int32_t i = 0; i < half; ++i) {
+                table[2 * (static_cast<size_t>(pos) * half + i)] = std::cos(theta);
+                table[2 * (static_cast<size_t>(pos) * half + i) + 1] = std::sin(theta);
+                theta *= thetaScale;
+            }
+        }
+        queue_.runOnce([&](VkCommandBuffer cmd) {
+            const VkBufferCopy region{0, 0, ropeTable_.bytes()};
+            vkCmdCopyBuffer(cmd, staging.handle(), ropeTable_.handle(), 1, &region);
+        }, kSubmissionTimeout, "rope table upload");
+    }
+
+    // The command buffer that copies the host's token state to the device copy the kernels
+    // read; submitted before a plan whenever the host sets the state.
+    void recordLoadState() {
+        loadState_ = queue_.allocate();
+        beginReusable(loadState_);
+        Recorder rec(loadState_, pipelines_.layout());
+        rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
+        rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        end(loadState_);
+    }
+
+    void createQueryPool() {
+        VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        info.queryCount = 2;
+        check(vkCreateQueryPool(device_.handle(), &info, nullptr, &queryPool_), "vkCreateQueryPool");
+    }
+
+    void readTimestamps() {
+        uint64_t t[2];
+        const VkResult r = vkGetQueryPoolResults(device_.handle(), queryPool_, 0, 2, sizeof(t), t, sizeof(uint64_t),
+                                                 VK_QUERY_RESULT_64_BIT);
+        if (r != VK_SUCCESS) return;  // VK_NOT_READY: not timed this time
+        stats_.decodeGpuSeconds += static_cast<double>(t[1] - t[0]) * device_.caps().timestampPeriodNs * 1e-9;
+        stats_.gpuTimedTokens += 1;
+    }
+
+    void writeState(int32_t startPos, std::span<const int32_t> tokens) {
+        auto* header = static_cast<TokenStateHeader*>(stateHost_.mapped());
+        *header = TokenStateHeader{};
+        header->position = startPos;
+        header->nTokens = static_cast<int32_t>(tokens.size());
+        header->kvLength = startPos + static_cast<int32_t>(tokens.size());
+        std::memcpy(reinterpret_cast<int32_t*>(header + 1), tokens.data(), tokens.size_bytes());
+    }
+
+    void ensureLogitsRows(int32_t rows) {
+        if (rows <= logitsHostRows_) return;
+        dropPlans();
+        logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(config_.nVocab) * static_cast<size_t>(maxBatch_),
+                                   MemoryKind::HostVisible, "logits");
+        logitsHostRows_ = maxBatch_;
+    }
+
+    void dropPlans() {
+        for (auto& [key, plan] : plans_) queue_.free(plan.cmd);
+        plans_.clear();
+    }
+
+    const Plan& planFor(const PlanKey& key) {
+        if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+        if (plans_.size() >= kMaxPlans) dropPlans();  // every plan is idle here: submissions were waited for
+        Plan plan;
+        plan.cmd = queue_.allocate();
+        beginReusable(plan.cmd);
+        Recorder rec(plan.cmd, pipelines_.layout());
+        if (timestamps_) {
+            vkCmdResetQueryPool(plan.cmd, queryPool_, 0, 2);
+            vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queryPool_, 0);
+        }
+        const int32_t firstRow = recorder_.record(rec, layout_, weights_, key.nTokens, key.allRows);
+        const size_t rowBytes = sizeof(float) * static_cast<size_t>(config_.nVocab);
+        const size_t logitsOffset = memoryPlan_.offsets[static_cast<size_t>(graph_.logits)];
+        plan.logitsRows = key.allRows ? key.nTokens : 1;
+        if (key.output == PlanOutput::Logits) {
+            rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT);
+            rec.copy(arena_.handle(), logitsOffset + rowBytes * static_cast<size_t>(firstRow), logitsHost_.handle(), 0,
+                     rowBytes * static_cast<size_t>(plan.logitsRows));
+            rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_ACCESS_HOST_READ_BIT);
+        } else {
+            recorder_.recordArgmax(rec, layout_, weights_, arena_.address() + logitsOffset + rowBytes * static_cast<size_t>(firstRow),
+                                   true);
+            rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_ACCESS_HOST_READ_BIT);
+        }
+        if (timestamps_) vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool_, 1);
+        end(plan.cmd);
+        plan.dispatches = rec.dispatches();
+        if (key.nTokens == 1 && key.output == PlanOutput::Logits) stats_.dispatchesPerToken = plan.dispatches;
+        return plans_.emplace(key, plan).first->second;
+    }
+
+    const graph::Graph& graph_;
+    const model::ModelConfig& config_;
+    int32_t contextLength_;
+    int32_t maxBatch_;
+    std::shared_ptr<Instance> instance_;
+    Device device_;
+    Queue queue_;
+    PipelineFactory pipelines_;
+    WeightStore weights_;
+    graph::MemoryPlan memoryPlan_;
+    GraphRecorder recorder_;
+    bool timestamps_;
+    DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, ring_, logitsHost_;
+    int32_t logitsHostRows_ = 0;
+    std::array<DeviceBuffer, kActModes> actSlots_;
+    DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_;
+    DeviceLayout layout_;
+    VkCommandBuffer loadState_ = VK_NULL_HANDLE;
+    VkQueryPool queryPool_ = VK_NULL_HANDLE;
+    std::map<PlanKey, Plan> plans_;
+    runtime::TierStats stats_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Tier> makeVulkanTier(const graph::Graph& graph, const runtime::TierOptions& options,
+                                              int32_t deviceIndex) {
+    return std::make_unique<VulkanTier>(graph, options, deviceIndex);
+}
+
+}  // namespace zinc::vulkan

@@ -1,0 +1,140 @@
+#include "vulkan/weight_store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include "vulkan/vk_error.h"
+
+namespace zinc::vk {
+namespace {
+
+constexpr size_t kAlign = 256;
+constexpr size_t kChunkLimit = size_t{1} << 30;
+constexpr size_t kStagingBytes = size_t{64} << 20;
+constexpr auto kUploadTimeout = std::chrono::seconds(120);
+
+size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// The distinct tensors the graph reads (tied embeddings share their data).
+std::vector<const model::WeightRef*> tensorsOf(const graph::Graph& graph) {
+    std::vector<const model::WeightRef*> out;
+    std::unordered_set<const uint8_t*> seen;
+    for (const auto& op : graph.ops)
+        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+            if (w && w->present() && seen.insert(w->data).second) out.push_back(w);
+    return out;
+}
+
+size_t tensorBytes(const model::WeightRef& w) {
+    return static_cast<size_t>(w.rowBytes) * static_cast<size_t>(w.rows) * static_cast<size_t>(w.stack);
+}
+
+// Copies host bytes into device buffers through two staging buffers, so filling one
+// overlaps the copy out of the other.
+class Uploader {
+public:
+    Uploader(const Device& device, Queue& queue) : queue_(queue) {
+        for (auto& s : slots_) {
+            s.staging = DeviceBuffer(device, kStagingBytes, MemoryKind::HostVisible, "weight staging");
+            s.cmd = queue.allocate();
+        }
+    }
+    ~Uploader() {
+        for (auto& s : slots_) queue_.free(s.cmd);
+    }
+    void copy(const uint8_t* src, size_t bytes, const DeviceBuffer& dst, size_t dstOffset) {
+        while (bytes > 0) {
+            Slot& s = slots_[current_];
+            const size_t n = std::min(bytes, kStagingBytes - s.used);
+            std::memcpy(static_cast<uint8_t*>(s.staging.mapped()) + s.used, src, n);
+            s.regions.push_back({s.used, dstOffset, n});
+            s.targets.push_back(dst.handle());
+            s.used += n;
+            src += n;
+            dstOffset += n;
+            bytes -= n;
+            if (s.used == kStagingBytes) flush();
+        }
+    }
+    void finish() {
+        flush();
+        for (auto& s : slots_)
+            if (s.pending) queue_.wait(s.pending, kUploadTimeout, "weight upload");
+    }
+
+private:
+    struct Slot {
+        DeviceBuffer staging;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        size_t used = 0;
+        uint64_t pending = 0;
+        std::vector<VkBufferCopy> regions;
+        std::vector<VkBuffer> targets;
+    };
+    void flush() {
+        Slot& s = slots_[current_];
+        if (s.used > 0) {
+            check(vkResetCommandBuffer(s.cmd, 0), "vkResetCommandBuffer");
+            VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+            check(vkBeginCommandBuffer(s.cmd, &begin), "vkBeginCommandBuffer");
+            for (size_t i = 0; i < s.regions.size(); ++i) vkCmdCopyBuffer(s.cmd, s.staging.handle(), s.targets[i], 1, &s.regions[i]);
+            check(vkEndCommandBuffer(s.cmd), "vkEndCommandBuffer");
+            s.pending = queue_.submit(std::span<const VkCommandBuffer>(&s.cmd, 1));
+        }
+        current_ ^= 1;
+        Slot& next = slots_[current_];
+        if (next.pending) queue_.wait(next.pending, kUploadTimeout, "weight upload");
+        next.pending = 0;
+        next.used = 0;
+        next.regions.clear();
+        next.targets.clear();
+    }
+    Queue& queue_;
+    Slot slots_[2];
+    int current_ = 0;
+};
+
+}  // namespace
+
+WeightStore::WeightStore(const Device& device, Queue& queue, const graph::Graph& graph) {
+    const auto tensors = tensorsOf(graph);
+    const size_t limit = std::min<size_t>(kChunkLimit, device.caps().maxAllocationBytes);
+    // Pack tensors into chunks in graph order.
+    std::vector<std::vector<std::pair<const model::WeightRef*, size_t>>> plan(1);
+    std::vector<size_t> chunkBytes(1, 0);
+    for (const auto* w : tensors) {
+        const size_t bytes = alignUp(tensorBytes(*w));
+        if (bytes > device.caps().maxAllocationBytes)
+            throw runtime::TierError(fmt::format("vulkan tier: tensor {} ({} bytes) exceeds the device's allocation limit {}",
+                                                 w->name, bytes, device.caps().maxAllocationBytes));
+        if (chunkBytes.back() > 0 && chunkBytes.back() + bytes > limit) {
+            plan.emplace_back();
+            chunkBytes.push_back(0);
+        }
+        plan.back().emplace_back(w, chunkBytes.back());
+        chunkBytes.back() += bytes;
+    }
+    Uploader uploader(device, queue);
+    for (size_t c = 0; c < plan.size(); ++c) {
+        if (chunkBytes[c] == 0) continue;
+        chunks_.emplace_back(device, chunkBytes[c], MemoryKind::DeviceLocal, "weights");
+        for (const auto& [w, offset] : plan[c]) {
+            uploader.copy(w->data, tensorBytes(*w), chunks_.back(), offset);
+            addresses_[w->data] = chunks_.back().address() + offset;
+        }
+        bytes_ += chunkBytes[c];
+    }
+    uploader.finish();
+}
+
+VkDeviceAddress WeightStore::address(const model::WeightRef& w) const {
+    const auto it = addresses_.find(w.data);
+    if (it == addresses_.end()) throw runtime::TierError(fmt::format("vulkan tier: tensor {} was not uploaded", w.name));
+    return it->second;
+}
+
+}  // namespace zinc::vk
