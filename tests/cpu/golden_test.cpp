@@ -11,7 +11,7 @@
 #include "runtime/cpu/cpu_tier.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "tests/golden.h"
+#include "tests/golden_check.h"
 #include "tests/test_paths.h"
 
 namespace zinc {
@@ -37,65 +37,15 @@ Loaded load(const std::string& file, runtime::Precision precision = runtime::Pre
     return l;
 }
 
-struct Tolerance {
-    float absolute;
-    float relative;
-    int allowedOutliers;  // MoE routing near-ties (see the reference README)
-};
-
-struct GoldenCase {
-    std::string golden;
-    Tolerance tolerance;
-    bool greedyMustMatch;
-};
-
-class GoldenTest : public testing::TestWithParam<GoldenCase> {};
+class GoldenTest : public testing::TestWithParam<test::GoldenCase> {};
 
 TEST_P(GoldenTest, TeacherForcedLogitsMatchReference) {
-    const auto& c = GetParam();
-    const auto golden = test::readGolden(test::sharedPath("reference/" + c.golden));
+    const auto golden = test::readGoldenCase(GetParam());
     auto l = load(golden.modelFile);
-    if (golden.hasText && l.model->hasTokenizer())
-        EXPECT_EQ(l.model->tokenizer().encode(golden.text, true, true), golden.prompt) << "text: " << golden.text;
-    int outliers = 0;
-    ASSERT_EQ(golden.positions.size(), golden.prompt.size());
-    for (const auto& p : golden.positions) {
-        auto logits = l.session->step(p.token);
-        const auto& top = p.top;
-        if (top.size() >= 2 && top[0].second - top[1].second > 0.05f)
-            EXPECT_EQ(runtime::argmax(logits), top[0].first) << "top-1 differs at pos " << p.pos;
-        for (const auto& [id, want] : top) {
-            const float got = logits[static_cast<size_t>(id)];
-            const float limit = c.tolerance.absolute + c.tolerance.relative * std::fabs(want);
-            if (std::fabs(got - want) > limit) {
-                ++outliers;
-                EXPECT_LE(outliers, c.tolerance.allowedOutliers)
-                    << "pos " << p.pos << " id " << id << ": got " << got << ", reference " << want;
-            }
-        }
-    }
-    if (c.greedyMustMatch) {
-        std::vector<int32_t> greedy;
-        for (size_t i = 0; i < golden.greedy.size(); ++i) {
-            greedy.push_back(runtime::argmax(l.session->logits()));
-            if (i + 1 < golden.greedy.size()) l.session->step(greedy.back());
-        }
-        EXPECT_EQ(greedy, golden.greedy);
-    }
+    test::expectMeetsGolden(*l.model, *l.session, GetParam(), golden);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cpu, GoldenTest,
-    testing::Values(GoldenCase{"stories260K.golden", {1e-3f, 0.0f, 0}, true},
-                    GoldenCase{"llama-2-tiny-random.golden", {0.1f, 0.01f, 0}, false},
-                    GoldenCase{"qwen3-tiny.golden", {0.1f, 0.01f, 0}, false},
-                    GoldenCase{"qwen3moe-tiny.golden", {0.1f, 0.01f, 2}, false}),
-    [](const auto& info) {
-        std::string name = info.param.golden.substr(0, info.param.golden.find('.'));
-        for (auto& ch : name)
-            if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-        return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Cpu, GoldenTest, testing::ValuesIn(test::goldenCases()), test::goldenCaseName);
 
 // tiny-qwen3-q8_0: all 512 logits for token 5 at position 4 after tokens 1..4 (a RoPE check).
 // The reference is a plain float forward pass, so the tier runs in f32 precision.

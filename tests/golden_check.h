@@ -1,0 +1,78 @@
+#pragma once
+// The one test body every tier runs against ../shared/reference/*.golden, with the tolerances
+// of its README: teacher-forced top-1 equal where the top-1/top-2 gap is > 0.05, every listed
+// logit within absolute + relative x |value| (a couple of outliers allowed at MoE routing
+// near-ties), and where asked the greedy continuation identical.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "tests/golden.h"
+#include "tests/test_paths.h"
+
+namespace zinc::test {
+
+struct GoldenTolerance {
+    float absolute;
+    float relative;
+    int allowedOutliers;
+};
+
+struct GoldenCase {
+    std::string golden;  // file name in ../shared/reference
+    GoldenTolerance tolerance;
+    bool greedyMustMatch;
+};
+
+inline std::vector<GoldenCase> goldenCases() {
+    return {GoldenCase{"stories260K.golden", {1e-3f, 0.0f, 0}, true},
+            GoldenCase{"llama-2-tiny-random.golden", {0.1f, 0.01f, 0}, false},
+            GoldenCase{"qwen3-tiny.golden", {0.1f, 0.01f, 0}, false},
+            GoldenCase{"qwen3moe-tiny.golden", {0.1f, 0.01f, 2}, false}};
+}
+
+inline std::string goldenCaseName(const testing::TestParamInfo<GoldenCase>& info) {
+    std::string name = info.param.golden.substr(0, info.param.golden.find('.'));
+    for (auto& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return name;
+}
+
+inline Golden readGoldenCase(const GoldenCase& c) { return readGolden(sharedPath("reference/" + c.golden)); }
+
+// Feeds the golden prompt one token per step into a fresh session and checks every position.
+inline void expectMeetsGolden(const model::Model& model, runtime::Session& session, const GoldenCase& c,
+                              const Golden& golden) {
+    if (golden.hasText && model.hasTokenizer())
+        EXPECT_EQ(model.tokenizer().encode(golden.text, true, true), golden.prompt) << "text: " << golden.text;
+    ASSERT_EQ(golden.positions.size(), golden.prompt.size());
+    int outliers = 0;
+    for (const auto& p : golden.positions) {
+        auto logits = session.step(p.token);
+        const auto& top = p.top;
+        if (top.size() >= 2 && top[0].second - top[1].second > 0.05f)
+            EXPECT_EQ(runtime::argmax(logits), top[0].first) << "top-1 differs at pos " << p.pos;
+        for (const auto& [id, want] : top) {
+            const float got = logits[static_cast<size_t>(id)];
+            if (std::fabs(got - want) > c.tolerance.absolute + c.tolerance.relative * std::fabs(want)) {
+                ++outliers;
+                EXPECT_LE(outliers, c.tolerance.allowedOutliers)
+                    << "pos " << p.pos << " id " << id << ": got " << got << ", reference " << want;
+            }
+        }
+    }
+    if (!c.greedyMustMatch) return;
+    std::vector<int32_t> greedy;
+    for (size_t i = 0; i < golden.greedy.size(); ++i) {
+        greedy.push_back(runtime::argmax(session.logits()));
+        if (i + 1 < golden.greedy.size()) session.step(greedy.back());
+    }
+    EXPECT_EQ(greedy, golden.greedy);
+}
+
+}  // namespace zinc::test
