@@ -413,6 +413,12 @@ const KernelInfo* CodeObject::find(std::string_view name) const {
     return nullptr;
 }
 
+const KernelInfo* CodeObject::findByEntry(uint64_t entryAddress) const {
+    for (const auto& k : kernels_)
+        if (k.entryAddress == entryAddress) return &k;
+    return nullptr;
+}
+
 const KernelInfo& CodeObject::kernel(std::string_view name) const {
     if (const KernelInfo* k = find(name)) return *k;
     throw CodeObjectError(fmt::format("code object {} ({}) has no kernel '{}'", origin_, target_, name));

@@ -120,6 +120,10 @@ public:
     uint32_t elfFlags() const { return elfFlags_; }
     std::span<const KernelInfo> kernels() const { return kernels_; }
     const KernelInfo* find(std::string_view name) const;
+    // The kernel whose code starts at `entryAddress` (an image offset: what COMPUTE_PGM_LO/HI
+    // point at, minus the image's load address), or nullptr — how a command processor finds
+    // the kernel it is asked to run.
+    const KernelInfo* findByEntry(uint64_t entryAddress) const;
     const KernelInfo& kernel(std::string_view name) const;  // throws naming the kernel and object
     std::span<const LoadSegment> segments() const { return segments_; }
     // Bytes from virtual address 0 to the end of the last segment.

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <set>
 
+#include "graph/graph.h"
 #include "kernels/code_object.h"
 #include "kernels/embedded.h"
 #include "kernels/kernel_args.h"
@@ -95,6 +96,11 @@ std::vector<ExpectedKernel> expectedKernels() {
     return k;
 }
 
+// Kernels read graph::TokenState through a pointer: the layouts must agree.
+static_assert(sizeof(TokenStateLayout) == sizeof(graph::TokenState));
+static_assert(offsetof(TokenStateLayout, position) == offsetof(graph::TokenState, position));
+static_assert(offsetof(TokenStateLayout, kvLength) == offsetof(graph::TokenState, kvLength));
+
 TEST(CodeObjects, BothTargetsAreEmbedded) {
     std::set<std::string> targets;
     for (const auto& o : embeddedCodeObjects()) targets.insert(std::string(o.target));
@@ -154,6 +160,7 @@ TEST_P(EachTarget, DescriptorsAreLaunchableByAPm4Dispatcher) {
         EXPECT_LE(k.groupSegmentFixedSize, 64u * 1024);
         EXPECT_EQ(k.ldsGranules(), (k.groupSegmentFixedSize + 511) / 512);
         EXPECT_EQ(k.entryAddress % 256, 0u);
+        EXPECT_EQ(co.findByEntry(k.entryAddress), &k);
         ASSERT_LT(k.entryAddress, image.size());
         ASSERT_LE(k.descriptorAddress + 64, image.size());
         const auto again = KernelDescriptor::decode(std::span<const uint8_t, 64>(image.data() + k.descriptorAddress, 64));
@@ -163,6 +170,7 @@ TEST_P(EachTarget, DescriptorsAreLaunchableByAPm4Dispatcher) {
     EXPECT_TRUE(co.find("attention")->descriptor.workgroupIdEnabled(1));
     EXPECT_TRUE(co.find("matvec_q4_k_expert")->descriptor.workgroupIdEnabled(2));
     EXPECT_THROW(co.kernel("no_such_kernel"), CodeObjectError);
+    EXPECT_EQ(co.findByEntry(co.find("add")->entryAddress + 4), nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, EachTarget, ::testing::Values("gfx1100", "gfx1201"));
