@@ -26,7 +26,9 @@ void Device::ringDoorbell(const Queue& queue, uint64_t wptr) {
     // full MemoryBarrier between the two). On x86 the doorbell page is uncached, so the store
     // below is not reordered with earlier ones once this fence has drained the store buffer.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    *queue.doorbell = wptr;  // 64-bit doorbell on gfx9+ (FACTS.md §5.4)
+    // 64-bit doorbell on gfx9+ (FACTS.md §5.4). An atomic store is still one plain 64-bit mov on
+    // x86; it also orders the ring writes for a reader that is another thread (the simulator).
+    std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(queue.doorbell)).store(wptr, std::memory_order_release);
     doorbellRung(queue);
 }
 

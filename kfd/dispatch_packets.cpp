@@ -37,7 +37,11 @@ Status emitLaunch(pm4::Stream& stream, const LoadedKernel& kernel, const Launch&
     // (512-byte granules on gfx11/gfx12; TOOLCHAIN.md, LLVM AMDGPUUsage).
     const uint32_t rsrc2 = r::COMPUTE_PGM_RSRC2.field("LDS_SIZE").set(kd.computePgmRsrc2, k.ldsGranules());
 
-    stream.reserve(kLaunchDwords);
+    // Room is checked, not reserved: a reservation would narrow the window for the packets the
+    // caller appends after the launch (pm4::Stream keeps the last window).
+    if (stream.capacity() - stream.size() < kLaunchDwords)
+        return plainError(name, "the stream has " + std::to_string(stream.capacity() - stream.size()) + " dwords left, a launch takes up to " +
+                                    std::to_string(kLaunchDwords));
     stream.setShReg(r::COMPUTE_PGM_LO, {uint32_t(kernel.entryAddress >> 8), uint32_t(kernel.entryAddress >> 40)});
     stream.setShReg(r::COMPUTE_PGM_RSRC1, {kd.computePgmRsrc1, rsrc2});
     stream.setShReg(r::COMPUTE_PGM_RSRC3, kd.computePgmRsrc3);

@@ -18,7 +18,7 @@ struct Launch {
     std::array<uint32_t, 3> groupSize{0, 0, 0};  // 0: the kernel's reqd_work_group_size
 };
 
-// Dwords a launch takes (reserve this much in the stream).
+// Dwords a launch takes at most.
 inline constexpr uint32_t kLaunchDwords = 4 + 4 + 3 + (2 + 16) + 5 + 5;
 
 // Appends the launch to `stream`. Fails (nothing appended) when the kernel asks for something
