@@ -50,6 +50,7 @@ void addScoreCommand(CLI::App& app, const GlobalOptions& global);
 void addBenchCommand(CLI::App& app, const GlobalOptions& global);
 void addGgufCommand(CLI::App& app, const GlobalOptions& global);
 void addMakeModelCommand(CLI::App& app, const GlobalOptions& global);
+void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 void addPm4Command(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 

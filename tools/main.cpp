@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     addBenchCommand(app, global);
     addGgufCommand(app, global);
     addMakeModelCommand(app, global);
+    addDevicesCommand(app, global);
     addPm4Command(app, global);
     addDevicesCommand(app, global);
     try {

@@ -36,6 +36,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
             ctx.firstRow = nTokens - 1;  // after the layer stack only the last token goes on
             ctx.rows = 1;
         }
+        rec.setLabel(op.label);
         recordOp(ctx, i);
     }
     return ctx.firstRow;
@@ -90,6 +91,7 @@ void GraphRecorder::recordArgmax(Recorder& rec, const DeviceLayout& mem, const W
                                  VkDeviceAddress logits, bool advance) {
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, 1, 0, 1};
+    rec.setLabel("argmax");
     argmax_.record(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), advance);
 }
 

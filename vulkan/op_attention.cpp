@@ -19,12 +19,23 @@ struct AttendPc {
     VkDeviceAddress q, kCache, vCache, out, state;
     uint32_t nHead, group, headDim, kvDim, qStride, outStride;
     float scale;
+    VkDeviceAddress partials;
+    uint32_t nSplits, exactMax;
+};
+
+struct SplitPc {
+    VkDeviceAddress q, kCache, vCache, partials, state;
+    uint32_t nHead, group, headDim, kvDim, qStride, nSplits;
+    float scale;
+    uint32_t exactMax;
 };
 
 }  // namespace
 
 AttentionOp::AttentionOp(PipelineFactory& pipelines)
-    : store_(pipelines.get(Shader::KvStore)), attend_(pipelines.get(Shader::Attention)) {}
+    : store_(pipelines.get(Shader::KvStore)),
+      split_(pipelines.get(Shader::AttentionSplit)),
+      attend_(pipelines.get(Shader::Attention)) {}
 
 void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
@@ -36,6 +47,17 @@ void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
     const StorePc store{ctx.row0(op.in2), ctx.row0(op.in3), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.in2)};
     ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
+    const auto headDim = static_cast<uint32_t>(c.headDim);
+    // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs.
+    const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0;
+    const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
+    if (split) {
+        const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
+                         kvDim, ctx.width(op.in), ctx.mem.attnSplits, scale, exactMax};
+        ctx.rec.dispatch(split_, pc, ctx.mem.attnSplits, nHead, static_cast<uint32_t>(ctx.rows));
+    }
     const AttendPc attend{ctx.row0(op.in),
                           kCache,
                           vCache,
@@ -47,7 +69,10 @@ void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
                           kvDim,
                           ctx.width(op.in),
                           ctx.width(op.out),
-                          1.0f / std::sqrt(static_cast<float>(c.headDim))};
+                          scale,
+                          ctx.mem.attnPartials,
+                          ctx.mem.attnSplits,
+                          exactMax};
     ctx.rec.dispatch(attend_, attend, static_cast<uint32_t>(c.nHead), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(op.out);
 }

@@ -47,7 +47,7 @@ public:
     void record(PlanContext& ctx, const graph::Op& op) const;
 
 private:
-    VkPipeline store_, attend_;
+    VkPipeline store_, split_, attend_;
 };
 
 // SwiGLU and the residual add.

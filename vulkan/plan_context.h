@@ -29,7 +29,13 @@ struct DeviceLayout {
     uint32_t ringCapacity = 0;
     std::array<VkDeviceAddress, kActModes> actSlots{};  // quantized activations, one per mode
     VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
+    VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)
+    uint32_t attnSplits = 0;           // chunks of 128 positions in the context
 };
+
+// Decode attention is computed exactly as the cpu tier (F16 accumulator, position by
+// position) up to this KV length and split along the KV length in fp32 past it.
+inline constexpr uint32_t kExactAttentionMax = 256;
 
 // Which quantized copy of which buffer a slot holds, so q/k/v (or gate/up) quantize their
 // shared input once. An op that writes a buffer invalidates its copies.

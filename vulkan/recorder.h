@@ -4,6 +4,8 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "vulkan/vk_pipeline.h"
 
@@ -25,7 +27,18 @@ public:
         barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         ++dispatches_;
+        if (queries_) {  // the end of dispatch n lands in query n + 1 (query 0: the plan's start)
+            vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, dispatches_);
+            labels_->push_back(label_);
+        }
     }
+
+    // Per-dispatch timestamps (profiling): every dispatch is tagged with the current label.
+    void timeDispatches(VkQueryPool pool, std::vector<std::string>* labels) {
+        queries_ = pool;
+        labels_ = labels;
+    }
+    void setLabel(std::string label) { label_ = std::move(label); }
 
     void barrier(VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {
         VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, srcAccess, dstAccess};
@@ -45,6 +58,9 @@ private:
     VkPipelineLayout layout_;
     VkPipeline bound_ = VK_NULL_HANDLE;
     uint32_t dispatches_ = 0;
+    VkQueryPool queries_ = VK_NULL_HANDLE;
+    std::vector<std::string>* labels_ = nullptr;
+    std::string label_;
 };
 
 // Workgroups needed for n items of `per` each.

@@ -27,6 +27,7 @@ constexpr auto kSubmissionTimeout = std::chrono::seconds(120);
 constexpr uint32_t kRingCapacity = 4096;
 constexpr int32_t kQueueAhead = 3;  // greedy tokens in flight at once
 constexpr size_t kMaxPlans = 16;
+constexpr uint32_t kMaxQueries = 8192;  // per-dispatch timestamps of a decode plan
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -43,6 +44,7 @@ struct Plan {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     int32_t logitsRows = 1;
     uint32_t dispatches = 0;
+    std::vector<std::string> labels;  // per timed dispatch (decode plans with timestamps)
 };
 
 class VulkanTier final : public runtime::Tier {
@@ -93,6 +95,14 @@ public:
             if (stats_.gpuTimedTokens > 0)
                 s += fmt::format(", GPU {:.3f} ms/token", stats_.decodeGpuSeconds / static_cast<double>(stats_.gpuTimedTokens) * 1e3);
         }
+        if (!opSeconds_.empty()) {
+            std::vector<std::pair<double, std::string>> ops;
+            for (const auto& [label, sec] : opSeconds_) ops.emplace_back(sec, label);
+            std::sort(ops.rbegin(), ops.rend());
+            s += "; GPU time per token by op:";
+            for (const auto& [sec, label] : ops)
+                s += fmt::format(" {} {:.1f} us", label, sec / static_cast<double>(stats_.gpuTimedTokens) * 1e6);
+        }
         return s;
     }
     int32_t contextLength() const override { return contextLength_; }
@@ -119,7 +129,7 @@ public:
             stats_.decodeTokens += 1;
             stats_.decodeSubmissions += 1;
             stats_.decodeHostSeconds += hostBefore + secondsSince(afterWait);
-            if (timestamps_) readTimestamps();
+            if (timestamps_) readTimestamps(plan);
         }
     }
 
@@ -155,7 +165,7 @@ public:
             queue_.wait(values[i], kSubmissionTimeout,
                         fmt::format("vulkan tier: greedy token {} at position {}", i, startPos + static_cast<int32_t>(i)));
             waited += secondsSince(waitStart);
-            if (timestamps_) readTimestamps();
+            if (timestamps_ && submitted == static_cast<int32_t>(i) + 1) readTimestamps(plan);
             out.push_back(ring[i % kRingCapacity]);
         }
         stats_.decodeTokens += n;
@@ -220,6 +230,13 @@ private:
             layout_.upSlots = upSlots_.address();
             layout_.downSlots = downSlots_.address();
         }
+        layout_.attnSplits = static_cast<uint32_t>((contextLength_ + 127) / 128);
+        if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
+            attnPartials_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nHead) * layout_.attnSplits *
+                                                      static_cast<size_t>(c.headDim + 2),
+                                         MemoryKind::DeviceLocal, "attention partials");
+            layout_.attnPartials = attnPartials_.address();
+        }
         layout_.arena = arena_.address();
         layout_.plan = &memoryPlan_;
         layout_.kCache = kCache_.address();
@@ -268,17 +285,21 @@ private:
     void createQueryPool() {
         VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
         info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-        info.queryCount = 2;
+        info.queryCount = kMaxQueries;
         check(vkCreateQueryPool(device_.handle(), &info, nullptr, &queryPool_), "vkCreateQueryPool");
     }
 
-    void readTimestamps() {
-        uint64_t t[2];
-        const VkResult r = vkGetQueryPoolResults(device_.handle(), queryPool_, 0, 2, sizeof(t), t, sizeof(uint64_t),
-                                                 VK_QUERY_RESULT_64_BIT);
+    // Query 0 is the plan's start, 1..n the end of each timed dispatch, n + 1 the plan's end.
+    void readTimestamps(const Plan& plan) {
+        const auto n = static_cast<uint32_t>(plan.labels.size()) + 2;
+        std::vector<uint64_t> t(n);
+        const VkResult r = vkGetQueryPoolResults(device_.handle(), queryPool_, 0, n, n * sizeof(uint64_t), t.data(),
+                                                 sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
         if (r != VK_SUCCESS) return;  // VK_NOT_READY: not timed this time
-        stats_.decodeGpuSeconds += static_cast<double>(t[1] - t[0]) * device_.caps().timestampPeriodNs * 1e-9;
+        const double ns = device_.caps().timestampPeriodNs * 1e-9;
+        stats_.decodeGpuSeconds += static_cast<double>(t[n - 1] - t[0]) * ns;
         stats_.gpuTimedTokens += 1;
+        for (size_t i = 0; i < plan.labels.size(); ++i) opSeconds_[plan.labels[i]] += static_cast<double>(t[i + 1] - t[i]) * ns;
     }
 
     void writeState(int32_t startPos, std::span<const int32_t> tokens) {
@@ -311,8 +332,9 @@ private:
         beginReusable(plan.cmd);
         Recorder rec(plan.cmd, pipelines_.layout());
         if (timestamps_) {
-            vkCmdResetQueryPool(plan.cmd, queryPool_, 0, 2);
+            vkCmdResetQueryPool(plan.cmd, queryPool_, 0, kMaxQueries);
             vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queryPool_, 0);
+            if (key.nTokens == 1) rec.timeDispatches(queryPool_, &plan.labels);
         }
         const int32_t firstRow = recorder_.record(rec, layout_, weights_, key.nTokens, key.allRows);
         const size_t rowBytes = sizeof(float) * static_cast<size_t>(config_.nVocab);
@@ -331,7 +353,9 @@ private:
             rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                         VK_ACCESS_HOST_READ_BIT);
         }
-        if (timestamps_) vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool_, 1);
+        if (timestamps_)
+            vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool_,
+                                static_cast<uint32_t>(plan.labels.size()) + 1);
         end(plan.cmd);
         plan.dispatches = rec.dispatches();
         if (key.nTokens == 1 && key.output == PlanOutput::Logits) stats_.dispatchesPerToken = plan.dispatches;
@@ -353,12 +377,13 @@ private:
     DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<DeviceBuffer, kActModes> actSlots_;
-    DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_;
+    DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_;
     DeviceLayout layout_;
     VkCommandBuffer loadState_ = VK_NULL_HANDLE;
     VkQueryPool queryPool_ = VK_NULL_HANDLE;
     std::map<PlanKey, Plan> plans_;
     runtime::TierStats stats_;
+    std::map<std::string, double> opSeconds_;  // decode GPU time by op label (timestamps)
 };
 
 }  // namespace

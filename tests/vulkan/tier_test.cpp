@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "runtime/sampler.h"
@@ -89,6 +90,28 @@ INSTANTIATE_TEST_SUITE_P(Models, VulkanVsCpuTest,
                                  if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                              return name;
                          });
+
+// Past kExactAttentionMax positions decode attention is split along the KV length in fp32
+// instead of the cpu tier's F16 accumulator: measure how far that moves stories260K's logits.
+TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
+    ZINC_REQUIRE_VULKAN();
+    auto cpu = test::load("stories260K.gguf", false);
+    auto gpu = test::load("stories260K.gguf", true);
+    std::vector<int32_t> prompt(300);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
+    cpu.session->feed(prompt);
+    gpu.session->feed(prompt);
+    float worst = 0;
+    for (int32_t t : {3, 50, 99, 411}) {
+        const auto want = cpu.session->step(t);
+        const auto got = gpu.session->step(t);
+        worst = std::max(worst, maxAbsDiff(got, want));
+        EXPECT_EQ(runtime::argmax(got), runtime::argmax(want));
+    }
+    RecordProperty("max_logit_deviation", std::to_string(worst));
+    std::printf("split attention at KV length ~300: max logit deviation from the cpu tier %.2e\n", worst);
+    EXPECT_LT(worst, 2e-2f);
+}
 
 TEST(VulkanTier, BatchedPrefillEqualsStepByStep) {
     ZINC_REQUIRE_VULKAN();

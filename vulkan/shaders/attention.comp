@@ -1,9 +1,10 @@
 #version 450
-// One query head of one token over the layer's F16 KV cache, as llama.cpp's CPU flash
-// attention computes it (runtime/cpu/attention_kernel.h): q rounded to F16, fp32 scores,
-// online softmax, and the weighted sum of V in an F16 accumulator rounded after every
-// position. Scores of a chunk of positions are computed in parallel; the accumulation then
-// runs in position order, one thread per output element, with no barrier inside.
+// One query head of one token over the layer's F16 KV cache. Up to exactMax positions it
+// computes as llama.cpp's CPU flash attention does (runtime/cpu/attention_kernel.h): q rounded
+// to F16, fp32 scores, online softmax, and the weighted sum of V in an F16 accumulator rounded
+// after every position. Scores of a chunk of positions are computed in parallel; the
+// accumulation then runs in position order, one thread per output element, with no barrier
+// inside. Past exactMax it merges the fp32 partials of attention_split.comp instead.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -21,7 +22,12 @@ layout(push_constant) uniform PC {
     uint qStride;
     uint outStride;
     float scale;
+    FloatBuf partials;
+    uint nSplits;
+    uint exactMax;
 } pc;
+
+const uint kSplitChunk = 128u;  // attention_split.comp's chunk
 
 const uint kChunk = 1024u;
 shared float qh[256];
@@ -33,6 +39,21 @@ void main() {
     const uint n = uint(pc.state.v[kStatePosition]) + t + 1u;
     const uint kvHead = h / pc.group;
     const uint hd = pc.headDim;
+    if (n > pc.exactMax) {
+        const uint splits = (n + kSplitChunk - 1u) / kSplitChunk;
+        const uint base = (t * pc.nHead + h) * pc.nSplits * (hd + 2u);
+        float m = -1.0 / 0.0;
+        for (uint s = 0u; s < splits; ++s) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
+        float sum = 0.0;
+        for (uint s = 0u; s < splits; ++s) sum += pc.partials.v[base + s * (hd + 2u) + 1u] * expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
+        for (uint d = tid; d < hd; d += 128u) {
+            float acc = 0.0;
+            for (uint s = 0u; s < splits; ++s)
+                acc += pc.partials.v[base + s * (hd + 2u) + 2u + d] * expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
+            pc.out_.v[t * pc.outStride + h * hd + d] = acc / sum;
+        }
+        return;
+    }
     for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
     barrier();
     float maxScore = -1.0 / 0.0, sum = 0.0, acc = 0.0;
@@ -53,11 +74,11 @@ void main() {
                 const float s = scores[p];
                 float ms = 1.0, vs = 1.0;
                 if (s > maxScore) {
-                    ms = exp(maxScore - s);
+                    ms = expAccurate(maxScore - s);
                     maxScore = s;
                     acc = roundHalf(acc * ms);
                 } else {
-                    vs = exp(s - maxScore);
+                    vs = expAccurate(s - maxScore);
                 }
                 const uint e = (base + p) * pc.kvDim + kvHead * hd + tid;
                 const float v = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];

@@ -20,8 +20,45 @@ const int kStateKvLength = 2;
 const int kStateStep = 3;
 const int kStateTokens = 8;
 
-float roundHalf(float x) { return unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x; }
+// x rounded to the nearest binary16 value (ties to even), as a float. Done with integer ops
+// because packHalf2x16's rounding is up to the driver; the F16 KV cache and the F16 attention
+// accumulator must round exactly as the cpu tier (F16C, round to nearest even).
+float roundHalf(float x) {
+    const uint b = floatBitsToUint(x);
+    const uint sign = b & 0x80000000u;
+    uint a = b & 0x7fffffffu;
+    if (a > 0x7f800000u) return x;                                // NaN
+    if (a >= 0x477ff000u) return uintBitsToFloat(sign | 0x7f800000u);  // rounds past 65504
+    if (a < 0x38800000u) {  // below 2^-14: a subnormal half, in steps of 2^-24
+        const float q = roundEven(abs(x) * 16777216.0) * 5.9604644775390625e-8;
+        return sign != 0u ? -q : q;
+    }
+    a += 0xfffu + ((a >> 13) & 1u);
+    return uintBitsToFloat(sign | (a & 0xffffe000u));
+}
 float halfBits(uint bits) { return unpackHalf2x16(bits).x; }
+// Two floats -> two halves in a word, rounded to nearest even whatever the driver's mode.
+uint packHalves(float a, float b) { return packHalf2x16(vec2(roundHalf(a), roundHalf(b))); }
+
+// exp(x) to about 1 ulp (Cody-Waite reduction, degree-7 polynomial). Some drivers' exp is
+// exp2(x * log2 e) on a coarse exp2, tens of ulps off for |x| ~ 10; the F16 accumulator of
+// attention turns such errors into rounding flips the cpu tier does not make.
+float expAccurate(float x) {
+    if (x < -103.0) return 0.0;
+    if (x > 88.7) return uintBitsToFloat(0x7f800000u);
+    precise float k = roundEven(x * 1.44269504);
+    precise float r = fma(-k, 0.693145752, x);
+    r = fma(-k, 1.42860677e-6, r);
+    precise float p = 1.98412698e-4;
+    p = fma(p, r, 1.38888889e-3);
+    p = fma(p, r, 8.33333333e-3);
+    p = fma(p, r, 4.16666667e-2);
+    p = fma(p, r, 1.66666667e-1);
+    p = fma(p, r, 0.5);
+    p = fma(p, r, 1.0);
+    p = fma(p, r, 1.0);
+    return ldexp(p, int(k));
+}
 
 // Byte-offset readers over 2-byte aligned raw blocks.
 uint rd16(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]); }

@@ -21,6 +21,6 @@ void main() {
     const uint pos = uint(pc.state.v[kStatePosition]) + t;
     const uint src = t * pc.stride + 2u * pair;
     const uint dst = (pos * pc.kvDim) / 2u + pair;
-    pc.kCache.v[dst] = packHalf2x16(vec2(pc.k.v[src], pc.k.v[src + 1u]));
-    pc.vCache.v[dst] = packHalf2x16(vec2(pc.v.v[src], pc.v.v[src + 1u]));
+    pc.kCache.v[dst] = packHalves(pc.k.v[src], pc.k.v[src + 1u]);
+    pc.vCache.v[dst] = packHalves(pc.v.v[src], pc.v.v[src + 1u]);
 }

@@ -150,8 +150,7 @@ void main() {
     const uint nUnits = (pc.k + 31u) / 32u;
     for (uint u = tid; u < nUnits; u += wg) {
         for (uint r = 0u; r < R; ++r) {
-            const uint row = row0 + r;
-            if (row >= pc.m) break;
+            const uint row = min(row0 + r, pc.m - 1u);  // a missing last row recomputes the one before
             const uint base = wBase + row * pc.rowBytes;
             if (kFloatType) {
                 for (uint t = 0u; t < NT; ++t)

@@ -5,7 +5,7 @@
 #include "common.glsl"
 #include "reduce.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = 256) in;
 layout(push_constant) uniform PC {
     FloatBuf x;
     FloatBuf w;
@@ -21,11 +21,11 @@ void main() {
     const uint t = gl_WorkGroupID.x / pc.heads, h = gl_WorkGroupID.x % pc.heads;
     const uint in0 = t * pc.inStride + h * pc.n, out0 = t * pc.outStride + h * pc.n;
     float sum = 0.0;
-    for (uint i = gl_LocalInvocationID.x; i < pc.n; i += 64u) {
+    for (uint i = gl_LocalInvocationID.x; i < pc.n; i += 256u) {
         const float v = pc.x.v[in0 + i];
         sum += v * v;
     }
     sum = workgroupSum(sum);
     const float scale = 1.0 / sqrt(sum / float(pc.n) + pc.eps);
-    for (uint i = gl_LocalInvocationID.x; i < pc.n; i += 64u) pc.out_.v[out0 + i] = pc.x.v[in0 + i] * scale * pc.w.v[i];
+    for (uint i = gl_LocalInvocationID.x; i < pc.n; i += 256u) pc.out_.v[out0 + i] = pc.x.v[in0 + i] * scale * pc.w.v[i];
 }

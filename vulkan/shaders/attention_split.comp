@@ -1,0 +1,78 @@
+#version 450
+// Long-context decode attention, split along the KV length (flash decoding): workgroup
+// (split, head, token) attends to one chunk of kChunk positions in fp32 and writes its
+// partial (max score, sum of weights, weighted V sum); attention.comp merges the chunks.
+// Only for KV lengths past exactMax; shorter ones are computed exactly as the cpu tier does.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "reduce.glsl"
+
+layout(local_size_x = 128) in;
+layout(push_constant) uniform PC {
+    FloatBuf q;
+    UintBuf kCache;
+    UintBuf vCache;
+    FloatBuf partials;  // [token][head][split][headDim + 2]
+    IntBuf state;
+    uint nHead;
+    uint group;
+    uint headDim;
+    uint kvDim;
+    uint qStride;
+    uint nSplits;
+    float scale;
+    uint exactMax;
+} pc;
+
+const uint kChunk = 128u;
+shared float qh[256];
+shared float weights[kChunk];
+
+float workgroupMax(float x) {
+    x = subgroupMax(x);
+    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
+    barrier();
+    float m = reduceScratch_[0];
+    for (uint i = 1u; i < gl_NumSubgroups; ++i) m = max(m, reduceScratch_[i]);
+    barrier();
+    return m;
+}
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const uint split = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z;
+    const uint n = uint(pc.state.v[kStatePosition]) + t + 1u;
+    const uint start = split * kChunk;
+    if (n <= pc.exactMax || start >= n) return;  // whole workgroup
+    const uint count = min(kChunk, n - start);
+    const uint kvHead = h / pc.group, hd = pc.headDim;
+    for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
+    barrier();
+    float s = -1.0 / 0.0;
+    if (tid < count) {
+        const uint row = ((start + tid) * pc.kvDim + kvHead * hd) / 2u;
+        float dot = 0.0;
+        for (uint i = 0u; i < hd / 2u; ++i) {
+            const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
+            dot += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
+        }
+        s = dot * pc.scale;
+    }
+    const float m = workgroupMax(s);
+    const float w = tid < count ? expAccurate(s - m) : 0.0;
+    weights[tid] = w;
+    const float sum = workgroupSum(w);  // its barriers also publish weights[]
+    const uint out0 = ((t * pc.nHead + h) * pc.nSplits + split) * (hd + 2u);
+    for (uint d = tid; d < hd; d += 128u) {
+        float acc = 0.0;
+        for (uint p = 0u; p < count; ++p) {
+            const uint e = (start + p) * pc.kvDim + kvHead * hd + d;
+            acc += weights[p] * unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
+        }
+        pc.partials.v[out0 + 2u + d] = acc;
+    }
+    if (tid == 0u) {
+        pc.partials.v[out0] = m;
+        pc.partials.v[out0 + 1u] = sum;
+    }
+}
