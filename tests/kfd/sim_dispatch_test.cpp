@@ -17,27 +17,12 @@ namespace zinc::kfd {
 namespace {
 using namespace zinc::kfd::testing;
 
-// One PoCL runner for the binary: building the kernel program is the slow part.
-std::shared_ptr<kernels::PoclRunner> sharedRunner() {
-    static std::shared_ptr<kernels::PoclRunner> runner = std::make_shared<kernels::PoclRunner>();
-    return runner;
-}
-
-class KfdSimDispatch : public SimFixture, public ::testing::WithParamInterface<const char*> {
+// KfdSim with PoCL and the embedded code object of the target loaded into GPU memory.
+class KfdSimDispatch : public KfdSim {
 protected:
     void SetUp() override {
+        openWithPocl();
         const std::string gfx = GetParam();
-        Result<std::unique_ptr<Device>> d = openSimulatedDevice(gfx, {.runner = sharedRunner()});
-        ASSERT_TRUE(d.ok()) << d.error().describe();
-        device = std::move(*d);
-        EXPECT_EQ(device->caps().gfxName, gfx);
-        Result<Queue> q = device->createQueue({});
-        ASSERT_TRUE(q.ok()) << q.error().describe();
-        queue = *q;
-        writer = std::make_unique<QueueWriter>(*device, queue);
-        Result<Event> e = device->createEvent(true);
-        ASSERT_TRUE(e.ok());
-        event = *e;
         auto object = std::make_shared<kernels::CodeObject>(
             kernels::CodeObject::parse(kernels::embeddedCodeObject(gfx), "embedded " + gfx));
         Result<LoadedCodeObject> loaded = device->loadCodeObject(object);
@@ -46,9 +31,8 @@ protected:
     }
     void TearDown() override {
         if (device && code.object) EXPECT_TRUE(device->unloadCodeObject(code).ok());
-        SimFixture::TearDown();
+        KfdSim::TearDown();
     }
-    pm4::Gfx gfx() const { return device->caps().gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11; }
     // A kernarg segment in GPU memory holding `args`.
     template <class Args> Memory kernarg(const Args& args) {
         Memory m = alloc(4096);
@@ -59,17 +43,24 @@ protected:
     LoadedCodeObject code;
 };
 
-TEST_P(KfdSimDispatch, TrivialDispatch) {
+TEST_P(KfdSim, TrivialDispatch) {
+    openWithPocl();
+    const std::string target = GetParam();
+    auto object = std::make_shared<kernels::CodeObject>(
+        kernels::CodeObject::parse(kernels::embeddedCodeObject(target), "embedded " + target));
+    Result<LoadedCodeObject> code = device->loadCodeObject(object);
+    ASSERT_TRUE(code.ok()) << code.error().describe();
     // out = a + b over 1000 floats: 4 workgroups of 256 (add's reqd_work_group_size).
     constexpr int32_t n = 1000;
-    Memory a = alloc(n * 4), b = alloc(n * 4), out = alloc(n * 4);
+    Memory a = alloc(n * 4), b = alloc(n * 4), out = alloc(n * 4), args = alloc(4096);
     for (int32_t i = 0; i < n; ++i) {
         a.as<float>()[i] = float(i);
         b.as<float>()[i] = 0.5f * float(i) + 1.0f;
         out.as<float>()[i] = -1.0f;
     }
-    Memory args = kernarg(kernels::AddArgs{a.gpuVa, b.gpuVa, out.gpuVa, n, n});
-    Result<LoadedKernel> add = code.kernel("add");
+    const kernels::AddArgs addArgs{a.gpuVa, b.gpuVa, out.gpuVa, n, n};
+    std::memcpy(args.cpuPtr, &addArgs, sizeof addArgs);
+    Result<LoadedKernel> add = code->kernel("add");
     ASSERT_TRUE(add.ok()) << add.error().describe();
     EXPECT_EQ(add->entryAddress % 256, 0u);
 
@@ -78,6 +69,7 @@ TEST_P(KfdSimDispatch, TrivialDispatch) {
     ASSERT_TRUE(launch.ok()) << launch.error().describe();
     submitAndWait(p, 120000);  // the first launch builds the program on PoCL
     for (int32_t i = 0; i < n; ++i) ASSERT_EQ(out.as<float>()[i], 1.5f * float(i) + 1.0f) << "element " << i;
+    EXPECT_TRUE(device->unloadCodeObject(*code).ok());
 }
 
 TEST_P(KfdSimDispatch, UnknownProgramFaults) {
@@ -141,7 +133,7 @@ TEST_P(KfdSimDispatch, MissingLdsFaults) {
     EXPECT_NE(state.fault->reason.find("bytes of LDS but RSRC2.LDS_SIZE grants 0"), std::string::npos) << state.describe();
 }
 
-TEST_P(KfdSimDispatch, LadderPassesEveryRung) {
+TEST_P(KfdSim, LadderPassesEveryRung) {
     // What `zinc-rt probe --sim` climbs, on a fresh device of this target.
     Result<std::unique_ptr<Device>> fresh = openSimulatedDevice(GetParam(), {.runner = sharedRunner()});
     ASSERT_TRUE(fresh.ok()) << fresh.error().describe();
@@ -151,11 +143,9 @@ TEST_P(KfdSimDispatch, LadderPassesEveryRung) {
     EXPECT_EQ(rungs.back().name, "trivial dispatch");
 }
 
-TEST(KfdSimLadder, StopsAtTheFirstFailedRung) {
+TEST_P(KfdSim, LadderStopsAtTheFirstFailedRung) {
     // Without PoCL the dispatch rung fails with its reason; everything before it passes.
-    Result<std::unique_ptr<Device>> device = openSimulatedDevice("gfx1100", {.pocl = false});
-    ASSERT_TRUE(device.ok());
-    const std::vector<Rung> rungs = climbLadder(**device, {.timeoutMs = 2000});
+    const std::vector<Rung> rungs = climbLadder(*device, {.timeoutMs = 2000});
     ASSERT_EQ(rungs.size(), 9u);
     for (size_t i = 0; i + 1 < rungs.size(); ++i) EXPECT_TRUE(rungs[i].ok) << formatLadder(rungs);
     EXPECT_FALSE(rungs.back().ok);

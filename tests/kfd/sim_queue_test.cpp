@@ -14,10 +14,8 @@ namespace {
 using namespace zinc::kfd::testing;
 using namespace std::chrono_literals;
 
-class KfdSim : public SimFixture {};
-
-TEST_F(KfdSim, CreatesAndDestroysQueue) {
-    EXPECT_EQ(device->name(), "simulated gfx1100 (no kernel execution)");
+TEST_P(KfdSim, CreatesAndDestroysQueue) {
+    EXPECT_EQ(device->name(), std::string("simulated ") + GetParam() + " (no kernel execution)");
     const QueueBufferSizes& sizes = device->caps().queueBuffers;
     EXPECT_EQ(queue.ring.size, QueueOptions{}.ringBytes);
     EXPECT_EQ(queue.ringDwords(), QueueOptions{}.ringBytes / 4);
@@ -44,10 +42,11 @@ TEST_F(KfdSim, CreatesAndDestroysQueue) {
     Queue copy = queue;
     EXPECT_TRUE(device->destroyQueue(queue).ok());
     EXPECT_FALSE(device->destroyQueue(copy).ok());  // already gone
+    queue = Queue{};
 }
 
-TEST_F(KfdSim, RetiresNop) {
-    Packets p;
+TEST_P(KfdSim, RetiresNop) {
+    Packets p(gfx());
     p->nop().nop(4).nop();  // header-only, a 4-dword NOP, header-only
     ASSERT_TRUE(writer->submit(p.dwords()).ok());
     Status idle = writer->waitIdle(10000);
@@ -56,8 +55,8 @@ TEST_F(KfdSim, RetiresNop) {
     EXPECT_EQ(device->readQueueState(queue).pendingDwords(), 0u);
 }
 
-TEST_F(KfdSim, DoorbellWakesTheProcessor) {
-    Packets p;
+TEST_P(KfdSim, DoorbellWakesTheProcessor) {
+    Packets p(gfx());
     p->nop(8);
     // Packets and wptr in memory, but no doorbell: the CP sleeps and rptr stays put.
     ASSERT_TRUE(writer->write(p.dwords()).ok());
@@ -73,9 +72,9 @@ TEST_F(KfdSim, DoorbellWakesTheProcessor) {
     EXPECT_EQ(device->readQueueState(queue).doorbell, 8u);
 }
 
-TEST_F(KfdSim, FenceRetires) {
+TEST_P(KfdSim, FenceRetires) {
     Memory fence = alloc(4096);
-    Packets p;
+    Packets p(gfx());
     p->releaseMem({.data = pm4::ReleaseData::Value64, .address = fence.gpuVa, .value = 0x1234'5678'9ABC'DEF0ull});
     p->releaseMem({.data = pm4::ReleaseData::GpuClock, .address = fence.gpuAddress(8)});
     submitAndWait(p);
@@ -90,10 +89,10 @@ TEST_F(KfdSim, FenceRetires) {
     EXPECT_EQ(again.error().errnum, ETIME);
 }
 
-TEST_F(KfdSim, GpuWaitReleasedByCpu) {
+TEST_P(KfdSim, GpuWaitReleasedByCpu) {
     Memory flag = alloc(4096);
     Memory marker = alloc(4096);
-    Packets p;
+    Packets p(gfx());
     p->waitRegMem({.address = flag.gpuVa, .function = pm4::CompareFunc::Equal, .reference = 1});
     p->writeData({.address = marker.gpuVa}, {7});
     p->releaseMem(signalEvent(event));
@@ -111,10 +110,10 @@ TEST_F(KfdSim, GpuWaitReleasedByCpu) {
     EXPECT_EQ(loadAcquire(marker.as<uint32_t>()), 7u);
 }
 
-TEST_F(KfdSim, CopiesData) {
+TEST_P(KfdSim, CopiesData) {
     Memory src = alloc(4096);
     Memory dst = alloc(4096);
-    Packets p;
+    Packets p(gfx());
     p->writeData({.address = src.gpuVa}, {0x11111111, 0x22222222, 0x33333333, 0x44444444});
     p->copyData({.source = src.gpuVa, .destination = dst.gpuVa});  // 32-bit
     p->copyData({.source = src.gpuAddress(8), .destination = dst.gpuAddress(8), .count64 = true});
@@ -128,17 +127,13 @@ TEST_F(KfdSim, CopiesData) {
     EXPECT_EQ(loadAcquire(d + 4), 0xCAFEu);
 }
 
-TEST_F(KfdSim, RingWraparound) {
+TEST_P(KfdSim, RingWraparound) {
     // The smallest ring (one page, 1024 dwords) and 5-dword packets: packets straddle the end and
     // the ring wraps 5 times.
-    ASSERT_TRUE(device->destroyQueue(queue).ok());
-    Result<Queue> small = device->createQueue({.ringBytes = 4096});
-    ASSERT_TRUE(small.ok()) << small.error().describe();
-    queue = *small;
-    writer = std::make_unique<QueueWriter>(*device, queue);
+    recreateQueue({.ringBytes = 4096});
     Memory counter = alloc(4096);
     constexpr uint32_t kPackets = 1000;
-    Packets p;
+    Packets p(gfx());
     for (uint32_t i = 1; i <= kPackets; ++i) {
         p.clear();
         p->writeData({.address = counter.gpuVa}, {i});
@@ -157,10 +152,10 @@ TEST_F(KfdSim, RingWraparound) {
     EXPECT_FALSE(writer->write(huge).ok());
 }
 
-TEST_F(KfdSim, FenceTimesOutWithQueueState) {
+TEST_P(KfdSim, FenceTimesOutWithQueueState) {
     Memory fence = alloc(4096);
     Memory flag = alloc(4096);
-    Packets p;
+    Packets p(gfx());
     p->releaseMem({.data = pm4::ReleaseData::Value64, .address = fence.gpuVa, .value = 1});
     submitAndWait(p);
     // Fence 2 sits behind a WAIT_REG_MEM nobody will release.
@@ -199,9 +194,9 @@ TEST_F(KfdSim, FenceTimesOutWithQueueState) {
     EXPECT_TRUE(done.ok()) << done.error().describe();
 }
 
-TEST_F(KfdSim, FaultStopsTheQueue) {
+TEST_P(KfdSim, FaultStopsTheQueue) {
     Memory marker = alloc(4096);
-    Packets p;
+    Packets p(gfx());
     p->nop(2);
     p->writeData({.address = 0x10}, {1});  // nothing is mapped at 0x10: a GPU page fault
     p->writeData({.address = marker.gpuVa}, {5});
@@ -232,18 +227,14 @@ TEST_F(KfdSim, FaultStopsTheQueue) {
     EXPECT_EQ(later.error().errnum, EFAULT);
 }
 
-TEST_F(KfdSim, MalformedPacketsFault) {
+TEST_P(KfdSim, MalformedPacketsFault) {
     struct Case {
         uint32_t header;
         const char* expect;
     };
     for (const Case& c : {Case{0xC0009900u, "unknown opcode"}, Case{0x00000000u, "malformed packet"}}) {
         SCOPED_TRACE(c.expect);
-        ASSERT_TRUE(device->destroyQueue(queue).ok());
-        Result<Queue> q = device->createQueue({});
-        ASSERT_TRUE(q.ok());
-        queue = *q;
-        writer = std::make_unique<QueueWriter>(*device, queue);
+        recreateQueue({});
         const uint32_t dwords[] = {pm4::nopHeaderOnly(), c.header, 0, 0};
         ASSERT_TRUE(writer->submit(dwords).ok());
         Status s = device->waitEvents({&event, 1}, 10000);
@@ -257,7 +248,7 @@ TEST_F(KfdSim, MalformedPacketsFault) {
     }
 }
 
-TEST_F(KfdSim, CpuSetEventWakesWaiter) {
+TEST_P(KfdSim, CpuSetEventWakesWaiter) {
     std::thread setter([&] {
         std::this_thread::sleep_for(20ms);
         EXPECT_TRUE(device->setEvent(event).ok());

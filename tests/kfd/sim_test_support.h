@@ -11,6 +11,10 @@
 #include "kfd/sim_device.h"
 #include "pm4/stream.h"
 
+namespace zinc::kernels {
+class PoclRunner;
+}
+
 namespace zinc::kfd::testing {
 
 // A PM4 stream over its own storage.
@@ -37,37 +41,24 @@ inline pm4::ReleaseMem signalEvent(const Event& e) {
 template <class T> T loadAcquire(const T* p) { return std::atomic_ref<T>(*const_cast<T*>(p)).load(std::memory_order_acquire); }
 template <class T> void storeRelease(T* p, T v) { std::atomic_ref<T>(*p).store(v, std::memory_order_release); }
 
-// A simulated gfx1100 (no PoCL unless asked), one queue and a writer for it.
-class SimFixture : public ::testing::Test {
+// One PoCL runner for the whole binary: building the kernel program is the slow part.
+std::shared_ptr<kernels::PoclRunner> sharedRunner();
+
+// The ladder's fixture: a simulated GPU of the parameter's gfx target (every rung runs on gfx1100
+// and gfx1201), one queue, a writer and an event. Without PoCL unless a test asks for it, so the
+// queue rungs do not depend on an OpenCL runtime.
+class KfdSim : public ::testing::TestWithParam<const char*> {
 protected:
-    void open(const QueueOptions& queueOptions = {}, SimOptions simOptions = {.pocl = false}) {
-        Result<std::unique_ptr<Device>> d = openSimulatedDevice("gfx1100", simOptions);
-        ASSERT_TRUE(d.ok()) << d.error().describe();
-        device = std::move(*d);
-        Result<Queue> q = device->createQueue(queueOptions);
-        ASSERT_TRUE(q.ok()) << q.error().describe();
-        queue = *q;
-        writer = std::make_unique<QueueWriter>(*device, queue);
-        Result<Event> e = device->createEvent(true);
-        ASSERT_TRUE(e.ok()) << e.error().describe();
-        event = *e;
-    }
+    void open(const QueueOptions& queueOptions = {}, SimOptions simOptions = {.pocl = false});
+    void openWithPocl() { open({}, {.runner = sharedRunner()}); }
     void SetUp() override { open(); }
-    void TearDown() override {
-        if (device && queue.id) EXPECT_TRUE(device->destroyQueue(queue).ok());
-    }
-    Memory alloc(uint64_t bytes, MemoryKind kind = MemoryKind::Gtt) {
-        Result<Memory> m = device->allocMemory(bytes, kind, {});
-        EXPECT_TRUE(m.ok()) << m.error().describe();
-        return m.ok() ? *m : Memory{};
-    }
+    void TearDown() override;
+    // Replaces the queue with one of these options.
+    void recreateQueue(const QueueOptions& options);
+    Memory alloc(uint64_t bytes, MemoryKind kind = MemoryKind::Gtt);
+    pm4::Gfx gfx() const { return device->caps().gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11; }
     // Appends the event signal, submits and waits for it.
-    void submitAndWait(Packets& p, uint32_t timeoutMs = 10000) {
-        p->releaseMem(signalEvent(event));
-        ASSERT_TRUE(writer->submit(p.dwords()).ok());
-        Status s = device->waitEvents({&event, 1}, timeoutMs);
-        ASSERT_TRUE(s.ok()) << s.error().describe();
-    }
+    void submitAndWait(Packets& p, uint32_t timeoutMs = 10000);
 
     std::unique_ptr<Device> device;
     Queue queue;
