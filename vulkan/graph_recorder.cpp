@@ -15,14 +15,14 @@ bool addsIntoResidual(const graph::Graph& g, size_t i) {
 
 }  // namespace
 
-GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph)
+GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
       embed_(pipelines),
       norm_(pipelines),
       rope_(pipelines),
       attention_(pipelines),
       elementwise_(pipelines),
-      matVec_(pipelines),
+      matVec_(pipelines, integerDotProduct),
       moe_(pipelines, matVec_, elementwise_),
       argmax_(pipelines) {}
 

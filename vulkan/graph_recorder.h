@@ -12,7 +12,7 @@ namespace zinc::vk {
 
 class GraphRecorder {
 public:
-    GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph);
+    GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct);
     // Records the graph for a batch of nTokens; the ops after the layer stack run on the last
     // token only unless allRows. Returns the row of the first logits row recorded.
     int32_t record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens, bool allRows);

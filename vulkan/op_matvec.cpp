@@ -19,13 +19,22 @@ struct QuantizePc {
 };
 
 struct MatVecPc {
-    VkDeviceAddress w, act, out, ids;
+    VkDeviceAddress w, w32, act, out, ids;
     uint32_t k, m, rowBytes, actStride, outStride, nTok, sliceBytes, expertMode, actDiv, accumulate, groupsX;
 };
 
-constexpr uint32_t kWorkgroup = 64;
-constexpr uint32_t kRowsPerGroup = 2;
 constexpr uint32_t kTokenTile = 8;  // tokens per workgroup in batched prefill
+
+// Threads along k: enough for every 32-value unit of a row, 32 to 128.
+uint32_t workgroupFor(int64_t k) {
+    uint32_t wg = 32;
+    while (wg < 128 && wg * 32 < k) wg *= 2;
+    return wg;
+}
+
+// Rows per workgroup: more rows share each activation load; fewer keep a small matrix
+// spread over the whole GPU.
+uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 
 uint32_t actRowWords(ActMode mode, uint32_t k) {
     return mode == ActMode::Q8_0 || mode == ActMode::Q8_1 || mode == ActMode::Q8_K ? k / 4 + k / 16 : k;
@@ -33,8 +42,10 @@ uint32_t actRowWords(ActMode mode, uint32_t k) {
 
 }  // namespace
 
-MatVecOp::MatVecOp(PipelineFactory& pipelines)
-    : pipelines_(pipelines), quantize_(pipelines.get(Shader::Quantize)), workgroup_(kWorkgroup) {}
+MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
+    : pipelines_(pipelines),
+      quantize_(pipelines.get(Shader::Quantize)),
+      matVec_(integerDotProduct ? Shader::MatVecDot4 : Shader::MatVec) {}
 
 ActMode MatVecOp::actMode(GgmlType weight) {
     switch (weight) {
@@ -77,12 +88,15 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
                         uint32_t tokens, bool accumulate, const Expert* expert) {
     actMode(w.type);  // rejects unsupported types with a clear error
     const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
+    const uint32_t rows = rowsPerGroup(w.rows);
     const VkPipeline pipeline =
-        pipelines_.get(Shader::MatVec, {workgroup_, static_cast<uint32_t>(w.type), tile, kRowsPerGroup});
+        pipelines_.get(matVec_, {workgroupFor(w.cols), static_cast<uint32_t>(w.type), tile, rows});
     const uint32_t m = static_cast<uint32_t>(w.rows);
-    const uint32_t groups = groupsFor(m, kRowsPerGroup);
+    const uint32_t groups = groupsFor(m, rows);
     const uint32_t gx = std::min<uint32_t>(groups, 65535);
-    const MatVecPc pc{ctx.weights.address(w),
+    const VkDeviceAddress weights = ctx.weights.address(w);
+    const MatVecPc pc{weights,
+                      weights,
                       act.address,
                       out,
                       expert ? expert->ids : 0,

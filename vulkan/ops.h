@@ -66,7 +66,7 @@ private:
 // then runs the matvec variant of the weight type (tokens tiled for batched prefill).
 class MatVecOp {
 public:
-    explicit MatVecOp(PipelineFactory& pipelines);
+    MatVecOp(PipelineFactory& pipelines, bool integerDotProduct);
     static ActMode actMode(model::GgmlType weight);  // throws TierError for an unsupported type
     void record(PlanContext& ctx, const graph::Op& op);
 
@@ -92,7 +92,7 @@ public:
 private:
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
-    uint32_t workgroup_;
+    Shader matVec_;
 };
 
 class MoeOp {

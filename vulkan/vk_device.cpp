@@ -19,12 +19,14 @@ const char* typeName(VkPhysicalDeviceType type) {
 
 // The features zinc-rt's shaders and plans use, queried together.
 struct FeatureQuery {
+    VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     VkPhysicalDeviceFeatures2 base{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    FeatureQuery() {
+    explicit FeatureQuery(bool vulkan13) {
         base.pNext = &v11;
         v11.pNext = &v12;
+        if (vulkan13) v12.pNext = &v13;
     }
 };
 
@@ -48,7 +50,7 @@ std::string DeviceCaps::apiString() const {
 Instance::Instance() {
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "zinc-rt";
-    app.apiVersion = VK_API_VERSION_1_2;
+    app.apiVersion = VK_API_VERSION_1_3;  // 1.3 features where the device has them; 1.2 is the floor
     VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     info.pApplicationInfo = &app;
     const VkResult r = vkCreateInstance(&info, nullptr, &instance_);
@@ -94,8 +96,9 @@ DeviceCaps Instance::caps(uint32_t index) const {
         if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
             c.deviceLocalBytes = std::max<uint64_t>(c.deviceLocalBytes, memory.memoryHeaps[i].size);
 
-    FeatureQuery f;
+    FeatureQuery f(p.apiVersion >= VK_API_VERSION_1_3);
     if (p.apiVersion >= VK_API_VERSION_1_2) vkGetPhysicalDeviceFeatures2(device, &f.base);
+    c.integerDotProduct = p.apiVersion >= VK_API_VERSION_1_3 && f.v13.shaderIntegerDotProduct;
     auto need = [&c](bool present, const char* name) { (present ? c.features : c.missing).push_back(name); };
     need(p.apiVersion >= VK_API_VERSION_1_2, "Vulkan 1.2");
     need(f.v12.bufferDeviceAddress, "bufferDeviceAddress");
@@ -117,6 +120,7 @@ DeviceCaps Instance::caps(uint32_t index) const {
         c.timestamps = families[family].timestampValidBits > 0 && p.limits.timestampPeriod > 0;
     }
     if (c.timestamps) c.features.push_back("timestamps");
+    if (c.integerDotProduct) c.features.push_back("shaderIntegerDotProduct");
     return c;
 }
 
@@ -147,7 +151,8 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     queueInfo.queueFamilyIndex = queueFamily_;
     queueInfo.queueCount = 1;
     queueInfo.pQueuePriorities = &priority;
-    FeatureQuery enable;  // only what we use
+    FeatureQuery enable(caps_.integerDotProduct);  // only what we use
+    enable.v13.shaderIntegerDotProduct = caps_.integerDotProduct ? VK_TRUE : VK_FALSE;
     enable.v12.bufferDeviceAddress = VK_TRUE;
     enable.v12.timelineSemaphore = VK_TRUE;
     enable.v11.storageBuffer16BitAccess = VK_TRUE;

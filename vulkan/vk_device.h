@@ -25,6 +25,7 @@ struct DeviceCaps {
     uint64_t deviceLocalBytes = 0;
     float timestampPeriodNs = 0;
     bool timestamps = false;
+    bool integerDotProduct = false;  // 4x8-bit dot products in shaders (Vulkan 1.3)
     std::vector<std::string> features;  // the ones zinc-rt uses that are present
     std::vector<std::string> missing;   // the ones zinc-rt needs that are absent
     bool usable() const { return missing.empty(); }

@@ -10,6 +10,7 @@
 #include "vulkan/shaders/embed.h"
 #include "vulkan/shaders/kv_store.h"
 #include "vulkan/shaders/matvec.h"
+#include "vulkan/shaders/matvec_dot4.h"
 #include "vulkan/shaders/moe_combine.h"
 #include "vulkan/shaders/moe_topk.h"
 #include "vulkan/shaders/quantize.h"
@@ -37,6 +38,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(Elementwise, kElementwise)
         ZINC_SHADER(Quantize, kQuantize)
         ZINC_SHADER(MatVec, kMatvec)
+        ZINC_SHADER(MatVecDot4, kMatvecDot4)
         ZINC_SHADER(MoeTopK, kMoeTopk)
         ZINC_SHADER(MoeCombine, kMoeCombine)
         ZINC_SHADER(Argmax, kArgmax)
@@ -58,6 +60,7 @@ const char* shaderName(Shader shader) {
         case Shader::Elementwise: return "elementwise";
         case Shader::Quantize: return "quantize";
         case Shader::MatVec: return "matvec";
+        case Shader::MatVecDot4: return "matvec_dot4";
         case Shader::MoeTopK: return "moe_topk";
         case Shader::MoeCombine: return "moe_combine";
         case Shader::Argmax: return "argmax";

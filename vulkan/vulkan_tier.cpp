@@ -60,7 +60,7 @@ public:
           pipelines_(device_),
           weights_(device_, queue_, graph),
           memoryPlan_(graph::planMemory(graph, maxBatch_)),
-          recorder_(pipelines_, graph),
+          recorder_(pipelines_, graph, device_.caps().integerDotProduct),
           timestamps_(options.gpuTimestamps && device_.caps().timestamps) {
         if (options.precision != runtime::Precision::Ggml)
             throw runtime::TierError("vulkan tier: only the ggml precision (8-bit activations, F16 KV cache) is implemented");
@@ -83,9 +83,10 @@ public:
 
     std::string describe() const override {
         const auto& c = device_.caps();
-        std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, weights {:.1f} MiB, context {}, "
+        std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {}, weights {:.1f} MiB, context {}, "
                                     "KV cache F16 {:.1f} MiB, decode plan {} dispatches",
                                     c.index, c.name, c.type, c.driverName, c.subgroupSize,
+                                    c.integerDotProduct ? "dot4 matvec" : "unpacked matvec",
                                     static_cast<double>(weights_.bytes()) / (1 << 20), contextLength_,
                                     static_cast<double>(2 * kCache_.bytes()) / (1 << 20), stats_.dispatchesPerToken);
         if (stats_.decodeTokens > 0) {

@@ -2,12 +2,33 @@
 // y[t][r] = weight row r · activation row t, for one weight type (spec constant TYPE).
 // Quantized weights multiply 8-bit activation blocks (quantize.comp) in integer arithmetic
 // per 32 values, as the cpu tier does; F32/F16/BF16 weights multiply float activations.
-// A workgroup handles R rows for up to NT tokens, so each weight unit is decoded once and
-// reused by every token of the tile (batched prefill). Expert mode: workgroup z is a
-// (token, slot) pair whose expert id the router wrote on the GPU.
+// A workgroup handles R rows for up to NT tokens: each weight unit is decoded once into
+// registers and reused by every token of the tile (batched prefill), each activation unit is
+// loaded once for the R rows. Expert mode: workgroup z is a (token, slot) pair whose expert id
+// the router wrote on the GPU. Compiled twice: with ZINC_DOT4 the 4x8-bit dot products are
+// SPIR-V's OpSDot/OpSUDot (VK_KHR_shader_integer_dot_product), otherwise unpacked by hand.
 #extension GL_GOOGLE_include_directive : require
+#ifdef ZINC_DOT4
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int spirvSDot(uint a, uint b, spirv_literal int packedFormat);
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4452)
+int spirvSUDot(uint a, uint b, spirv_literal int packedFormat);
+int sdot4(uint a, uint b) { return spirvSDot(a, b, 0); }    // signed x signed bytes
+int sudot4(uint a, uint b) { return spirvSUDot(a, b, 0); }  // signed a x unsigned b
+#else
+int sdot4(uint a, uint b) {
+    int s = 0;
+    for (int i = 0; i < 32; i += 8) s += bitfieldExtract(int(a), i, 8) * bitfieldExtract(int(b), i, 8);
+    return s;
+}
+int sudot4(uint a, uint b) {
+    int s = 0;
+    for (int i = 0; i < 32; i += 8) s += bitfieldExtract(int(a), i, 8) * int((b >> i) & 0xFFu);
+    return s;
+}
+#endif
 #include "common.glsl"
-#include "reduce.glsl"
 #include "weights.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -17,6 +38,7 @@ layout(constant_id = 3) const uint R = 1u;
 
 layout(push_constant) uniform PC {
     U16Buf w;
+    UintBuf w32;      // the same weights, for 4-byte aligned block types
     UintBuf act;
     FloatBuf out_;
     IntBuf ids;
@@ -34,23 +56,26 @@ layout(push_constant) uniform PC {
 } pc;
 
 const bool kFloatType = TYPE == kF32 || TYPE == kF16 || TYPE == kBF16;
+// Quants stored unsigned with this offset (value = q - off); Q8_0's are signed bytes.
+const int kOffset = TYPE == kQ4_0 ? 8 : TYPE == kQ5_0 ? 16 : TYPE == kQ6_K ? 32 : 0;
+const bool kHasMin = TYPE == kQ4_1 || TYPE == kQ5_1 || TYPE == kQ4_K || TYPE == kQ5_K;
 
-// Unit u (32 values) of a quantized row: 32 quants packed 4 per word, and how to scale
-// them: value dot = d_act * (fa * (dot of quants 0..15 - off * act sum) + fb * (16..31 ...))
-// + fm * s_act.
-void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm, out int off) {
+// Byte j (0..3) of word w.
+uint byteOf(uint w, uint j) { return (w >> (8u * j)) & 0xFFu; }
+
+// Unit u (32 values) of a quantized row: 32 quants packed 4 per word, and how to scale them:
+// dot = d_act * (fa * (dot of quants 0..15 - off * act sum 0..15) + fb * (16..31 ...)) + fm * s_act.
+void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
     fm = 0.0;
-    off = 0;
     if (TYPE == kQ8_0) {
         const uint blk = row + u * 34u;
         fa = fb = rdHalf(pc.w, blk);
         for (uint i = 0u; i < 8u; ++i) wq[i] = rd32(pc.w, blk + 2u + 4u * i);
     } else if (TYPE == kQ4_0 || TYPE == kQ4_1 || TYPE == kQ5_0 || TYPE == kQ5_1) {
-        const bool hasMin = TYPE == kQ4_1 || TYPE == kQ5_1;
         const bool five = TYPE == kQ5_0 || TYPE == kQ5_1;
         const uint size = TYPE == kQ4_0 ? 18u : TYPE == kQ4_1 ? 20u : TYPE == kQ5_0 ? 22u : 24u;
         const uint blk = row + u * size;
-        const uint qhAt = blk + (hasMin ? 4u : 2u);
+        const uint qhAt = blk + (kHasMin ? 4u : 2u);
         const uint qs = qhAt + (five ? 4u : 0u);
         const uint qh = five ? rd32(pc.w, qhAt) : 0u;
         for (uint i = 0u; i < 4u; ++i) {
@@ -63,21 +88,29 @@ void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, ou
             }
         }
         fa = fb = rdHalf(pc.w, blk);
-        if (hasMin) fm = rdHalf(pc.w, blk + 2u);
-        else off = five ? 16 : 8;
+        if (kHasMin) fm = rdHalf(pc.w, blk + 2u);
     } else if (TYPE == kQ4_K || TYPE == kQ5_K) {
+        // 4-byte aligned blocks: d and dmin, then 12 bytes of 6-bit scales and mins.
         const uint b = u / 8u, j = u % 8u, c = j / 2u;
-        const uint blk = row + b * (TYPE == kQ4_K ? 144u : 176u);
-        float sc, mn;
-        scaleMinK4(pc.w, blk + 4u, j, sc, mn);
-        const uint qs = blk + (TYPE == kQ4_K ? 16u : 48u) + 32u * c;
-        for (uint i = 0u; i < 8u; ++i) {
-            wq[i] = (rd32(pc.w, qs + 4u * i) >> (4u * (j & 1u))) & 0x0F0F0F0Fu;
-            if (TYPE == kQ5_K) wq[i] |= ((rd32(pc.w, blk + 16u + 4u * i) >> j) & 0x01010101u) << 4;
+        const uint blk = (row + b * (TYPE == kQ4_K ? 144u : 176u)) / 4u;
+        const vec2 dm = unpackHalf2x16(pc.w32.v[blk]);
+        const uint s0 = pc.w32.v[blk + 1u], s1 = pc.w32.v[blk + 2u], s2 = pc.w32.v[blk + 3u];
+        uint sc, mn;
+        if (j < 4u) {
+            sc = byteOf(s0, j) & 63u;
+            mn = byteOf(s1, j) & 63u;
+        } else {
+            sc = (byteOf(s2, j - 4u) & 0xFu) | ((byteOf(s0, j - 4u) >> 6) << 4);
+            mn = (byteOf(s2, j - 4u) >> 4) | ((byteOf(s1, j - 4u) >> 6) << 4);
         }
-        fa = fb = rdHalf(pc.w, blk) * sc;
-        fm = -rdHalf(pc.w, blk + 2u) * mn;
-    } else {  // Q6_K
+        const uint qs = blk + (TYPE == kQ4_K ? 4u : 12u) + 8u * c;
+        for (uint i = 0u; i < 8u; ++i) {
+            wq[i] = (pc.w32.v[qs + i] >> (4u * (j & 1u))) & 0x0F0F0F0Fu;
+            if (TYPE == kQ5_K) wq[i] |= ((pc.w32.v[blk + 4u + i] >> j) & 0x01010101u) << 4;
+        }
+        fa = fb = dm.x * float(sc);
+        fm = -dm.y * float(mn);
+    } else {  // Q6_K: 210-byte blocks, 2-byte aligned
         const uint b = u / 8u, g = u % 8u, h = g / 4u, kq = g % 4u;
         const uint blk = row + b * 210u;
         const uint ql = blk + 64u * h + 32u * (kq & 1u);
@@ -88,32 +121,10 @@ void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, ou
             wq[i] = lo | (hi << 4);
         }
         const float d = rdHalf(pc.w, blk + 208u);
-        const uint sc = blk + 192u + 8u * h + 2u * kq;
-        fa = d * float(bitfieldExtract(int(rd8(pc.w, sc)), 0, 8));
-        fb = d * float(bitfieldExtract(int(rd8(pc.w, sc + 1u)), 0, 8));
-        off = 32;
+        const uint sc = rd16(pc.w, blk + 192u + 8u * h + 2u * kq);
+        fa = d * float(bitfieldExtract(int(sc), 0, 8));
+        fb = d * float(bitfieldExtract(int(sc), 8, 8));
     }
-}
-
-float unitDot(uint wq[8], float fa, float fb, float fm, int off, uint actRow, uint u) {
-    int dlo = 0, dhi = 0, slo = 0, shi = 0;
-    for (uint i = 0u; i < 8u; ++i) {
-        const uint aw = pc.act.v[actRow + 8u * u + i];
-        int d = 0, s = 0;
-        for (int b = 0; b < 32; b += 8) {
-            const int a = bitfieldExtract(int(aw), b, 8);
-            const int q = TYPE == kQ8_0 ? bitfieldExtract(int(wq[i]), b, 8) : int((wq[i] >> b) & 0xFFu);
-            d += q * a;
-            s += a;
-        }
-        if (i < 4u) { dlo += d; slo += s; } else { dhi += d; shi += s; }
-    }
-    const uint nBlocks = pc.k / 32u;
-    const float da = uintBitsToFloat(pc.act.v[actRow + pc.k / 4u + u]);
-    float r = da * (fa * float(dlo - off * slo) + fb * float(dhi - off * shi));
-    if (TYPE == kQ4_1 || TYPE == kQ5_1 || TYPE == kQ4_K || TYPE == kQ5_K)
-        r += fm * uintBitsToFloat(pc.act.v[actRow + pc.k / 4u + nBlocks + u]);
-    return r;
 }
 
 float floatUnitDot(uint row, uint actRow, uint u) {
@@ -128,6 +139,9 @@ float floatUnitDot(uint row, uint actRow, uint u) {
     }
     return r;
 }
+
+const uint kMaxSubgroups = 64u;
+shared float partials[R * NT * kMaxSubgroups];
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -148,31 +162,68 @@ void main() {
     float acc[R * NT];
     for (uint i = 0u; i < R * NT; ++i) acc[i] = 0.0;
     const uint nUnits = (pc.k + 31u) / 32u;
+    const uint nBlocks = pc.k / 32u;
     for (uint u = tid; u < nUnits; u += wg) {
-        for (uint r = 0u; r < R; ++r) {
-            const uint row = min(row0 + r, pc.m - 1u);  // a missing last row recomputes the one before
-            const uint base = wBase + row * pc.rowBytes;
-            if (kFloatType) {
+        if (kFloatType) {
+            for (uint r = 0u; r < R; ++r) {
+                const uint base = wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes;
                 for (uint t = 0u; t < NT; ++t)
                     if (t < nt) acc[r * NT + t] += floatUnitDot(base, (actRow0 + t) * pc.actStride, u);
-            } else {
-                uint wq[8];
-                float fa, fb, fm;
-                int off;
-                decodeUnit(base, u, wq, fa, fb, fm, off);
-                for (uint t = 0u; t < NT; ++t)
-                    if (t < nt) acc[r * NT + t] += unitDot(wq, fa, fb, fm, off, (actRow0 + t) * pc.actStride, u);
+            }
+            continue;
+        }
+        uint wq[R * 8u];
+        float fa[R], fb[R], fm[R];
+        for (uint r = 0u; r < R; ++r) {
+            // A missing last row decodes the one before; its result is not written.
+            uint q[8];
+            decodeUnit(wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes, u, q, fa[r], fb[r], fm[r]);
+            for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
+        }
+        for (uint t = 0u; t < NT; ++t) {
+            if (t >= nt) break;
+            const uint a0 = (actRow0 + t) * pc.actStride;
+            uint a[8];
+            for (uint i = 0u; i < 8u; ++i) a[i] = pc.act.v[a0 + 8u * u + i];
+            const float da = uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + u]);
+            const float sa = kHasMin ? uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + nBlocks + u]) : 0.0;
+            int slo = 0, shi = 0;
+            if (kOffset != 0) {
+                for (uint i = 0u; i < 4u; ++i) {
+                    slo += sdot4(a[i], 0x01010101u);
+                    shi += sdot4(a[i + 4u], 0x01010101u);
+                }
+            }
+            for (uint r = 0u; r < R; ++r) {
+                int dlo = 0, dhi = 0;
+                for (uint i = 0u; i < 4u; ++i) {
+                    if (TYPE == kQ8_0) {
+                        dlo += sdot4(a[i], wq[r * 8u + i]);
+                        dhi += sdot4(a[i + 4u], wq[r * 8u + i + 4u]);
+                    } else {
+                        dlo += sudot4(a[i], wq[r * 8u + i]);
+                        dhi += sudot4(a[i + 4u], wq[r * 8u + i + 4u]);
+                    }
+                }
+                float v = da * (fa[r] * float(dlo - kOffset * slo) + fb[r] * float(dhi - kOffset * shi));
+                if (kHasMin) v += fm[r] * sa;
+                acc[r * NT + t] += v;
             }
         }
     }
-    for (uint r = 0u; r < R; ++r) {
-        for (uint t = 0u; t < NT; ++t) {
-            const float s = workgroupSum(acc[r * NT + t]);
-            const uint row = row0 + r;
-            if (tid == 0u && row < pc.m && t < nt) {
-                const uint o = (outRow0 + t) * pc.outStride + row;
-                pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
-            }
+    // One barrier for all R * NT sums: subgroups reduce, then thread i adds up sum i.
+    for (uint i = 0u; i < R * NT; ++i) {
+        const float s = subgroupAdd(acc[i]);
+        if (subgroupElect()) partials[i * kMaxSubgroups + gl_SubgroupID] = s;
+    }
+    barrier();
+    if (tid < R * NT) {
+        const uint r = tid / NT, t = tid % NT, row = row0 + r;
+        float s = 0.0;
+        for (uint g = 0u; g < gl_NumSubgroups; ++g) s += partials[tid * kMaxSubgroups + g];
+        if (row < pc.m && t < nt) {
+            const uint o = (outRow0 + t) * pc.outStride + row;
+            pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
         }
     }
 }
