@@ -13,6 +13,24 @@ bool addsIntoResidual(const graph::Graph& g, size_t i) {
     return next.kind == OpKind::Add && next.in2 == op.out && next.out == next.in && next.in != op.out;
 }
 
+// QK-norm/RoPE op i belongs to the run [HeadNorm q, HeadNorm k] Rope q, Rope k that ends
+// at the next Attention, with each op on that attention's q or k: qk_rope.comp does them all.
+bool fusesWithAttention(const graph::Graph& g, size_t i) {
+    size_t j = i;
+    while (j < g.ops.size() && (g.ops[j].kind == OpKind::HeadNorm || g.ops[j].kind == OpKind::Rope)) ++j;
+    if (j == g.ops.size() || g.ops[j].kind != OpKind::Attention) return false;
+    const auto& att = g.ops[j];
+    int ropes = 0;
+    for (size_t h = i; h < j; ++h) {
+        if (g.ops[h].in != att.in && g.ops[h].in != att.in2) return false;
+        ropes += g.ops[h].kind == OpKind::Rope;
+    }
+    // The fused shader always rotates: the run must rope both q and k (it may start midway).
+    for (size_t h = i; h > 0 && (g.ops[h - 1].kind == OpKind::HeadNorm || g.ops[h - 1].kind == OpKind::Rope); --h)
+        ropes += g.ops[h - 1].kind == OpKind::Rope;
+    return ropes == 2;
+}
+
 }  // namespace
 
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
@@ -30,6 +48,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
                               bool allRows) {
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
+    pendingHeadOps_.clear();
     for (size_t i = 0; i < graph_.ops.size(); ++i) {
         const auto& op = graph_.ops[i];
         if (op.layer < 0 && op.kind != OpKind::Embed && !allRows) {
@@ -46,10 +65,25 @@ void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
     const auto& op = graph_.ops[i];
     switch (op.kind) {
         case OpKind::Embed: return embed_.record(ctx, op);
-        case OpKind::RmsNorm:
-        case OpKind::HeadNorm: return norm_.record(ctx, op);
-        case OpKind::Rope: return rope_.record(ctx, op);
-        case OpKind::Attention: return attention_.record(ctx, op);
+        case OpKind::RmsNorm: return norm_.record(ctx, op);
+        case OpKind::HeadNorm:
+        case OpKind::Rope:
+            if (fusesWithAttention(graph_, i)) {
+                pendingHeadOps_.push_back(&op);
+                return;
+            }
+            return op.kind == OpKind::Rope ? rope_.record(ctx, op) : norm_.record(ctx, op);
+        case OpKind::Attention: {
+            if (pendingHeadOps_.empty()) return attention_.record(ctx, op);
+            const model::WeightRef *qNorm = nullptr, *kNorm = nullptr;
+            for (const auto* head : pendingHeadOps_)
+                if (head->kind == OpKind::HeadNorm) (head->in == op.in ? qNorm : kNorm) = head->weight;
+            pendingHeadOps_.clear();
+            attention_.recordFused(ctx, op, qNorm, kNorm);
+            ctx.acts.invalidate(op.in);
+            ctx.acts.invalidate(op.in2);
+            return;
+        }
         case OpKind::Add: return elementwise_.record(ctx, op);
         case OpKind::MoeRoute: return moe_.recordRoute(ctx, op);
         case OpKind::SwiGlu: {

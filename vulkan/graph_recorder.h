@@ -3,6 +3,7 @@
 // where the result is the same: a projection followed by the residual add accumulates into
 // the residual; SwiGLU feeds the down projection's activation quantizer directly.
 #include <cstdint>
+#include <vector>
 
 #include "graph/graph.h"
 #include "vulkan/ops.h"
@@ -22,6 +23,8 @@ public:
 
 private:
     void recordOp(PlanContext& ctx, size_t& i);
+    // QK-norm and RoPE ops seen since the last attention: recorded with it, fused.
+    std::vector<const graph::Op*> pendingHeadOps_;
     const graph::Graph& graph_;
     EmbedOp embed_;
     NormOp norm_;

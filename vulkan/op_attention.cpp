@@ -23,6 +23,19 @@ struct AttendPc {
     uint32_t nSplits, exactMax;
 };
 
+struct FusedPc {
+    VkDeviceAddress q, k, v, qNorm, kNorm, table, kCache, vCache, state;
+    uint32_t nHead, nHeadKv, headDim, ropeDim, neox, qStride, kvStride;
+    float eps;
+    uint32_t hasNorm;
+};
+
+void checkHeadDim(const model::ModelConfig& c) {
+    if (c.headDim > 256 || c.headDim % 2 != 0)
+        throw runtime::TierError(fmt::format("vulkan tier: head size {} (the attention shaders take even sizes up to 256)",
+                                             c.headDim));
+}
+
 struct SplitPc {
     VkDeviceAddress q, kCache, vCache, partials, state;
     uint32_t nHead, group, headDim, kvDim, qStride, nSplits;
@@ -35,18 +48,52 @@ struct SplitPc {
 AttentionOp::AttentionOp(PipelineFactory& pipelines)
     : store_(pipelines.get(Shader::KvStore)),
       split_(pipelines.get(Shader::AttentionSplit)),
-      attend_(pipelines.get(Shader::Attention)) {}
+      attend_(pipelines.get(Shader::Attention)),
+      fused_(pipelines.get(Shader::QkRope)) {}
 
 void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
-    if (c.headDim > 256 || c.headDim % 2 != 0)
-        throw runtime::TierError(fmt::format("vulkan tier: head size {} (the attention shader takes even sizes up to 256)",
-                                             c.headDim));
+    checkHeadDim(c);
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
     const uint64_t layerOffset = static_cast<uint64_t>(op.layer) * ctx.mem.layerKvBytes;
     const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
     const StorePc store{ctx.row0(op.in2), ctx.row0(op.in3), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.in2)};
     ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
+    attend(ctx, op, kCache, vCache);
+}
+
+void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model::WeightRef* qNorm,
+                              const model::WeightRef* kNorm) const {
+    const auto& c = *ctx.graph.config;
+    checkHeadDim(c);
+    const uint64_t layerOffset = static_cast<uint64_t>(op.layer) * ctx.mem.layerKvBytes;
+    const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
+    const bool norm = qNorm && kNorm;
+    const FusedPc pc{ctx.row0(op.in),
+                     ctx.row0(op.in2),
+                     ctx.row0(op.in3),
+                     norm ? ctx.weights.address(*qNorm) : 0,
+                     norm ? ctx.weights.address(*kNorm) : 0,
+                     ctx.mem.ropeTable,
+                     kCache,
+                     vCache,
+                     ctx.mem.state,
+                     static_cast<uint32_t>(c.nHead),
+                     static_cast<uint32_t>(c.nHeadKv),
+                     static_cast<uint32_t>(c.headDim),
+                     static_cast<uint32_t>(c.ropeDim),
+                     c.ropeStyle == model::RopeStyle::Neox ? 1u : 0u,
+                     ctx.width(op.in),
+                     ctx.width(op.in2),
+                     c.normEps,
+                     norm ? 1u : 0u};
+    ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));
+    attend(ctx, op, kCache, vCache);
+}
+
+void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress kCache, VkDeviceAddress vCache) const {
+    const auto& c = *ctx.graph.config;
+    const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
     const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
     const auto headDim = static_cast<uint32_t>(c.headDim);

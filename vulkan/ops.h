@@ -40,14 +40,18 @@ private:
     VkPipeline pipeline_;
 };
 
-// Stores k and v into the F16 cache, then attends (attention.comp).
+// Stores k and v into the F16 cache, then attends (attention.comp). recordFused also does
+// the QK-norm and RoPE ops before it (qk_rope.comp): one dispatch instead of five.
 class AttentionOp {
 public:
     explicit AttentionOp(PipelineFactory& pipelines);
     void record(PlanContext& ctx, const graph::Op& op) const;
+    void recordFused(PlanContext& ctx, const graph::Op& op, const model::WeightRef* qNorm,
+                     const model::WeightRef* kNorm) const;
 
 private:
-    VkPipeline store_, split_, attend_;
+    void attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress kCache, VkDeviceAddress vCache) const;
+    VkPipeline store_, split_, attend_, fused_;
 };
 
 // SwiGLU and the residual add.

@@ -13,6 +13,7 @@
 #include "vulkan/shaders/matvec_dot4.h"
 #include "vulkan/shaders/moe_combine.h"
 #include "vulkan/shaders/moe_topk.h"
+#include "vulkan/shaders/qk_rope.h"
 #include "vulkan/shaders/quantize.h"
 #include "vulkan/shaders/rms_norm.h"
 #include "vulkan/shaders/rope.h"
@@ -42,6 +43,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MoeTopK, kMoeTopk)
         ZINC_SHADER(MoeCombine, kMoeCombine)
         ZINC_SHADER(Argmax, kArgmax)
+        ZINC_SHADER(QkRope, kQkRope)
 #undef ZINC_SHADER
     }
     return {nullptr, 0};
@@ -64,6 +66,7 @@ const char* shaderName(Shader shader) {
         case Shader::MoeTopK: return "moe_topk";
         case Shader::MoeCombine: return "moe_combine";
         case Shader::Argmax: return "argmax";
+        case Shader::QkRope: return "qk_rope";
     }
     return "?";
 }
