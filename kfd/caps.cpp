@@ -35,7 +35,12 @@ std::string gfxNameFromTargetVersion(uint32_t version) {
 }
 
 Result<uint32_t> targetVersionFromGfxName(std::string_view name) {
-    auto bad = [&] { return plainError("gfx name", "'" + std::string(name) + "' is not of the form gfxMMms (e.g. gfx1100, gfx90a)"); };
+    auto bad = [&] {
+        // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "'" + std::string(...).
+        std::string message(name);
+        message += " is not of the form gfxMMms (e.g. gfx1100, gfx90a)";
+        return plainError("gfx name", message);
+    };
     if (name.size() < 6 || name.substr(0, 3) != "gfx") return bad();
     auto hex = [](char c) -> int {
         if (c >= '0' && c <= '9') return c - '0';

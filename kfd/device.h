@@ -179,11 +179,13 @@ protected:
 
 // Linux: /dev/kfd and the topology under `topologyRoot`. `node` picks a GPU node by index;
 // by default the first GPU node.
+class Syscalls;
 struct LinuxOptions {
     std::string kfdPath = "/dev/kfd";
     std::string topologyRoot = "/sys/class/kfd/kfd/topology";
     std::string driPath = "/dev/dri";
     std::optional<uint32_t> node;
+    Syscalls* syscalls = nullptr;  // null: the real ones (kfd/syscalls.h); tests pass a fake KFD
 };
 Result<std::unique_ptr<Device>> openLinuxDevice(const LinuxOptions& options = {});
 

@@ -26,7 +26,7 @@ struct Rung {
 struct LadderOptions {
     uint32_t timeoutMs = 10000;  // for each rung's wait
     // The code object for "trivial dispatch"; null: the one embedded for the device's gfx target.
-    std::shared_ptr<const kernels::CodeObject> code;
+    std::shared_ptr<const kernels::CodeObject> code{};
     bool dispatch = true;        // climb the dispatch rung
 };
 

@@ -3,9 +3,7 @@
 // ACQUIRE_VM -> event page + exception events -> allocations -> CREATE_QUEUE.
 // Not yet run on hardware: this machine has no AMD GPU (tiers.md).
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,9 +13,11 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "kfd/device.h"
 #include "kfd/kfd_uapi.h"
+#include "kfd/syscalls.h"
 #include "kfd/topology.h"
 
 namespace zinc::kfd {
@@ -34,10 +34,10 @@ std::string hex(uint64_t v) {
 
 // One ioctl, retried while the kernel says "interrupted, try again" (libhsakmt kmtIoctl does
 // the same); any other failure keeps its errno.
-Status kfdIoctl(int fd, uint32_t request, void* arg, const char* name, const std::string& what) {
+Status kfdIoctl(Syscalls& sys, int fd, uint32_t request, void* arg, const char* name, const std::string& what) {
     int rc;
     do {
-        rc = ::ioctl(fd, request, arg);
+        rc = sys.ioctl(fd, request, arg);
     } while (rc == -1 && (errno == EINTR || errno == EAGAIN));
     if (rc == -1) return errnoError(name, what);
     return {};
@@ -45,8 +45,8 @@ Status kfdIoctl(int fd, uint32_t request, void* arg, const char* name, const std
 
 class LinuxDevice final : public Device {
 public:
-    LinuxDevice(int kfd, GpuCaps caps, uapi::get_version_args version, std::string topologyRoot)
-        : kfd_(kfd), caps_(std::move(caps)), version_(version), topologyRoot_(std::move(topologyRoot)) {}
+    LinuxDevice(Syscalls& sys, int kfd, GpuCaps caps, uapi::get_version_args version)
+        : sys_(sys), kfd_(kfd), caps_(std::move(caps)), version_(version) {}
     ~LinuxDevice() override;
 
     Status attach(const LinuxOptions& options);
@@ -78,14 +78,15 @@ private:
     Result<Event> createKfdEvent(uint32_t type, bool autoReset);
     std::string exceptionReport(const uapi::event_data& data, uint32_t type) const;
 
+    Syscalls& sys_;
     int kfd_ = -1;
     int drm_ = -1;
     GpuCaps caps_;
     uapi::get_version_args version_{};
-    std::string topologyRoot_;
     Memory doorbellFrame_;  // the process's doorbell pages, mapped lazily with the first queue
     Memory eventPage_;      // signal-event mailboxes (dGPU: user-allocated, FACTS.md §5.7)
     bool eventPageRegistered_ = false;  // handed to KFD with the first signal event
+    uint64_t gpuvmBase_ = 0, gpuvmLimit_ = 0;  // from GET_PROCESS_APERTURES_NEW
     Event memoryEvent_, hwExceptionEvent_;  // GPU faults end every wait (tinygrad waits on both)
     mutable std::mutex mutex_;
     std::map<uint32_t, Queue> queues_;
@@ -99,17 +100,29 @@ LinuxDevice::~LinuxDevice() {
     if (doorbellFrame_) (void)freeMemory(doorbellFrame_);
     // The event page stays registered with KFD until the fd closes: closing releases the BO
     // with the process's KFD state; only our CPU mapping is left to drop.
-    if (drm_ >= 0) ::close(drm_);
-    if (kfd_ >= 0) ::close(kfd_);
-    if (eventPage_) ::munmap(eventPage_.cpuPtr, eventPage_.size);
+    if (drm_ >= 0) sys_.close(drm_);
+    if (kfd_ >= 0) sys_.close(kfd_);
+    if (eventPage_) sys_.munmap(eventPage_.cpuPtr, eventPage_.size);
 }
 
 Status LinuxDevice::attach(const LinuxOptions& options) {
     const std::string render = options.driPath + "/renderD" + std::to_string(caps_.drmRenderMinor);
-    drm_ = ::open(render.c_str(), O_RDWR | O_CLOEXEC);
+    drm_ = sys_.open(render.c_str(), O_RDWR | O_CLOEXEC);
     if (drm_ < 0) return errnoError("open render node", "cannot open " + render + " (drm_render_minor of topology node " + std::to_string(caps_.nodeIndex) + ")");
     uapi::acquire_vm_args vm{uint32_t(drm_), caps_.gpuId};
-    if (Status s = kfdIoctl(kfd_, uapi::kIocAcquireVm, &vm, "ACQUIRE_VM", "render node " + render + ", gpu_id " + hex(caps_.gpuId)); !s) return s;
+    if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocAcquireVm, &vm, "ACQUIRE_VM", "render node " + render + ", gpu_id " + hex(caps_.gpuId)); !s) return s;
+
+    // The GPUVM aperture of this GPU in our process: every VA we hand KFD must lie inside it
+    // (libhsakmt reads the same at init, fmm_init_process_apertures).
+    std::vector<uapi::process_device_apertures> apertures(64);
+    uapi::get_process_apertures_new_args ap{reinterpret_cast<uint64_t>(apertures.data()), uint32_t(apertures.size()), 0};
+    if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocGetProcessAperturesNew, &ap, "GET_PROCESS_APERTURES_NEW", "gpu_id " + hex(caps_.gpuId)); !s) return s;
+    for (uint32_t i = 0; i < std::min<uint32_t>(ap.num_of_nodes, uint32_t(apertures.size())); ++i) {
+        if (apertures[i].gpu_id != caps_.gpuId) continue;
+        gpuvmBase_ = apertures[i].gpuvm_base;
+        gpuvmLimit_ = apertures[i].gpuvm_limit;
+    }
+    if (gpuvmLimit_ == 0) return plainError("GET_PROCESS_APERTURES_NEW", "KFD listed no apertures for gpu_id " + hex(caps_.gpuId));
 
     // Event page first: on a dGPU the first CREATE_EVENT must bring it (kfd_ioctl_create_event).
     Result<Memory> page = allocMemory(uint64_t(uapi::kSignalEventLimit) * 8, MemoryKind::Gtt, {.uncached = true});
@@ -128,8 +141,8 @@ Status LinuxDevice::attach(const LinuxOptions& options) {
 Status LinuxDevice::mapToGpu(uint64_t handle, bool map) {
     uint32_t gpuId = caps_.gpuId;
     uapi::map_memory_to_gpu_args args{handle, reinterpret_cast<uint64_t>(&gpuId), 1, 0};
-    if (map) return kfdIoctl(kfd_, uapi::kIocMapMemoryToGpu, &args, "MAP_MEMORY_TO_GPU", "handle " + hex(handle));
-    return kfdIoctl(kfd_, uapi::kIocUnmapMemoryFromGpu, &args, "UNMAP_MEMORY_FROM_GPU", "handle " + hex(handle));
+    if (map) return kfdIoctl(sys_, kfd_, uapi::kIocMapMemoryToGpu, &args, "MAP_MEMORY_TO_GPU", "handle " + hex(handle));
+    return kfdIoctl(sys_, kfd_, uapi::kIocUnmapMemoryFromGpu, &args, "UNMAP_MEMORY_FROM_GPU", "handle " + hex(handle));
 }
 
 Result<Memory> LinuxDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOptions options) {
@@ -138,8 +151,13 @@ Result<Memory> LinuxDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOpt
     size = kind == MemoryKind::Doorbell ? uapi::kDoorbellFrameBytes : alignUp(size, kPage);
     // The CPU and GPU see one address: reserve it first, allocate the BO there, then map the
     // BO's pages over the reservation (tinygrad KFDIface.alloc).
-    void* va = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* va = sys_.mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (va == MAP_FAILED) return errnoError("allocMemory", "cannot reserve " + hex(size) + " bytes of address space");
+    const uint64_t va64 = reinterpret_cast<uint64_t>(va);
+    if (va64 < gpuvmBase_ || va64 + size - 1 > gpuvmLimit_) {
+        sys_.munmap(va, size);
+        return plainError("allocMemory", "address " + hex(va64) + " (+" + hex(size) + ") is outside the GPUVM aperture " + hex(gpuvmBase_) + "-" + hex(gpuvmLimit_));
+    }
     uint32_t flags = options.readOnly ? 0 : uapi::kAllocWritable;
     if (options.executable) flags |= uapi::kAllocExecutable;
     switch (kind) {
@@ -150,8 +168,8 @@ Result<Memory> LinuxDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOpt
     if (options.uncached) flags |= uapi::kAllocCoherent | uapi::kAllocUncached;
     uapi::alloc_memory_of_gpu_args args{reinterpret_cast<uint64_t>(va), size, 0, 0, caps_.gpuId, flags};
     const std::string what = std::string(memoryKindName(kind)) + ", " + hex(size) + " bytes at " + hex(args.va_addr) + ", flags " + hex(flags);
-    if (Status s = kfdIoctl(kfd_, uapi::kIocAllocMemoryOfGpu, &args, "ALLOC_MEMORY_OF_GPU", what); !s) {
-        ::munmap(va, size);
+    if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocAllocMemoryOfGpu, &args, "ALLOC_MEMORY_OF_GPU", what); !s) {
+        sys_.munmap(va, size);
         return s.error();
     }
     Memory memory{args.va_addr, va, size, kind, args.handle};
@@ -159,7 +177,7 @@ Result<Memory> LinuxDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOpt
     // /dev/kfd itself at the doorbell mmap type for this GPU (kfd_priv.h KFD_MMAP_TYPE_DOORBELL).
     const int fd = kind == MemoryKind::Doorbell ? kfd_ : drm_;
     const uint64_t offset = kind == MemoryKind::Doorbell ? (uapi::kMmapTypeDoorbell | uapi::mmapGpuId(caps_.gpuId)) : args.mmap_offset;
-    if (::mmap(va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off_t(offset)) == MAP_FAILED) {
+    if (sys_.mmap(va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off_t(offset)) == MAP_FAILED) {
         Error e = errnoError("allocMemory", "cannot map " + what + " for the CPU at mmap offset " + hex(offset));
         (void)freeMemory(memory);
         return e;
@@ -167,8 +185,8 @@ Result<Memory> LinuxDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOpt
     if (Status s = mapToGpu(memory.handle, true); !s) {
         Error e = s.error();
         uapi::free_memory_of_gpu_args free{memory.handle};
-        (void)kfdIoctl(kfd_, uapi::kIocFreeMemoryOfGpu, &free, "FREE_MEMORY_OF_GPU", "");
-        ::munmap(va, size);
+        (void)kfdIoctl(sys_, kfd_, uapi::kIocFreeMemoryOfGpu, &free, "FREE_MEMORY_OF_GPU", "");
+        sys_.munmap(va, size);
         return e;
     }
     return memory;
@@ -178,8 +196,8 @@ Status LinuxDevice::freeMemory(Memory& memory) {
     if (!memory) return {};
     Status unmapped = mapToGpu(memory.handle, false);
     uapi::free_memory_of_gpu_args args{memory.handle};
-    Status freed = kfdIoctl(kfd_, uapi::kIocFreeMemoryOfGpu, &args, "FREE_MEMORY_OF_GPU", "handle " + hex(memory.handle));
-    ::munmap(memory.cpuPtr, memory.size);
+    Status freed = kfdIoctl(sys_, kfd_, uapi::kIocFreeMemoryOfGpu, &args, "FREE_MEMORY_OF_GPU", "handle " + hex(memory.handle));
+    sys_.munmap(memory.cpuPtr, memory.size);
     memory = Memory{};
     if (!unmapped) return unmapped;
     return freed;
@@ -229,7 +247,7 @@ Result<Queue> LinuxDevice::createQueue(const QueueOptions& options) {
     const std::string what = "PM4 compute queue, ring " + hex(options.ringBytes) + " bytes, eop " + hex(sizes.eopBytes) +
                              ", ctx save " + hex(sizes.ctxSaveBytes) + " (ctl stack " + hex(sizes.ctlStackBytes) + ", mapping " +
                              hex(sizes.ctxSaveMappingBytes) + ")";
-    if (Status s = kfdIoctl(kfd_, uapi::kIocCreateQueue, &args, "CREATE_QUEUE", what); !s) return release(s.error());
+    if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocCreateQueue, &args, "CREATE_QUEUE", what); !s) return release(s.error());
     q.id = args.queue_id;
     q.doorbellOffset = args.doorbell_offset;
     // The low bits of doorbell_offset are this queue's byte offset in the 2-page frame (SOC15+).
@@ -241,7 +259,7 @@ Result<Queue> LinuxDevice::createQueue(const QueueOptions& options) {
 
 Status LinuxDevice::destroyQueue(Queue& queue) {
     uapi::destroy_queue_args args{queue.id, 0};
-    Status s = kfdIoctl(kfd_, uapi::kIocDestroyQueue, &args, "DESTROY_QUEUE", "queue " + std::to_string(queue.id));
+    Status s = kfdIoctl(sys_, kfd_, uapi::kIocDestroyQueue, &args, "DESTROY_QUEUE", "queue " + std::to_string(queue.id));
     for (Memory* m : {&queue.ring, &queue.pointers, &queue.eop, &queue.ctxSave}) (void)freeMemory(*m);
     std::lock_guard lock(mutex_);
     queues_.erase(queue.id);
@@ -256,7 +274,7 @@ Result<Event> LinuxDevice::createKfdEvent(uint32_t type, bool autoReset) {
     args.node_id = caps_.nodeIndex;
     static_assert(sizeof(args.event_page_offset) == 8);
     if (type == uapi::kEventSignal && !eventPageRegistered_) args.event_page_offset = eventPage_.handle;
-    if (Status s = kfdIoctl(kfd_, uapi::kIocCreateEvent, &args, "CREATE_EVENT", "type " + std::to_string(type)); !s) return s.error();
+    if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocCreateEvent, &args, "CREATE_EVENT", "type " + std::to_string(type)); !s) return s.error();
     if (type == uapi::kEventSignal) eventPageRegistered_ = true;
     Event e;
     e.id = args.event_id;
@@ -273,14 +291,14 @@ Result<Event> LinuxDevice::createEvent(bool autoReset) { return createKfdEvent(u
 
 Status LinuxDevice::destroyEvent(Event& event) {
     uapi::destroy_event_args args{event.id, 0};
-    Status s = kfdIoctl(kfd_, uapi::kIocDestroyEvent, &args, "DESTROY_EVENT", "event " + std::to_string(event.id));
+    Status s = kfdIoctl(sys_, kfd_, uapi::kIocDestroyEvent, &args, "DESTROY_EVENT", "event " + std::to_string(event.id));
     event = Event{};
     return s;
 }
 
 Status LinuxDevice::setEvent(const Event& event) {
     uapi::set_event_args args{event.id, 0};
-    return kfdIoctl(kfd_, uapi::kIocSetEvent, &args, "SET_EVENT", "event " + std::to_string(event.id));
+    return kfdIoctl(sys_, kfd_, uapi::kIocSetEvent, &args, "SET_EVENT", "event " + std::to_string(event.id));
 }
 
 std::string LinuxDevice::exceptionReport(const uapi::event_data& data, uint32_t type) const {
@@ -316,7 +334,7 @@ Status LinuxDevice::waitEvents(std::span<const Event> events, uint32_t timeoutMs
     args.timeout = std::min(timeoutMs, uapi::kWaitInfinite - 1);  // never the "forever" value
     std::string ids;
     for (const Event& e : events) ids += (ids.empty() ? "" : ", ") + std::to_string(e.id);
-    if (Status s = kfdIoctl(kfd_, uapi::kIocWaitEvents, &args, "WAIT_EVENTS", "events " + ids); !s) return s;
+    if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocWaitEvents, &args, "WAIT_EVENTS", "events " + ids); !s) return s;
     std::vector<Queue> live;
     {
         std::lock_guard lock(mutex_);
@@ -383,19 +401,20 @@ Result<std::unique_ptr<Device>> openLinuxDevice(const LinuxOptions& options) {
     Result<GpuCaps> caps = capsFromTopologyNode(*node);
     if (!caps) return caps.error();
 
-    const int kfd = ::open(options.kfdPath.c_str(), O_RDWR | O_CLOEXEC);
+    Syscalls& sys = options.syscalls ? *options.syscalls : hostSyscalls();
+    const int kfd = sys.open(options.kfdPath.c_str(), O_RDWR | O_CLOEXEC);
     if (kfd < 0) return errnoError("open kfd", "cannot open " + options.kfdPath + " (permissions: is the user in the 'render' group?)");
     uapi::get_version_args version{};
-    if (Status s = kfdIoctl(kfd, uapi::kIocGetVersion, &version, "GET_VERSION", options.kfdPath + " is not a KFD device?"); !s) {
-        ::close(kfd);
+    if (Status s = kfdIoctl(sys, kfd, uapi::kIocGetVersion, &version, "GET_VERSION", options.kfdPath + " is not a KFD device?"); !s) {
+        sys.close(kfd);
         return s.error();
     }
     if (version.major_version != 1 || version.minor_version < 11) {
-        ::close(kfd);
+        sys.close(kfd);
         return plainError("GET_VERSION", "KFD ioctl version " + std::to_string(version.major_version) + "." +
                                              std::to_string(version.minor_version) + " is older than 1.11 (unified context-save memory)");
     }
-    auto device = std::make_unique<LinuxDevice>(kfd, std::move(*caps), version, options.topologyRoot);
+    auto device = std::make_unique<LinuxDevice>(sys, kfd, std::move(*caps), version);
     if (Status s = device->attach(options); !s) return s.error();
     return std::unique_ptr<Device>(std::move(device));
 }

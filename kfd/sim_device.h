@@ -19,7 +19,7 @@ struct SimOptions {
     bool pocl = true;
     // A runner to share (PoCL builds the kernel program once per runner, which takes seconds);
     // null: the device makes its own when `pocl` is set.
-    std::shared_ptr<kernels::PoclRunner> runner;
+    std::shared_ptr<kernels::PoclRunner> runner{};
 };
 
 // A simulated GPU of the named gfx target ("gfx1100", "gfx1201"). Fails for targets it does not

@@ -30,7 +30,9 @@ protected:
         code = *loaded;
     }
     void TearDown() override {
-        if (device && code.object) EXPECT_TRUE(device->unloadCodeObject(code).ok());
+        if (device && code.object) {
+            EXPECT_TRUE(device->unloadCodeObject(code).ok());
+        }
         KfdSim::TearDown();
     }
     // A kernarg segment in GPU memory holding `args`.

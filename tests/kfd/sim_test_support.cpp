@@ -10,7 +10,9 @@ std::shared_ptr<kernels::PoclRunner> sharedRunner() {
 }
 
 void KfdSim::open(const QueueOptions& queueOptions, SimOptions simOptions) {
-    if (device && queue.id) EXPECT_TRUE(device->destroyQueue(queue).ok());
+    if (device && queue.id) {
+        EXPECT_TRUE(device->destroyQueue(queue).ok());
+    }
     Result<std::unique_ptr<Device>> d = openSimulatedDevice(GetParam(), simOptions);
     ASSERT_TRUE(d.ok()) << d.error().describe();
     device = std::move(*d);
@@ -25,7 +27,9 @@ void KfdSim::open(const QueueOptions& queueOptions, SimOptions simOptions) {
 }
 
 void KfdSim::TearDown() {
-    if (device && queue.id) EXPECT_TRUE(device->destroyQueue(queue).ok());
+    if (device && queue.id) {
+        EXPECT_TRUE(device->destroyQueue(queue).ok());
+    }
 }
 
 void KfdSim::recreateQueue(const QueueOptions& options) {

@@ -1,0 +1,32 @@
+#pragma once
+// The decode graph as one indirect buffer: every op of graph::Graph mapped onto the kernels of
+// kernels/cl/ (kernel argument structs of kernels/kernel_args.h) with pointers into the arena,
+// the weights, the KV cache and the token-state block. Recorded once per batch shape; per token
+// only the token-state block changes. MoE expert ids are written by moe_topk and read by the
+// expert matvecs on the GPU.
+#include <cstdint>
+#include <string>
+
+#include "graph/graph.h"
+#include "kfd/tier/plan_builder.h"
+#include "kfd/tier/tier_memory.h"
+
+namespace zinc::kfd {
+
+struct PlanShape {
+    int32_t nTokens = 1;
+    bool allRows = false;  // every token's logits, or only the last one's
+    bool argmax = false;   // end with argmax of the last logits row into tokens[0]
+    auto operator<=>(const PlanShape&) const = default;
+};
+
+struct RecordedPlan {
+    PlanShape shape;
+    int32_t firstLogitsRow = 0;  // logits rows [firstLogitsRow, nTokens) are computed
+    PlanBuilder::Finished built;
+};
+
+RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
+                         const PlanShape& shape);
+
+}  // namespace zinc::kfd

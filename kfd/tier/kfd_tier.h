@@ -1,0 +1,36 @@
+#pragma once
+// T1, the kfd tier: the decode graph as one PM4 indirect buffer recorded once (per batch
+// shape), submitted on a KFD compute queue with one doorbell per token, fences on a timeline,
+// greedy tokens sampled on the GPU and queued ahead. Runs on any kfd::Device: /dev/kfd, or the
+// simulated GPU (selected explicitly, never as a fallback).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+#include "kfd/device.h"
+#include "runtime/tier.h"
+
+namespace zinc::kfd {
+
+struct KfdTierOptions {
+    std::string dumpPm4Dir;      // --dump-pm4: the IBs and ring dwords submitted, for `zinc-rt pm4 decode`
+    uint32_t timeoutMs = 120000;  // bound on every wait for the GPU
+    int32_t queueAhead = 3;       // greedy tokens in flight at once
+};
+
+// Which GPU: the Linux KFD device, or the simulated GPU of a gfx target.
+struct DeviceChoice {
+    bool simulated = false;
+    std::string gfx = "gfx1100";  // the simulated GPU's target
+    std::string kfdPath = "/dev/kfd";
+};
+
+// Opens the chosen device. Without `simulated`, a machine without /dev/kfd (or without a GPU
+// node) gets a TierError saying what was looked for; there is no fallback to the simulator.
+std::shared_ptr<Device> openDevice(const DeviceChoice& choice);
+
+std::unique_ptr<runtime::Tier> makeKfdTier(const graph::Graph& graph, const runtime::TierOptions& options,
+                                           std::shared_ptr<Device> device, const KfdTierOptions& kfdOptions = {});
+
+}  // namespace zinc::kfd

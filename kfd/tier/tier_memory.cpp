@@ -1,0 +1,133 @@
+#include "kfd/tier/tier_memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "runtime/tier.h"
+
+namespace zinc::kfd {
+
+using runtime::TierError;
+
+DeviceMemory::DeviceMemory(Device& device, uint64_t bytes, MemoryKind kind, const std::string& what, AllocOptions options)
+    : device_(&device) {
+    Result<Memory> m = device.allocMemory(std::max<uint64_t>(bytes, 4096), kind, options);
+    if (!m)
+        throw TierError(fmt::format("kfd tier: allocating {} ({} bytes of {}) on {}: {}", what, bytes, memoryKindName(kind),
+                                    device.name(), m.error().describe()));
+    memory_ = *m;
+}
+
+DeviceMemory::~DeviceMemory() { release(); }
+
+DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept : device_(other.device_), memory_(other.memory_) {
+    other.memory_ = {};
+}
+
+DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
+    if (this != &other) {
+        release();
+        device_ = other.device_;
+        memory_ = other.memory_;
+        other.memory_ = {};
+    }
+    return *this;
+}
+
+void DeviceMemory::release() {
+    if (device_ && memory_.size) (void)device_->freeMemory(memory_);
+    memory_ = {};
+}
+
+ActFormat actFormatFor(const model::WeightRef& w) {
+    using model::GgmlType;
+    switch (w.type) {
+        case GgmlType::F32: return ActFormat::F32;
+        case GgmlType::F16: return ActFormat::F16;
+        case GgmlType::Q8_0: return ActFormat::Q8_0;
+        case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return ActFormat::Q8_K;
+        default:
+            throw TierError(fmt::format("kfd tier: weight {} has type {}, which no kfd matvec kernel reads "
+                                        "(kernels: F32, F16, Q8_0, Q4_K, Q5_K, Q6_K)",
+                                        w.name, model::ggmlTypeName(w.type)));
+    }
+}
+
+uint64_t actRowBytes(ActFormat format, int64_t k) {
+    const auto n = static_cast<uint64_t>(k);
+    switch (format) {
+        case ActFormat::F32: return 4 * n;
+        case ActFormat::F16: return 2 * n;
+        case ActFormat::Q8_0: return n / 32 * 34;
+        case ActFormat::Q8_K: return n / 256 * 292;
+    }
+    return 4 * n;
+}
+
+TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch)
+    : graph_(&graph), plan_(graph::planMemory(graph, maxBatch)) {
+    const auto& c = *graph.config;
+    uploadWeights(device, graph);
+    arena_ = DeviceMemory(device, plan_.arenaBytes, MemoryKind::Vram, "activation arena");
+    layerKvBytes_ = 2 * uint64_t(contextLength) * uint64_t(c.kvDim());  // F16 rows of kvDim
+    kvBytes_ = layerKvBytes_ * uint64_t(c.nLayer);
+    kv_ = DeviceMemory(device, 2 * kvBytes_, MemoryKind::Vram, "F16 KV cache");
+    // Uncached GTT: the host and the CP (WRITE_DATA) write it, kernels and the host read it.
+    state_ = DeviceMemory(device, TokenStateBlock::kTokensOffset + 4 * uint64_t(maxBatch), MemoryKind::Gtt, "token state",
+                          {.uncached = true});
+
+    int64_t maxK = std::max<int64_t>({c.nEmbd, c.qDim(), c.nFf, c.nFfExpert});
+    const uint64_t slotRows = uint64_t(maxBatch) * uint64_t(std::max(1, c.nExpertUsed));
+    std::set<ActFormat> formats;
+    for (const auto& op : graph.ops)
+        if (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn)
+            for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+                if (w) formats.insert(actFormatFor(*w));
+    for (ActFormat f : formats)
+        if (f != ActFormat::F32)
+            actSlots_[size_t(f)] = DeviceMemory(device, actRowBytes(f, maxK) * slotRows + 256, MemoryKind::Vram, "quantized activations");
+    if (c.isMoe()) {
+        const uint64_t batch = uint64_t(maxBatch), used = uint64_t(c.nExpertUsed);
+        routerLogits_ = DeviceMemory(device, 4 * batch * uint64_t(c.nExpert), MemoryKind::Vram, "router logits");
+        gateSlots_ = DeviceMemory(device, 4 * batch * used * uint64_t(c.nFfExpert), MemoryKind::Vram, "expert gate rows");
+        upSlots_ = DeviceMemory(device, 4 * batch * used * uint64_t(c.nFfExpert), MemoryKind::Vram, "expert up rows");
+        downSlots_ = DeviceMemory(device, 4 * batch * used * uint64_t(c.nEmbd), MemoryKind::Vram, "expert down rows");
+    }
+}
+
+// One VRAM allocation for every weight the graph uses, each 256-byte aligned, copied once in
+// GGUF block layout (the kernels read blocks as the file stores them).
+void TierMemory::uploadWeights(Device& device, const graph::Graph& graph) {
+    std::vector<const model::WeightRef*> refs;
+    std::set<const model::WeightRef*> seen;
+    for (const auto& op : graph.ops)
+        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+            if (w && seen.insert(w).second) refs.push_back(w);
+    uint64_t total = 0;
+    std::vector<uint64_t> offsets;
+    for (const model::WeightRef* w : refs) {
+        if (!w->present()) throw TierError(fmt::format("kfd tier: weight {} has no data", w->name));
+        offsets.push_back(total);
+        total += (w->nbytes + 255) / 256 * 256;
+    }
+    weights_ = DeviceMemory(device, total, MemoryKind::Vram, "weights");
+    for (size_t i = 0; i < refs.size(); ++i) {
+        std::memcpy(weights_.cpu<uint8_t>(offsets[i]), refs[i]->data, refs[i]->nbytes);
+        weightAt_[refs[i]] = weights_.gpu(offsets[i]);
+    }
+}
+
+uint64_t TierMemory::weight(const model::WeightRef& w) const {
+    const auto it = weightAt_.find(&w);
+    if (it == weightAt_.end()) throw TierError(fmt::format("kfd tier: weight {} was not uploaded", w.name));
+    return it->second;
+}
+
+uint64_t TierMemory::at(graph::BufferId id, int32_t token) const {
+    return arena_.gpu(plan_.offsets[size_t(id)] + uint64_t(token) * uint64_t(graph_->buffer(id).width) * 4);
+}
+
+}  // namespace zinc::kfd

@@ -1,0 +1,95 @@
+#pragma once
+// Everything the kfd tier keeps in GPU memory, allocated once: the weights (uploaded once, in
+// their GGUF block layout), the activation arena of graph::planMemory, the F16 KV cache, the
+// token-state block, quantized-activation and MoE scratch. Addresses only: what a recorded
+// plan needs to write kernargs. VRAM is CPU-visible (kfd::MemoryKind::Vram), so uploads are
+// plain stores through the CPU mapping.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kfd/device.h"
+
+namespace zinc::kfd {
+
+// Frees its memory with the device that gave it; movable, not copyable.
+class DeviceMemory {
+public:
+    DeviceMemory() = default;
+    // Throws runtime::TierError naming `what` when the device refuses.
+    DeviceMemory(Device& device, uint64_t bytes, MemoryKind kind, const std::string& what, AllocOptions options = {});
+    ~DeviceMemory();
+    DeviceMemory(DeviceMemory&& other) noexcept;
+    DeviceMemory& operator=(DeviceMemory&& other) noexcept;
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+
+    const Memory& memory() const { return memory_; }
+    uint64_t gpu(uint64_t offset = 0) const { return memory_.gpuVa + offset; }
+    template <class T> T* cpu(uint64_t offset = 0) const { return memory_.as<T>(offset); }
+    uint64_t size() const { return memory_.size; }
+    explicit operator bool() const { return memory_.size != 0; }
+
+private:
+    void release();
+    Device* device_ = nullptr;
+    Memory memory_;
+};
+
+// Activation formats quantized weights multiply against (kernels/cl/quantize.cl).
+enum class ActFormat : uint8_t { F32, F16, Q8_0, Q8_K };
+inline constexpr size_t kActFormats = 4;
+// The format for a weight type, or throws TierError naming the weight for types without a
+// matvec kernel.
+ActFormat actFormatFor(const model::WeightRef& w);
+// Bytes of one activation row of k values in a format.
+uint64_t actRowBytes(ActFormat format, int64_t k);
+
+// The token-state block (kernels::TokenStateLayout at offset 0) and the token ids embed reads.
+struct TokenStateBlock {
+    static constexpr uint64_t kStateOffset = 0;    // position, nTokens, kvLength
+    static constexpr uint64_t kTokensOffset = 64;  // int32 tokens[maxBatch]; argmax writes tokens[0]
+};
+
+class TierMemory {
+public:
+    TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch);
+
+    uint64_t weight(const model::WeightRef& w) const;  // device address of its first byte
+    uint64_t weightBytes() const { return weights_.size(); }
+
+    // Buffer `id` of token `token` in the arena.
+    uint64_t at(graph::BufferId id, int32_t token) const;
+    const graph::MemoryPlan& plan() const { return plan_; }
+    uint64_t arenaGpu() const { return arena_.gpu(); }
+    const uint8_t* arenaCpu() const { return arena_.cpu<uint8_t>(); }
+
+    uint64_t kCache(int32_t layer) const { return kv_.gpu(uint64_t(layer) * layerKvBytes_); }
+    uint64_t vCache(int32_t layer) const { return kv_.gpu(kvBytes_ + uint64_t(layer) * layerKvBytes_); }
+    uint64_t kvCacheBytes() const { return 2 * kvBytes_; }
+
+    uint64_t state() const { return state_.gpu(TokenStateBlock::kStateOffset); }
+    uint64_t tokens() const { return state_.gpu(TokenStateBlock::kTokensOffset); }
+
+    uint64_t actSlot(ActFormat f) const { return actSlots_[size_t(f)].gpu(); }
+    uint64_t routerLogits() const { return routerLogits_.gpu(); }
+    uint64_t gateSlots() const { return gateSlots_.gpu(); }
+    uint64_t upSlots() const { return upSlots_.gpu(); }
+    uint64_t downSlots() const { return downSlots_.gpu(); }
+
+private:
+    void uploadWeights(Device& device, const graph::Graph& graph);
+
+    const graph::Graph* graph_;
+    graph::MemoryPlan plan_;
+    DeviceMemory weights_, arena_, kv_, state_;
+    std::array<DeviceMemory, kActFormats> actSlots_;
+    DeviceMemory routerLogits_, gateSlots_, upSlots_, downSlots_;
+    std::map<const model::WeightRef*, uint64_t> weightAt_;
+    uint64_t layerKvBytes_ = 0, kvBytes_ = 0;
+};
+
+}  // namespace zinc::kfd
