@@ -98,7 +98,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress 
     const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
     const auto headDim = static_cast<uint32_t>(c.headDim);
     // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs.
-    const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0;
+    const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0 && c.headDim % 8 == 0;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
     if (split) {
         const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,

@@ -1,7 +1,10 @@
 // Mixture of experts on the GPU: the router's matvec and top-k write expert ids and weights
 // to device memory; the expert matvecs read those ids (expert mode of matvec.comp), so the
 // routing never visits the host. One (token, slot) pair per workgroup z.
+#include <fmt/format.h>
+
 #include "vulkan/ops.h"
+#include "vulkan/vk_error.h"
 
 namespace zinc::vk {
 namespace {
@@ -27,12 +30,15 @@ MoeOp::MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elemen
 void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
     const auto& w = *op.weight;
+    if (c.nExpert > 512 || c.nExpertUsed > c.nExpert)
+        throw runtime::TierError(fmt::format("vulkan tier: {} experts, {} used (moe_topk.comp takes up to 512)", c.nExpert,
+                                             c.nExpertUsed));
     const auto rows = static_cast<uint32_t>(ctx.rows);
     const auto act = matVec_.input(ctx, w, op.in);
     matVec_.multiply(ctx, w, act, ctx.mem.routerLogits, static_cast<uint32_t>(c.nExpert), rows, false);
     const TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.out), ctx.row0(op.out2), static_cast<uint32_t>(c.nExpert),
                     static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u, rows};
-    ctx.rec.dispatch(topK_, pc, groupsFor(rows, 64));
+    ctx.rec.dispatch(topK_, pc, rows);
     ctx.acts.invalidate(op.out);
     ctx.acts.invalidate(op.out2);
 }

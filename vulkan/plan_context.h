@@ -30,7 +30,7 @@ struct DeviceLayout {
     std::array<VkDeviceAddress, kActModes> actSlots{};  // quantized activations, one per mode
     VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
     VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)
-    uint32_t attnSplits = 0;           // chunks of 128 positions in the context
+    uint32_t attnSplits = 0;           // chunks of 64 positions in the context
 };
 
 // Decode attention is computed exactly as the cpu tier (F16 accumulator, position by

@@ -231,7 +231,7 @@ private:
             layout_.upSlots = upSlots_.address();
             layout_.downSlots = downSlots_.address();
         }
-        layout_.attnSplits = static_cast<uint32_t>((contextLength_ + 127) / 128);
+        layout_.attnSplits = static_cast<uint32_t>((contextLength_ + 63) / 64);  // attention_split.comp's chunk
         if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
             attnPartials_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nHead) * layout_.attnSplits *
                                                       static_cast<size_t>(c.headDim + 2),

@@ -27,7 +27,7 @@ layout(push_constant) uniform PC {
     uint exactMax;
 } pc;
 
-const uint kSplitChunk = 128u;  // attention_split.comp's chunk
+const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 
 const uint kChunk = 1024u;
 shared float qh[256];

@@ -3,11 +3,12 @@
 // (split, head, token) attends to one chunk of kChunk positions in fp32 and writes its
 // partial (max score, sum of weights, weighted V sum); attention.comp merges the chunks.
 // Only for KV lengths past exactMax; shorter ones are computed exactly as the cpu tier does.
+// Needs headDim % 8 == 0 (the host splits only then).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
 
-layout(local_size_x = 128) in;
+layout(local_size_x = 256) in;
 layout(push_constant) uniform PC {
     FloatBuf q;
     UintBuf kCache;
@@ -24,9 +25,11 @@ layout(push_constant) uniform PC {
     uint exactMax;
 } pc;
 
-const uint kChunk = 128u;
+const uint kChunk = 64u;
 shared float qh[256];
 shared float weights[kChunk];
+shared float partDot[256];
+shared float partAcc[256];
 
 float workgroupMax(float x) {
     x = subgroupMax(x);
@@ -46,30 +49,48 @@ void main() {
     if (n <= pc.exactMax || start >= n) return;  // whole workgroup
     const uint count = min(kChunk, n - start);
     const uint kvHead = h / pc.group, hd = pc.headDim;
-    for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
+    for (uint i = tid; i < hd; i += 256u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
+    barrier();
+    // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here).
+    {
+        const uint p = tid / 4u, part = tid % 4u, quarter = hd / 4u;
+        float dot = 0.0;
+        if (p < count) {
+            const uint row = ((start + p) * pc.kvDim + kvHead * hd + part * quarter) / 2u;
+            for (uint i = 0u; i < quarter / 2u; ++i) {
+                const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
+                dot += kv.x * qh[part * quarter + 2u * i] + kv.y * qh[part * quarter + 2u * i + 1u];
+            }
+        }
+        partDot[tid] = dot;
+    }
     barrier();
     float s = -1.0 / 0.0;
-    if (tid < count) {
-        const uint row = ((start + tid) * pc.kvDim + kvHead * hd) / 2u;
-        float dot = 0.0;
-        for (uint i = 0u; i < hd / 2u; ++i) {
-            const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
-            dot += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
-        }
-        s = dot * pc.scale;
-    }
+    if (tid < count) s = ((partDot[4u * tid] + partDot[4u * tid + 1u]) + (partDot[4u * tid + 2u] + partDot[4u * tid + 3u])) * pc.scale;
     const float m = workgroupMax(s);
     const float w = tid < count ? expAccurate(s - m) : 0.0;
-    weights[tid] = w;
+    if (tid < kChunk) weights[tid] = w;
     const float sum = workgroupSum(w);  // its barriers also publish weights[]
     const uint out0 = ((t * pc.nHead + h) * pc.nSplits + split) * (hd + 2u);
-    for (uint d = tid; d < hd; d += 128u) {
+    // Weighted V: thread (g, d) sums positions g, g + G, ... of element d; then the G parts add.
+    const uint groups = max(1u, 256u / hd);
+    for (uint d0 = 0u; d0 < hd; d0 += 256u / groups) {
+        const uint g = tid / hd, d = d0 + tid % hd;
         float acc = 0.0;
-        for (uint p = 0u; p < count; ++p) {
-            const uint e = (start + p) * pc.kvDim + kvHead * hd + d;
-            acc += weights[p] * unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
+        if (g < groups && d < hd) {
+            for (uint p = g; p < count; p += groups) {
+                const uint e = (start + p) * pc.kvDim + kvHead * hd + d;
+                acc += weights[p] * unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
+            }
         }
-        pc.partials.v[out0 + 2u + d] = acc;
+        partAcc[tid] = acc;
+        barrier();
+        if (tid < hd && d0 + tid < hd) {
+            float total = 0.0;
+            for (uint gg = 0u; gg < groups; ++gg) total += partAcc[gg * hd + tid];
+            pc.partials.v[out0 + 2u + d0 + tid] = total;
+        }
+        barrier();
     }
     if (tid == 0u) {
         pc.partials.v[out0] = m;

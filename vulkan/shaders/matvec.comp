@@ -132,7 +132,7 @@ float floatUnitDot(uint row, uint actRow, uint u) {
     const uint end = min(32u * u + 32u, pc.k);
     for (uint e = 32u * u; e < end; ++e) {
         float wv;
-        if (TYPE == kF32) wv = uintBitsToFloat(rd32(pc.w, row + 4u * e));
+        if (TYPE == kF32) wv = uintBitsToFloat(pc.w32.v[row / 4u + e]);
         else if (TYPE == kF16) wv = halfBits(rd16(pc.w, row + 2u * e));
         else wv = uintBitsToFloat(rd16(pc.w, row + 2u * e) << 16);
         r += wv * uintBitsToFloat(pc.act.v[actRow + e]);
