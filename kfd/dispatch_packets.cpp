@@ -24,6 +24,7 @@ Status emitLaunch(pm4::Stream& stream, const LoadedKernel& kernel, const Launch&
         return plainError(name, "workgroup " + std::to_string(size[0]) + "x" + std::to_string(size[1]) + "x" + std::to_string(size[2]) +
                                     " differs from the kernel's reqd_work_group_size");
     if (kernel.entryAddress % 256) return plainError(name, "entry address is not 256-byte aligned");
+    if (launch.indirectGroupsAddress % 4) return plainError(name, "DISPATCH_INDIRECT group counts must be 4-byte aligned");
 
     // User SGPRs: zeros except the kernarg pointer at the position the descriptor's enable bits
     // give it (LLVM AMDGPUUsage "SGPR Register Set Up Order"; FACTS.md §4).
@@ -47,8 +48,9 @@ Status emitLaunch(pm4::Stream& stream, const LoadedKernel& kernel, const Launch&
     stream.setShReg(r::COMPUTE_PGM_RSRC3, kd.computePgmRsrc3);
     if (userSgprs) stream.setShReg(r::COMPUTE_USER_DATA_0, std::span<const uint32_t>(user.data(), userSgprs));
     stream.setShReg(r::COMPUTE_NUM_THREAD_X, {size[0], size[1], size[2]});
-    stream.dispatchDirect(launch.groups[0], launch.groups[1], launch.groups[2],
-                          pm4::dispatchInitiator(stream.gfx(), kd.wave32()));
+    const uint32_t initiator = pm4::dispatchInitiator(stream.gfx(), kd.wave32());
+    if (launch.indirectGroupsAddress) stream.dispatchIndirect(launch.indirectGroupsAddress, initiator);
+    else stream.dispatchDirect(launch.groups[0], launch.groups[1], launch.groups[2], initiator);
     return {};
 }
 

@@ -16,6 +16,9 @@ struct Launch {
     uint64_t kernargAddress = 0;          // GPU address of the kernarg segment
     std::array<uint32_t, 3> groups{1, 1, 1};
     std::array<uint32_t, 3> groupSize{0, 0, 0};  // 0: the kernel's reqd_work_group_size
+    // Non-zero: DISPATCH_INDIRECT, the group counts read by the CP from 3 dwords here (4-byte
+    // aligned; written on the GPU, e.g. by the MoE router), and `groups` is ignored.
+    uint64_t indirectGroupsAddress = 0;
 };
 
 // Dwords a launch takes at most.

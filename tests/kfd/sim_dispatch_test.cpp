@@ -3,6 +3,7 @@
 // and the kernel's source run on PoCL with the grid DISPATCH_DIRECT names. Then the dispatches a
 // real GPU would fault on, which must stop the queue with a reason.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "kernels/code_object.h"
@@ -72,6 +73,63 @@ TEST_P(KfdSim, TrivialDispatch) {
     submitAndWait(p, 120000);  // the first launch builds the program on PoCL
     for (int32_t i = 0; i < n; ++i) ASSERT_EQ(out.as<float>()[i], 1.5f * float(i) + 1.0f) << "element " << i;
     EXPECT_TRUE(device->unloadCodeObject(*code).ok());
+}
+
+TEST_P(KfdSimDispatch, DispatchIndirectReadsGroupsFromMemory) {
+    // The group count comes from GPU memory, written by an earlier packet (as the MoE router's
+    // output would be): WRITE_DATA 2 groups, then DISPATCH_INDIRECT of add over 512 floats.
+    constexpr int32_t n = 512;
+    Memory data = alloc(3 * n * 4), groups = alloc(4096);
+    float* f = data.as<float>();
+    for (int32_t i = 0; i < n; ++i) f[i] = float(i), f[n + i] = 1.0f, f[2 * n + i] = 0.0f;
+    Memory args = kernarg(kernels::AddArgs{data.gpuVa, data.gpuAddress(n * 4), data.gpuAddress(2 * n * 4), n, n});
+    Result<LoadedKernel> add = code.kernel("add");
+    ASSERT_TRUE(add.ok());
+    Packets p(gfx());
+    p->writeData({.address = groups.gpuVa}, {n / 256, 1, 1});
+    ASSERT_TRUE(emitLaunch(p.stream(), *add, {.kernargAddress = args.gpuVa, .indirectGroupsAddress = groups.gpuVa}).ok());
+    submitAndWait(p, 120000);
+    for (int32_t i = 0; i < n; ++i) ASSERT_EQ(f[2 * n + i], float(i) + 1.0f) << "element " << i;
+}
+
+TEST_P(KfdSimDispatch, RunsARecordedIndirectBuffer) {
+    // The PM4 tier's shape (DESIGN.md): a launch recorded once into an IB in GPU memory; the ring
+    // gets INDIRECT_BUFFER + RELEASE_MEM per token. Run it twice with a patched kernarg in between.
+    constexpr int32_t n = 256;
+    Memory data = alloc(3 * n * 4), ib = alloc(4096);
+    float* f = data.as<float>();
+    for (int32_t i = 0; i < n; ++i) f[i] = float(i), f[n + i] = 1.0f;
+    Memory args = kernarg(kernels::AddArgs{data.gpuVa, data.gpuAddress(n * 4), data.gpuAddress(2 * n * 4), n, n});
+    Result<LoadedKernel> add = code.kernel("add");
+    ASSERT_TRUE(add.ok());
+    pm4::Stream recorded(std::span<uint32_t>(ib.as<uint32_t>(), 1024), gfx());
+    ASSERT_TRUE(emitLaunch(recorded, *add, {.kernargAddress = args.gpuVa}).ok());
+    for (float second : {1.0f, 10.0f}) {
+        for (int32_t i = 0; i < n; ++i) f[n + i] = second;
+        Packets p(gfx());
+        p->indirectBuffer(ib.gpuVa, recorded.size());
+        submitAndWait(p, 120000);
+        for (int32_t i = 0; i < n; ++i) ASSERT_EQ(f[2 * n + i], float(i) + second) << "element " << i;
+    }
+}
+
+TEST_P(KfdSimDispatch, FaultInsideAnIndirectBufferNamesIt) {
+    Memory ib = alloc(4096);
+    pm4::Stream recorded(std::span<uint32_t>(ib.as<uint32_t>(), 1024), gfx());
+    recorded.nop(3).writeData({.address = 0x20}, {1});  // unmapped destination at IB dword 3
+    Packets p(gfx());
+    p->indirectBuffer(ib.gpuVa, recorded.size());
+    p->releaseMem(signalEvent(event));
+    ASSERT_TRUE(writer->submit(p.dwords()).ok());
+    Status s = device->waitEvents({&event, 1}, 10000);
+    ASSERT_FALSE(s.ok());
+    const QueueState state = device->readQueueState(queue);
+    ASSERT_TRUE(state.fault.has_value());
+    EXPECT_EQ(state.fault->dwordOffset, 0u);  // the ring's INDIRECT_BUFFER packet
+    EXPECT_EQ(state.fault->packet, "WRITE_DATA");
+    char where[80];
+    std::snprintf(where, sizeof where, "(dword 3 of the IB at 0x%llx", static_cast<unsigned long long>(ib.gpuVa));
+    EXPECT_NE(state.fault->reason.find(where), std::string::npos) << state.describe();
 }
 
 TEST_P(KfdSimDispatch, UnknownProgramFaults) {
