@@ -1,5 +1,7 @@
 #include "vulkan/graph_recorder.h"
 
+#include <optional>
+
 namespace zinc::vk {
 namespace {
 
@@ -29,6 +31,23 @@ bool fusesWithAttention(const graph::Graph& g, size_t i) {
     for (size_t h = i; h > 0 && (g.ops[h - 1].kind == OpKind::HeadNorm || g.ops[h - 1].kind == OpKind::Rope); --h)
         ropes += g.ops[h - 1].kind == OpKind::Rope;
     return ropes == 2;
+}
+
+// The 8-bit format the first quantized consumer of op i's output multiplies against, if any
+// reads it before it is overwritten: the norm can then quantize its output in place.
+std::optional<ActMode> consumerMode(const graph::Graph& g, size_t i) {
+    const auto out = g.ops[i].out;
+    for (size_t j = i + 1; j < g.ops.size(); ++j) {
+        const auto& op = g.ops[j];
+        if (op.in == out && (op.kind == OpKind::MatMul || op.kind == OpKind::MoeRoute || op.kind == OpKind::MoeFfn))
+            for (const model::WeightRef* w : {op.weight, op.weight2})
+                if (w) {
+                    const ActMode mode = MatVecOp::actMode(w->type);
+                    if (mode != ActMode::F32) return mode;
+                }
+        if (op.out == out || op.out2 == out) return std::nullopt;
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -65,7 +84,9 @@ void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
     const auto& op = graph_.ops[i];
     switch (op.kind) {
         case OpKind::Embed: return embed_.record(ctx, op);
-        case OpKind::RmsNorm: return norm_.record(ctx, op);
+        case OpKind::RmsNorm:
+            if (const auto mode = consumerMode(graph_, i)) return matVec_.recordNormQuantized(ctx, op, *mode);
+            return norm_.record(ctx, op);
         case OpKind::HeadNorm:
         case OpKind::Rope:
             if (fusesWithAttention(graph_, i)) {

@@ -16,6 +16,9 @@ using model::GgmlType;
 struct QuantizePc {
     VkDeviceAddress x, x2, out;
     uint32_t k, inStride, outStride, mode, swiglu;
+    VkDeviceAddress normW, normOut;
+    float eps;
+    uint32_t norm;
 };
 
 struct MatVecPc {
@@ -66,10 +69,21 @@ MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActMode mode, VkDeviceAddre
     const auto slot = static_cast<size_t>(mode);
     const uint32_t outStride = actRowWords(mode, k);
     const QuantizePc pc{x, x2 ? x2 : x, ctx.mem.actSlots[slot], k, stride, outStride, static_cast<uint32_t>(mode),
-                        x2 ? 1u : 0u};
+                        x2 ? 1u : 0u, x, x, 0.0f, 0u};
     ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), rows);
     ctx.acts.slots[slot] = {};
     return {ctx.mem.actSlots[slot], outStride};
+}
+
+void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActMode mode) {
+    const auto slot = static_cast<size_t>(mode);
+    const uint32_t k = ctx.width(norm.in);
+    const QuantizePc pc{ctx.row0(norm.in), ctx.row0(norm.in), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
+                        static_cast<uint32_t>(mode), 0u, ctx.weights.address(*norm.weight), ctx.row0(norm.out),
+                        ctx.graph.config->normEps, 1u};
+    ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows));
+    ctx.acts.invalidate(norm.out);
+    ctx.acts.slots[slot] = {norm.out, ctx.firstRow, ctx.rows};
 }
 
 MatVecOp::Input MatVecOp::input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in) {

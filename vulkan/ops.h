@@ -82,6 +82,9 @@ public:
     // Quantizes `rows` rows of k floats (stride floats apart; with x2, silu(x) * x2 first).
     Input quantize(PlanContext& ctx, ActMode mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k, uint32_t stride,
                    uint32_t rows);
+    // RMSNorm (op `norm`) and quantization of its output for `mode` in one dispatch; the
+    // normalised floats are written too, for consumers of another format.
+    void recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActMode mode);
     // The input of `w` for graph buffer `in` over the context's rows, quantized once per
     // buffer and format (ActivationCache).
     Input input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in);

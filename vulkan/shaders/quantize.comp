@@ -6,9 +6,12 @@
 // GPU layout of one quantized row of k values: k/4 words of packed int8 quants, then k/32
 // block scales d (as float; fp16-rounded for Q8_0/Q8_1), then k/32 block sums s as float
 // (Q8_1: fp16(d * sum), Q8_K: d * sum of the 32 quants). F16/BF16/F32 modes write k floats
-// rounded to that type. Optionally computes silu(x) * x2 first (fused SwiGLU).
+// rounded to that type. Optionally computes silu(x) * x2 first (fused SwiGLU), or RMSNorm of
+// the whole row times normW first, also writing the normalised floats to normOut (fused norm:
+// every workgroup sums the row's squares itself, so one dispatch does both).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "reduce.glsl"
 
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC {
@@ -20,6 +23,10 @@ layout(push_constant) uniform PC {
     uint outStride;   // words between rows
     uint mode;        // 0 Q8_0, 1 Q8_1, 2 Q8_K, 3 F16, 4 BF16, 5 F32
     uint swiglu;
+    FloatBuf normW;
+    FloatBuf normOut;
+    float eps;
+    uint norm;
 } pc;
 
 shared float vals[256];
@@ -38,6 +45,19 @@ void main() {
         if (pc.swiglu != 0u) {
             const float u = pc.x2.v[row * pc.inStride + i];
             v = v / (1.0 + exp(-v)) * u;
+        }
+    }
+    if (pc.norm != 0u) {
+        float sum = 0.0;
+        for (uint j = tid; j < pc.k; j += 256u) {
+            const float xj = pc.x.v[row * pc.inStride + j];
+            sum += xj * xj;
+        }
+        sum = workgroupSum(sum);
+        const float scale = 1.0 / sqrt(sum / float(pc.k) + pc.eps);
+        if (inside) {
+            v = v * scale * pc.normW.v[i];
+            pc.normOut.v[row * pc.inStride + i] = v;
         }
     }
     const uint outBase = row * pc.outStride;
