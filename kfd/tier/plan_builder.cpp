@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernels/code_object.h"
 #include "kernels/embedded.h"
 #include "kfd/dispatch_packets.h"
@@ -67,7 +69,8 @@ void PlanBuilder::launchBytes(std::string_view kernel, std::span<const uint8_t> 
     const LoadedKernel& k = kernels_.get(kernel);
     if (dispatches_ >= maxDispatches_)
         throw TierError(fmt::format("kfd tier: op {} ({}): more than {} dispatches in one plan", label, kernel, maxDispatches_));
-    if (args.size() > k.info->kernargSegmentSize || k.info->kernargSegmentSize > kKernargSlot)
+    // sizeof(Args) counts the struct's tail padding; the segment ends at its last field.
+    if (args.size() > (k.info->kernargSegmentSize + 7) / 8 * 8 || k.info->kernargSegmentSize > kKernargSlot)
         throw TierError(fmt::format("kfd tier: op {}: {} bytes of arguments for kernel {} whose kernarg segment is {} bytes",
                                     label, args.size(), kernel, k.info->kernargSegmentSize));
     bool needsBarrier = false;
@@ -79,7 +82,7 @@ void PlanBuilder::launchBytes(std::string_view kernel, std::span<const uint8_t> 
 
     const uint64_t offset = kernargUsed_;
     std::memset(kernargs_.cpu<uint8_t>(offset), 0, kKernargSlot);
-    std::memcpy(kernargs_.cpu<uint8_t>(offset), args.data(), args.size());
+    std::memcpy(kernargs_.cpu<uint8_t>(offset), args.data(), std::min<size_t>(args.size(), k.info->kernargSegmentSize));
     kernargUsed_ += kKernargSlot;
     for (uint32_t g : groups)
         if (g == 0) throw TierError(fmt::format("kfd tier: op {}: kernel {} launched over an empty grid", label, kernel));

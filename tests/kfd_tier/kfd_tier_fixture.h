@@ -1,0 +1,71 @@
+#pragma once
+// The kfd tier on the simulated GPU (CI has no AMD GPU): one simulated gfx1100 and one PoCL
+// runner for the whole test binary (PoCL builds the kernel program once per runner), golden
+// models opened on it and on the cpu tier, and the zinc-rt binary for command-line checks.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+#include "kernels/pocl_runner.h"
+#include "kfd/sim_device.h"
+#include "kfd/tier/kfd_tier.h"
+#include "model/model.h"
+#include "runtime/cpu/cpu_tier.h"
+#include "runtime/session.h"
+#include "tests/test_paths.h"
+
+namespace zinc::test {
+
+inline std::shared_ptr<kfd::Device> simDevice() {
+    static std::shared_ptr<kfd::Device> device = [] {
+        auto runner = std::make_shared<kernels::PoclRunner>();
+        auto sim = kfd::openSimulatedDevice("gfx1100", {.runner = runner});
+        if (!sim) throw std::runtime_error(sim.error().describe());
+        return std::shared_ptr<kfd::Device>(std::move(*sim));
+    }();
+    return device;
+}
+
+struct Loaded {
+    std::unique_ptr<model::Model> model;
+    graph::Graph graph;
+    std::unique_ptr<runtime::Tier> tier;
+    std::unique_ptr<runtime::Session> session;
+};
+
+inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 256, const kfd::KfdTierOptions& kfdOptions = {}) {
+    Loaded l;
+    l.model = model::Model::load(sharedPath("models/" + file));
+    l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
+    runtime::TierOptions options;
+    options.threads = 2;
+    options.contextLength = contextLength;
+    options.maxBatch = 16;
+    l.tier = kfd ? kfd::makeKfdTier(l.graph, options, simDevice(), kfdOptions) : cpu::makeCpuTier(l.graph, options);
+    l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
+    return l;
+}
+
+struct RunResult {
+    int exitCode;
+    std::string output;  // stdout and stderr together
+};
+
+inline RunResult runZinc(const std::string& args) {
+    const std::string cmd = zincRtBinary() + " " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return {-1, "popen failed"};
+    std::string out;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+}  // namespace zinc::test
