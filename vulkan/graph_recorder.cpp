@@ -15,6 +15,14 @@ bool addsIntoResidual(const graph::Graph& g, size_t i) {
     return next.kind == OpKind::Add && next.in2 == op.out && next.out == next.in && next.in != op.out;
 }
 
+// Ops i, i + 1, i + 2 are gate and up projections of one input and the SwiGLU of the two.
+bool isGateUpSwiGlu(const graph::Graph& g, size_t i) {
+    if (i + 2 >= g.ops.size()) return false;
+    const auto &gate = g.ops[i], &up = g.ops[i + 1], &glu = g.ops[i + 2];
+    return up.kind == OpKind::MatMul && glu.kind == OpKind::SwiGlu && up.in == gate.in && glu.in == gate.out &&
+           glu.in2 == up.out && glu.out == gate.out && MatVecOp::pairable(*gate.weight, *up.weight);
+}
+
 // QK-norm/RoPE op i belongs to the run [HeadNorm q, HeadNorm k] Rope q, Rope k that ends
 // at the next Attention, with each op on that attention's q or k: qk_rope.comp does them all.
 bool fusesWithAttention(const graph::Graph& g, size_t i) {
@@ -122,6 +130,15 @@ void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
             return elementwise_.record(ctx, op);
         }
         case OpKind::MatMul:
+            if (isGateUpSwiGlu(graph_, i)) {
+                // gate, up and SwiGLU as one matvec writing silu(gate · x) * (up · x) to gate's buffer
+                const auto& up = graph_.ops[i + 1];
+                i += 2;
+                matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.row0(op.out),
+                                 ctx.width(op.out), static_cast<uint32_t>(ctx.rows), false, nullptr, up.weight);
+                ctx.acts.invalidate(op.out);
+                return;
+            }
             if (addsIntoResidual(graph_, i)) {
                 const auto& add = graph_.ops[++i];
                 const auto act = matVec_.input(ctx, *op.weight, op.in);

@@ -22,7 +22,7 @@ struct QuantizePc {
 };
 
 struct MatVecPc {
-    VkDeviceAddress w, w32, act, out, ids;
+    VkDeviceAddress w, w32, act, out, ids, w2, w2_32;
     uint32_t k, m, rowBytes, actStride, outStride, nTok, sliceBytes, expertMode, actDiv, accumulate, groupsX;
 };
 
@@ -99,21 +99,26 @@ MatVecOp::Input MatVecOp::input(PlanContext& ctx, const model::WeightRef& w, gra
 }
 
 void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
-                        uint32_t tokens, bool accumulate, const Expert* expert) {
+                        uint32_t tokens, bool accumulate, const Expert* expert, const model::WeightRef* up) {
     actMode(w.type);  // rejects unsupported types with a clear error
+    if (up && !pairable(w, *up))
+        throw runtime::TierError(fmt::format("vulkan tier: {} and {} cannot share a matvec", w.name, up->name));
     const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
     const uint32_t rows = rowsPerGroup(w.rows);
     const VkPipeline pipeline =
-        pipelines_.get(matVec_, {workgroupFor(w.cols), static_cast<uint32_t>(w.type), tile, rows});
+        pipelines_.get(matVec_, {workgroupFor(w.cols), static_cast<uint32_t>(w.type), tile, rows, up ? 1u : 0u});
     const uint32_t m = static_cast<uint32_t>(w.rows);
     const uint32_t groups = groupsFor(m, rows);
     const uint32_t gx = std::min<uint32_t>(groups, 65535);
     const VkDeviceAddress weights = ctx.weights.address(w);
+    const VkDeviceAddress upWeights = up ? ctx.weights.address(*up) : weights;
     const MatVecPc pc{weights,
                       weights,
                       act.address,
                       out,
                       expert ? expert->ids : 0,
+                      upWeights,
+                      upWeights,
                       static_cast<uint32_t>(w.cols),
                       m,
                       static_cast<uint32_t>(w.rowBytes),
@@ -126,6 +131,12 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
                       accumulate ? 1u : 0u,
                       gx};
     ctx.rec.dispatch(pipeline, pc, gx, groupsFor(groups, gx), expert ? expert->slots : groupsFor(tokens, tile));
+}
+
+bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up) {
+    const ActMode mode = actMode(gate.type);
+    return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && gate.stack == up.stack &&
+           mode != ActMode::F32 && mode != ActMode::F16 && mode != ActMode::BF16;
 }
 
 void MatVecOp::record(PlanContext& ctx, const graph::Op& op) {

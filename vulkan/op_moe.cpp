@@ -50,14 +50,21 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
     const auto ff = static_cast<uint32_t>(c.nFfExpert), embd = static_cast<uint32_t>(c.nEmbd);
     const uint32_t slots = rows * nUsed;
     const MatVecOp::Expert up{ctx.row0(op.in2), slots, nUsed};
-    matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up);
-    matVec_.multiply(ctx, *op.weight2, matVec_.input(ctx, *op.weight2, op.in), ctx.mem.upSlots, ff, rows, false, &up);
     const ActMode downMode = MatVecOp::actMode(op.weight3->type);
     MatVecOp::Input act{ctx.mem.gateSlots, ff};
-    if (downMode == ActMode::F32)
-        elementwise_.recordRaw(ctx, ctx.mem.gateSlots, ctx.mem.upSlots, ctx.mem.gateSlots, uint64_t{slots} * ff, 0);
-    else
-        act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots);
+    if (MatVecOp::pairable(*op.weight, *op.weight2)) {
+        // gateSlots = silu(gate · x) * (up · x), both experts' matrices in one dispatch
+        matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up,
+                         op.weight2);
+        if (downMode != ActMode::F32) act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots);
+    } else {
+        matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up);
+        matVec_.multiply(ctx, *op.weight2, matVec_.input(ctx, *op.weight2, op.in), ctx.mem.upSlots, ff, rows, false, &up);
+        if (downMode == ActMode::F32)
+            elementwise_.recordRaw(ctx, ctx.mem.gateSlots, ctx.mem.upSlots, ctx.mem.gateSlots, uint64_t{slots} * ff, 0);
+        else
+            act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots);
+    }
     const MatVecOp::Expert down{ctx.row0(op.in2), slots, 1};
     matVec_.multiply(ctx, *op.weight3, act, ctx.mem.downSlots, embd, rows, false, &down);
     const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.in3), ctx.row0(op.out), embd, nUsed, ctx.width(op.out),

@@ -93,8 +93,11 @@ public:
         uint32_t slots = 0;
         uint32_t actDiv = 1;      // activation row of a slot = slot / actDiv
     };
+    // With `up`, out = silu(w · x) * (up · x) (SwiGLU); needs pairable(w, *up).
     void multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
-                  uint32_t tokens, bool accumulate, const Expert* expert = nullptr);
+                  uint32_t tokens, bool accumulate, const Expert* expert = nullptr, const model::WeightRef* up = nullptr);
+    // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
+    static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
 
 private:
     PipelineFactory& pipelines_;

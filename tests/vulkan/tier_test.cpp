@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
 
+#include "model/make_model/make_model.h"
 #include "runtime/sampler.h"
 #include "tests/vulkan/vulkan_fixture.h"
 #include "vulkan/vk_error.h"
@@ -112,6 +114,42 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
     std::printf("split attention at KV length ~300: max logit deviation from the cpu tier %.2e\n", worst);
     EXPECT_LT(worst, 2e-2f);
 }
+
+// Every weight type and the fusions each quant mix enables (gate+up pairs in Q4_K_M, Q4_0 and
+// F16 matvecs, Q8_0 everywhere), on make-model's tiny shapes with random weights.
+class VulkanQuantMixTest : public testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(VulkanQuantMixTest, MatchesCpu) {
+    ZINC_REQUIRE_VULKAN();
+    const auto [preset, mix] = GetParam();
+    const auto path = (test::scratchDir() / (std::string(preset) + "-" + mix + ".gguf")).string();
+    model::MakeModelOptions options;
+    options.preset = preset;
+    options.quantMix = mix;
+    options.outputPath = path;
+    options.seed = 7;
+    options.progress = false;
+    options.threads = 2;
+    model::makeModel(options);
+    auto cpu = test::loadPath(path, false);
+    auto gpu = test::loadPath(path, true);
+    const std::vector<int32_t> prompt = {1, 17, 200, 33, 400, 5, 6, 77};
+    expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), 0.1f, 0.01f, "batched prefill");
+    for (int32_t t : {4, 99})
+        expectNearCpu(gpu.session->step(t), cpu.session->step(t), 0.1f, 0.01f, "decode after token " + std::to_string(t));
+    std::filesystem::remove(path);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mixes, VulkanQuantMixTest,
+                         testing::Values(std::pair{"qwen3-tiny", "q4_k_m"}, std::pair{"qwen3-tiny", "q5_k_m"},
+                                         std::pair{"qwen3-tiny", "q8_0"}, std::pair{"llama-tiny", "q4_0"},
+                                         std::pair{"llama-tiny", "f16"}, std::pair{"qwen3moe-tiny", "q4_k_m"}),
+                         [](const auto& info) {
+                             std::string name = std::string(info.param.first) + "_" + info.param.second;
+                             for (auto& ch : name)
+                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return name;
+                         });
 
 TEST(VulkanTier, BatchedPrefillEqualsStepByStep) {
     ZINC_REQUIRE_VULKAN();

@@ -34,9 +34,9 @@ struct Loaded {
     std::unique_ptr<runtime::Session> session;
 };
 
-inline Loaded load(const std::string& file, bool vulkan, int32_t contextLength = 512) {
+inline Loaded loadPath(const std::string& path, bool vulkan, int32_t contextLength = 512) {
     Loaded l;
-    l.model = model::Model::load(sharedPath("models/" + file));
+    l.model = model::Model::load(path);
     l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
     runtime::TierOptions options;
     options.threads = 2;
@@ -45,6 +45,10 @@ inline Loaded load(const std::string& file, bool vulkan, int32_t contextLength =
     l.tier = vulkan ? zinc::vulkan::makeVulkanTier(l.graph, options, 0) : cpu::makeCpuTier(l.graph, options);
     l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
     return l;
+}
+
+inline Loaded load(const std::string& file, bool vulkan, int32_t contextLength = 512) {
+    return loadPath(sharedPath("models/" + file), vulkan, contextLength);
 }
 
 }  // namespace zinc::test

@@ -7,6 +7,8 @@
 // loaded once for the R rows. Expert mode: workgroup z is a (token, slot) pair whose expert id
 // the router wrote on the GPU. Compiled twice: with ZINC_DOT4 the 4x8-bit dot products are
 // SPIR-V's OpSDot/OpSUDot (VK_KHR_shader_integer_dot_product), otherwise unpacked by hand.
+// PAIR: two weights of one type (gate and up) over the same activations, written as
+// silu(gate · x) * (up · x): the SwiGLU of the FFN in the same dispatch.
 #extension GL_GOOGLE_include_directive : require
 #ifdef ZINC_DOT4
 #extension GL_EXT_spirv_intrinsics : require
@@ -35,6 +37,8 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TYPE = 12u;
 layout(constant_id = 2) const uint NT = 1u;
 layout(constant_id = 3) const uint R = 1u;
+layout(constant_id = 4) const uint PAIR = 0u;
+const uint RR = R * (PAIR != 0u ? 2u : 1u);  // row sets decoded: R of w, then R of w2
 
 layout(push_constant) uniform PC {
     U16Buf w;
@@ -42,6 +46,8 @@ layout(push_constant) uniform PC {
     UintBuf act;
     FloatBuf out_;
     IntBuf ids;
+    U16Buf w2;
+    UintBuf w2_32;
     uint k;
     uint m;
     uint rowBytes;
@@ -65,21 +71,23 @@ uint byteOf(uint w, uint j) { return (w >> (8u * j)) & 0xFFu; }
 
 // Unit u (32 values) of a quantized row: 32 quants packed 4 per word, and how to scale them:
 // dot = d_act * (fa * (dot of quants 0..15 - off * act sum 0..15) + fb * (16..31 ...)) + fm * s_act.
-void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
+void decodeUnit(bool second, uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
+    U16Buf w = second ? pc.w2 : pc.w;
+    UintBuf w32 = second ? pc.w2_32 : pc.w32;
     fm = 0.0;
     if (TYPE == kQ8_0) {
         const uint blk = row + u * 34u;
-        fa = fb = rdHalf(pc.w, blk);
-        for (uint i = 0u; i < 8u; ++i) wq[i] = rd32(pc.w, blk + 2u + 4u * i);
+        fa = fb = rdHalf(w, blk);
+        for (uint i = 0u; i < 8u; ++i) wq[i] = rd32(w, blk + 2u + 4u * i);
     } else if (TYPE == kQ4_0 || TYPE == kQ4_1 || TYPE == kQ5_0 || TYPE == kQ5_1) {
         const bool five = TYPE == kQ5_0 || TYPE == kQ5_1;
         const uint size = TYPE == kQ4_0 ? 18u : TYPE == kQ4_1 ? 20u : TYPE == kQ5_0 ? 22u : 24u;
         const uint blk = row + u * size;
         const uint qhAt = blk + (kHasMin ? 4u : 2u);
         const uint qs = qhAt + (five ? 4u : 0u);
-        const uint qh = five ? rd32(pc.w, qhAt) : 0u;
+        const uint qh = five ? rd32(w, qhAt) : 0u;
         for (uint i = 0u; i < 4u; ++i) {
-            const uint word = rd32(pc.w, qs + 4u * i);
+            const uint word = rd32(w, qs + 4u * i);
             wq[i] = word & 0x0F0F0F0Fu;
             wq[i + 4u] = (word >> 4) & 0x0F0F0F0Fu;
             if (five) {
@@ -87,14 +95,14 @@ void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, ou
                 wq[i + 4u] |= spreadBits4((qh >> (16u + 4u * i)) & 0xFu);
             }
         }
-        fa = fb = rdHalf(pc.w, blk);
-        if (kHasMin) fm = rdHalf(pc.w, blk + 2u);
+        fa = fb = rdHalf(w, blk);
+        if (kHasMin) fm = rdHalf(w, blk + 2u);
     } else if (TYPE == kQ4_K || TYPE == kQ5_K) {
         // 4-byte aligned blocks: d and dmin, then 12 bytes of 6-bit scales and mins.
         const uint b = u / 8u, j = u % 8u, c = j / 2u;
         const uint blk = (row + b * (TYPE == kQ4_K ? 144u : 176u)) / 4u;
-        const vec2 dm = unpackHalf2x16(pc.w32.v[blk]);
-        const uint s0 = pc.w32.v[blk + 1u], s1 = pc.w32.v[blk + 2u], s2 = pc.w32.v[blk + 3u];
+        const vec2 dm = unpackHalf2x16(w32.v[blk]);
+        const uint s0 = w32.v[blk + 1u], s1 = w32.v[blk + 2u], s2 = w32.v[blk + 3u];
         uint sc, mn;
         if (j < 4u) {
             sc = byteOf(s0, j) & 63u;
@@ -105,8 +113,8 @@ void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, ou
         }
         const uint qs = blk + (TYPE == kQ4_K ? 4u : 12u) + 8u * c;
         for (uint i = 0u; i < 8u; ++i) {
-            wq[i] = (pc.w32.v[qs + i] >> (4u * (j & 1u))) & 0x0F0F0F0Fu;
-            if (TYPE == kQ5_K) wq[i] |= ((pc.w32.v[blk + 4u + i] >> j) & 0x01010101u) << 4;
+            wq[i] = (w32.v[qs + i] >> (4u * (j & 1u))) & 0x0F0F0F0Fu;
+            if (TYPE == kQ5_K) wq[i] |= ((w32.v[blk + 4u + i] >> j) & 0x01010101u) << 4;
         }
         fa = fb = dm.x * float(sc);
         fm = -dm.y * float(mn);
@@ -116,12 +124,12 @@ void decodeUnit(uint row, uint u, out uint wq[8], out float fa, out float fb, ou
         const uint ql = blk + 64u * h + 32u * (kq & 1u);
         const uint qh = blk + 128u + 32u * h;
         for (uint i = 0u; i < 8u; ++i) {
-            const uint lo = (rd32(pc.w, ql + 4u * i) >> (4u * (kq >> 1))) & 0x0F0F0F0Fu;
-            const uint hi = (rd32(pc.w, qh + 4u * i) >> (2u * kq)) & 0x03030303u;
+            const uint lo = (rd32(w, ql + 4u * i) >> (4u * (kq >> 1))) & 0x0F0F0F0Fu;
+            const uint hi = (rd32(w, qh + 4u * i) >> (2u * kq)) & 0x03030303u;
             wq[i] = lo | (hi << 4);
         }
-        const float d = rdHalf(pc.w, blk + 208u);
-        const uint sc = rd16(pc.w, blk + 192u + 8u * h + 2u * kq);
+        const float d = rdHalf(w, blk + 208u);
+        const uint sc = rd16(w, blk + 192u + 8u * h + 2u * kq);
         fa = d * float(bitfieldExtract(int(sc), 0, 8));
         fb = d * float(bitfieldExtract(int(sc), 8, 8));
     }
@@ -140,8 +148,8 @@ float floatUnitDot(uint row, uint actRow, uint u) {
     return r;
 }
 
-const uint kMaxSubgroups = 64u;
-shared float partials[R * NT * kMaxSubgroups];
+const uint kMaxSubgroups = 32u;  // workgroups of at most 128, subgroups of at least 4
+shared float partials[RR * NT * kMaxSubgroups];
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -159,8 +167,8 @@ void main() {
         actRow0 = outRow0 = gl_WorkGroupID.z * NT;
         nt = min(NT, pc.nTok - actRow0);
     }
-    float acc[R * NT];
-    for (uint i = 0u; i < R * NT; ++i) acc[i] = 0.0;
+    float acc[RR * NT];
+    for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = (pc.k + 31u) / 32u;
     const uint nBlocks = pc.k / 32u;
     for (uint u = tid; u < nUnits; u += wg) {
@@ -172,12 +180,12 @@ void main() {
             }
             continue;
         }
-        uint wq[R * 8u];
-        float fa[R], fb[R], fm[R];
-        for (uint r = 0u; r < R; ++r) {
+        uint wq[RR * 8u];
+        float fa[RR], fb[RR], fm[RR];
+        for (uint r = 0u; r < RR; ++r) {
             // A missing last row decodes the one before; its result is not written.
             uint q[8];
-            decodeUnit(wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes, u, q, fa[r], fb[r], fm[r]);
+            decodeUnit(r >= R, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, q, fa[r], fb[r], fm[r]);
             for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
         }
         for (uint t = 0u; t < NT; ++t) {
@@ -194,7 +202,7 @@ void main() {
                     shi += sdot4(a[i + 4u], 0x01010101u);
                 }
             }
-            for (uint r = 0u; r < R; ++r) {
+            for (uint r = 0u; r < RR; ++r) {
                 int dlo = 0, dhi = 0;
                 for (uint i = 0u; i < 4u; ++i) {
                     if (TYPE == kQ8_0) {
@@ -211,8 +219,8 @@ void main() {
             }
         }
     }
-    // One barrier for all R * NT sums: subgroups reduce, then thread i adds up sum i.
-    for (uint i = 0u; i < R * NT; ++i) {
+    // One barrier for all RR * NT sums: subgroups reduce, then thread i adds up sum i.
+    for (uint i = 0u; i < RR * NT; ++i) {
         const float s = subgroupAdd(acc[i]);
         if (subgroupElect()) partials[i * kMaxSubgroups + gl_SubgroupID] = s;
     }
@@ -221,6 +229,11 @@ void main() {
         const uint r = tid / NT, t = tid % NT, row = row0 + r;
         float s = 0.0;
         for (uint g = 0u; g < gl_NumSubgroups; ++g) s += partials[tid * kMaxSubgroups + g];
+        if (PAIR != 0u) {
+            float up = 0.0;
+            for (uint g = 0u; g < gl_NumSubgroups; ++g) up += partials[(tid + R * NT) * kMaxSubgroups + g];
+            s = s / (1.0 + exp(-s)) * up;
+        }
         if (row < pc.m && t < nt) {
             const uint o = (outRow0 + t) * pc.outStride + row;
             pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
