@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "kfd/tier/kfd_tier.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "vulkan/vulkan_tier.h"
 
@@ -33,7 +34,8 @@ void GlobalOptions::readEnvironment() {
 
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
-                       threads, contextLength, batch, precision, device, gpuTimestamps);
+                       threads, contextLength, batch, precision, device, gpuTimestamps) +
+           fmt::format("sim={}\ngfx={}\ndump_pm4={}\n", sim, gfx, dumpPm4);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {
@@ -51,13 +53,20 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
 }
 
 std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Graph& graph,
-                                        const runtime::TierOptions& options) {
+                                        const runtime::TierOptions& options, const GlobalOptions* global) {
     if (name == "cpu") return cpu::makeCpuTier(graph, options);
     if (name == "vulkan") return vulkan::makeVulkanTier(graph, options, options.device);
+    if (name == "kfd") {
+        const GlobalOptions defaults;
+        const GlobalOptions& g = global ? *global : defaults;
+        kfd::KfdTierOptions kfdOptions;
+        kfdOptions.dumpPm4Dir = g.dumpPm4;
+        return kfd::makeKfdTier(graph, options, kfd::openDevice({.simulated = g.sim, .gfx = g.gfx}), kfdOptions);
+    }
     for (const char* known : kKnownTiers)
         if (name == known)
             throw runtime::TierError(fmt::format(
-                "tier '{}' is not available in this build (built tiers: cpu, vulkan); no fallback is made", name));
+                "tier '{}' is not available in this build (built tiers: cpu, vulkan, kfd); no fallback is made", name));
     throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));
 }
 
@@ -65,7 +74,7 @@ std::unique_ptr<Engine> openEngine(const std::string& modelPath, const GlobalOpt
     auto engine = std::make_unique<Engine>();
     engine->model = model::Model::load(modelPath);
     engine->graph = graph::buildDecodeGraph(engine->model->config(), engine->model->weights());
-    engine->tier = makeTier(options.tier, engine->graph, options.tierOptions());
+    engine->tier = makeTier(options.tier, engine->graph, options.tierOptions(), &options);
     return engine;
 }
 

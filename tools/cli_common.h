@@ -21,6 +21,9 @@ struct GlobalOptions {
     std::string precision = "ggml";
     int32_t device = 0;          // GPU tiers: device index (env ZINC_DEVICE)
     bool gpuTimestamps = false;  // GPU tiers: time submissions with timestamp queries
+    bool sim = false;            // kfd tier, probe: the simulated GPU, chosen explicitly
+    std::string gfx = "gfx1100"; // the simulated GPU's target (gfx1100 | gfx1201)
+    std::string dumpPm4;         // kfd tier: folder for the IBs and ring dwords submitted
     bool printConfig = false;
 
     // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH, ZINC_DEVICE before parsing.
@@ -38,7 +41,7 @@ struct Engine {
 
 // Throws TierError for a tier this build or machine lacks, naming what was looked for.
 std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Graph& graph,
-                                        const runtime::TierOptions& options);
+                                        const runtime::TierOptions& options, const GlobalOptions* global = nullptr);
 std::unique_ptr<Engine> openEngine(const std::string& modelPath, const GlobalOptions& options);
 
 void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& params);
@@ -52,6 +55,7 @@ void addGgufCommand(CLI::App& app, const GlobalOptions& global);
 void addMakeModelCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 void addPm4Command(CLI::App& app, const GlobalOptions& global);
+void addProbeCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace zinc::tools

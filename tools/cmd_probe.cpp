@@ -1,0 +1,305 @@
+// `zinc-rt probe [--sim] [--json] [--gfx gfx1100|gfx1201]`: the bring-up ladder (DESIGN.md
+// "probe rungs"), rung by rung, from finding the device to the whole decode graph on it:
+// device found -> VM acquired -> the queue rungs of kfd/ladder.h (memory, queue, NOP, doorbell,
+// fence, GPU wait, copy, trivial dispatch) -> one real kernel equal to the cpu tier -> one
+// token equal to the cpu tier -> the whole graph, N greedy tokens equal to the cpu tier.
+// Each rung: pass/fail, time, and on failure the state that explains it. Without /dev/kfd it
+// says so, and runs on the simulated GPU only when asked (--sim).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "graph/graph.h"
+#include "kernels/kernel_args.h"
+#include "kfd/ladder.h"
+#include "kfd/sim_device.h"
+#include "kfd/tier/kfd_tier.h"
+#include "kfd/tier/plan_builder.h"
+#include "kfd/tier/submitter.h"
+#include "model/make_model/make_model.h"
+#include "model/model.h"
+#include "runtime/cpu/cpu_tier.h"
+#include "runtime/cpu/kv_cache.h"
+#include "runtime/cpu/op_context.h"
+#include "runtime/cpu/thread_pool.h"
+#include "runtime/sampler.h"
+#include "tools/cli_common.h"
+
+namespace zinc::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ProbeOptions {
+    bool json = false;
+    std::string model;   // for the token rungs; default: stories260K from ../shared, else a made one
+    int32_t tokens = 16; // greedy tokens of the last rung
+    uint32_t timeoutMs = 20000;
+};
+
+const char* kLinuxHint = "; on Linux see `sudo dmesg | grep -iE 'amdgpu|kfd'` for a GPU page fault, a hung queue or a "
+                         "failed CP reset";
+
+// Runs `step` as the next rung unless an earlier one failed.
+class Ladder {
+public:
+    explicit Ladder(bool onLinux) : hint_(onLinux ? kLinuxHint : "") {}
+    bool failed() const { return failed_; }
+    std::vector<kfd::Rung>& rungs() { return rungs_; }
+
+    void climb(const std::string& name, const std::function<std::string()>& step) {
+        kfd::Rung r{name, false, failed_, 0, ""};
+        if (!failed_) {
+            const auto start = Clock::now();
+            try {
+                r.detail = step();
+                r.ok = true;
+            } catch (const std::exception& e) {
+                r.detail = e.what() + hint_;
+            }
+            r.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+            failed_ = !r.ok;
+        }
+        rungs_.push_back(std::move(r));
+    }
+    void add(kfd::Rung r) {
+        if (failed_) r.skipped = true, r.ok = false;
+        if (!r.ok && !r.skipped) {
+            r.detail += hint_;
+            failed_ = true;
+        }
+        rungs_.push_back(std::move(r));
+    }
+
+private:
+    std::string hint_;
+    std::vector<kfd::Rung> rungs_;
+    bool failed_ = false;
+};
+
+// rms_norm on the device through the tier's own path (kernarg arena, IB, ring, fence) against
+// the cpu tier's RMSNorm on the same numbers: they must agree bit for bit (kernels/README.md).
+std::string realKernelRung(kfd::Device& device, uint32_t timeoutMs) {
+    constexpr int32_t n = 1000, rows = 3;
+    const float eps = 1e-5f;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+    std::vector<float> x(size_t(n) * rows), w(n);
+    for (float& v : x) v = dist(rng);
+    for (float& v : w) v = dist(rng);
+
+    // The cpu tier's op over a one-op graph.
+    model::ModelConfig config;
+    config.nEmbd = n;
+    config.normEps = eps;
+    graph::Graph g;
+    g.config = &config;
+    g.buffers = {{"x", graph::ElemType::F32, n}, {"x_norm", graph::ElemType::F32, n}};
+    const graph::MemoryPlan plan = graph::planMemory(g, rows);
+    cpu::AlignedBytes arena(plan.arenaBytes), scratch;
+    cpu::ThreadPool pool(1);
+    cpu::KvCache kv(1, 1, 1, true);
+    const std::vector<int32_t> tokens(rows, 0);
+    model::WeightRef weight;
+    weight.name = "probe_norm";
+    weight.cols = n;
+    weight.rows = 1;
+    weight.rowBytes = size_t(n) * 4;
+    weight.data = reinterpret_cast<const uint8_t*>(w.data());
+    weight.nbytes = size_t(n) * 4;
+    graph::Op op{graph::OpKind::RmsNorm, 0, "probe_rms_norm", 0};
+    op.out = 1;
+    op.weight = &weight;
+    const cpu::OpContext ctx{g, plan, arena.data(), pool, kv, tokens, 0, 0, rows, nullptr, nullptr, runtime::Precision::Ggml, scratch};
+    std::memcpy(ctx.f32(0, 0), x.data(), x.size() * 4);
+    cpu::runRmsNorm(ctx, op);
+
+    kfd::KernelTable kernels(device);
+    kfd::DeviceMemory data(device, (2 * x.size() + w.size()) * 4, kfd::MemoryKind::Vram, "probe rms_norm data");
+    float* dx = data.cpu<float>();
+    std::memcpy(dx, x.data(), x.size() * 4);
+    std::memcpy(dx + x.size(), w.data(), w.size() * 4);
+    const uint64_t in = data.gpu(), weights = data.gpu(x.size() * 4), out = data.gpu((x.size() + w.size()) * 4);
+    kfd::PlanBuilder builder(device, kernels, 1);
+    builder.launch("rms_norm", kernels::RmsNormArgs{in, weights, out, n, eps, n, n}, {1, rows, 1}, {0}, {1}, "probe rms_norm");
+    auto built = builder.finish("probe");
+    kfd::SubmitterOptions so;
+    so.timeoutMs = timeoutMs;
+    kfd::Submitter submitter(device, kernels.gfx(), so);
+    kfd::TokenSubmission sub;
+    sub.ibAddress = built.ib.gpu();
+    sub.ibDwords = built.ibDwords;
+    sub.ibName = "probe";
+    sub.what = "rms_norm";
+    const uint64_t value = submitter.submit(sub, built.hostCopy);
+    submitter.wait(value);
+    const float* got = dx + x.size() + w.size();
+    const float* want = ctx.f32(1, 0);
+    for (size_t i = 0; i < x.size(); ++i)
+        if (std::memcmp(&got[i], &want[i], 4) != 0)
+            throw std::runtime_error(fmt::format("rms_norm element {} (row {}): GPU {} cpu tier {}; {}", i, i / n, got[i], want[i],
+                                                 device.readQueueState(submitter.queue()).describe()));
+    return fmt::format("rms_norm over {} rows of {} floats bit-identical to the cpu tier's RMSNorm", rows, n);
+}
+
+// The model the token rungs run: the one asked for, stories260K from ../shared, or one made now.
+std::string probeModel(const ProbeOptions& o, std::string& note) {
+    if (!o.model.empty()) return o.model;
+    const char* shared = std::getenv("ZINC_SHARED");
+    for (const std::filesystem::path& base : {std::filesystem::path(shared ? shared : "../shared"), std::filesystem::path("../shared")})
+        if (std::filesystem::exists(base / "models/stories260K.gguf")) return (base / "models/stories260K.gguf").string();
+    const auto path = std::filesystem::temp_directory_path() / fmt::format("zinc-probe-{}.gguf", ::getpid());
+    model::MakeModelOptions make;
+    make.preset = "qwen3-tiny";
+    make.outputPath = path.string();
+    make.quantMix = "q8_0";
+    make.progress = false;
+    model::makeModel(make);
+    note = " (stories260K not found; made " + path.string() + " with make-model qwen3-tiny q8_0)";
+    return path.string();
+}
+
+struct Models {
+    std::unique_ptr<model::Model> model;
+    graph::Graph graph;
+    std::unique_ptr<runtime::Tier> cpu, gpu;
+};
+
+std::string oneTokenRung(Models& m, const std::string& path, const std::string& note, const std::shared_ptr<kfd::Device>& device,
+                         uint32_t timeoutMs) {
+    m.model = model::Model::load(path);
+    m.graph = graph::buildDecodeGraph(m.model->config(), m.model->weights());
+    runtime::TierOptions options;
+    options.threads = 2;
+    options.contextLength = 128;
+    options.maxBatch = 8;
+    m.cpu = cpu::makeCpuTier(m.graph, options);
+    kfd::KfdTierOptions kfdOptions;
+    kfdOptions.timeoutMs = timeoutMs;
+    m.gpu = kfd::makeKfdTier(m.graph, options, device, kfdOptions);
+    const auto vocab = size_t(m.model->config().nVocab);
+    std::vector<float> want(vocab), got(vocab);
+    const int32_t token = 1;
+    m.cpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, want);
+    m.gpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, got);
+    float maxDiff = 0, maxRef = 0;
+    for (size_t i = 0; i < vocab; ++i) {
+        maxDiff = std::max(maxDiff, std::fabs(got[i] - want[i]));
+        maxRef = std::max(maxRef, std::fabs(want[i]));
+    }
+    if (runtime::argmax(got) != runtime::argmax(want) || maxDiff > 1e-3f * std::max(1.0f, maxRef))
+        throw std::runtime_error(fmt::format("token 1 at position 0: GPU top-1 {} cpu top-1 {}, max |logit diff| {:.3g} (limit 1e-3 x {:.3g})",
+                                             runtime::argmax(got), runtime::argmax(want), maxDiff, std::max(1.0f, maxRef)));
+    return fmt::format("{}{}: top-1 {} on both, max |logit diff| {:.3g}; {}", std::filesystem::path(path).filename().string(), note,
+                       runtime::argmax(got), maxDiff, m.gpu->describe());
+}
+
+std::string wholeGraphRung(Models& m, int32_t n) {
+    const int32_t vocab = m.model->config().nVocab;
+    const auto start = Clock::now();
+    const std::vector<int32_t> got = m.gpu->generateGreedy(1, 1, n, vocab);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    std::vector<int32_t> want;
+    std::vector<float> logits(static_cast<size_t>(vocab));
+    const int32_t bos = 1;
+    m.cpu->evaluate({&bos, 1}, 0, runtime::LogitsWanted::Last, logits);  // position 0 as the kfd tier has it
+    int32_t token = 1;
+    for (int32_t i = 0; i < n; ++i) {
+        m.cpu->evaluate({&token, 1}, 1 + i, runtime::LogitsWanted::Last, logits);
+        want.push_back(token = runtime::argmax(logits));
+    }
+    for (int32_t i = 0; i < n; ++i)
+        if (got[size_t(i)] != want[size_t(i)])
+            throw std::runtime_error(fmt::format("greedy token {} (position {}): GPU {} cpu tier {}", i, i + 1, got[size_t(i)], want[size_t(i)]));
+    return fmt::format("{} greedy tokens sampled on the GPU equal the cpu tier's, {:.1f} tok/s, {} dispatches/token", n, n / seconds,
+                       m.gpu->stats().dispatchesPerToken);
+}
+
+int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
+    const bool hasKfd = std::filesystem::exists("/dev/kfd");
+    const bool onLinux = !global.sim;
+    Ladder ladder(onLinux);
+    std::shared_ptr<kfd::Device> device;
+    std::string note;
+    if (onLinux && !hasKfd) {
+        ladder.add({"device found", false, false, 0,
+                    "no /dev/kfd: looked for the amdgpu driver's KFD interface (/dev/kfd, /sys/class/kfd/kfd/topology) and found "
+                    "none; `zinc-rt probe --sim` runs the ladder on the simulated GPU"});
+    } else if (onLinux) {
+        ladder.climb("device found", [] { return std::string("/dev/kfd present"); });
+        ladder.climb("VM acquired", [&] {
+            kfd::Result<std::unique_ptr<kfd::Device>> opened = kfd::openLinuxDevice();
+            if (!opened) throw std::runtime_error(opened.error().describe());
+            device = std::shared_ptr<kfd::Device>(std::move(*opened));
+            return device->name() + ": GET_VERSION and ACQUIRE_VM done";
+        });
+    } else {
+        ladder.climb("device found", [&] {
+            device = kfd::openDevice({.simulated = true, .gfx = global.gfx});
+            return device->name() + (hasKfd ? " (chosen by --sim; /dev/kfd is present)" : " (chosen by --sim; no /dev/kfd here)");
+        });
+        ladder.climb("VM acquired", [] { return std::string("simulated: one address space, GPU VA = host pointer"); });
+    }
+    if (device && !ladder.failed()) {
+        kfd::LadderOptions lo;
+        lo.timeoutMs = o.timeoutMs;
+        for (kfd::Rung& r : kfd::climbLadder(*device, lo))
+            if (r.name != "device found") ladder.add(std::move(r));
+    }
+    const std::vector<std::string> later = {"one real kernel equal to the cpu tier", "one token equal to the cpu tier",
+                                            fmt::format("whole graph, {} tokens", o.tokens)};
+    Models models;
+    std::string path;
+    ladder.climb(later[0], [&] { return realKernelRung(*device, o.timeoutMs); });
+    ladder.climb(later[1], [&] {
+        path = probeModel(o, note);
+        return oneTokenRung(models, path, note, device, o.timeoutMs);
+    });
+    ladder.climb(later[2], [&] { return wholeGraphRung(models, o.tokens); });
+    if (!note.empty()) {  // the model made for this run
+        models = Models{};
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+    }
+
+    if (o.json) {
+        nlohmann::json out;
+        out["device"] = device ? device->name() : "";
+        out["simulated"] = global.sim;
+        out["kfd_present"] = hasKfd;
+        out["ok"] = !ladder.failed();
+        for (const kfd::Rung& r : ladder.rungs())
+            out["rungs"].push_back({{"name", r.name}, {"ok", r.ok}, {"skipped", r.skipped}, {"ms", r.ms}, {"detail", r.detail}});
+        std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    } else {
+        std::fputs(kfd::formatLadder(ladder.rungs()).c_str(), stdout);
+        std::fputs(ladder.failed() ? "probe: FAILED\n" : "probe: every rung passed\n", stdout);
+    }
+    return ladder.failed() ? 1 : 0;
+}
+
+}  // namespace
+
+void addProbeCommand(CLI::App& app, const GlobalOptions& global) {
+    auto o = std::make_shared<ProbeOptions>();
+    auto* cmd = app.add_subcommand("probe", "climb the KFD bring-up ladder rung by rung (--sim: on the simulated GPU)");
+    cmd->add_flag("--json", o->json, "one JSON object: every rung with ok, skipped, ms and detail");
+    cmd->add_option("--model", o->model, "model for the token rungs (default: ../shared/models/stories260K.gguf, else one made now)");
+    cmd->add_option("--tokens", o->tokens, "greedy tokens of the whole-graph rung")->capture_default_str();
+    cmd->add_option("--timeout-ms", o->timeoutMs, "bound on every wait")->capture_default_str();
+    cmd->callback([&global, o] {
+        const int rc = runProbe(global, *o);
+        if (rc != 0) {
+            std::fflush(stdout);
+            std::exit(rc);
+        }
+    });
+}
+
+}  // namespace zinc::tools
