@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <numeric>
+#include <sstream>
 
 #include "kfd/tier/submitter.h"
+#include "pm4/stream.h"
 #include "runtime/sampler.h"
 #include "tests/kfd_tier/kfd_tier_fixture.h"
 
@@ -28,6 +32,150 @@ TEST(KfdTier, StoriesGreedyOnTheGpuEqualsCpuFor64Tokens) {
     EXPECT_EQ(gpu.tier->generateGreedy(1, 0, 64, cpu.model->config().nVocab), want);
     EXPECT_EQ(gpu.tier->stats().decodeSubmissions, 64);
     std::printf("%s\n", gpu.tier->describe().c_str());
+}
+
+}  // namespace
+}  // namespace zinc
+
+namespace zinc {
+namespace {
+
+// The goldens' criterion with the cpu tier as the reference: its five largest logits within
+// absolute + relative x |value|, and the same top-1 where the cpu's top-1/top-2 gap is clear.
+void expectNearCpu(std::span<const float> got, std::span<const float> want, float absolute, float relative, const std::string& what) {
+    std::vector<int32_t> order(want.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](int32_t a, int32_t b) { return want[size_t(a)] > want[size_t(b)]; });
+    for (int i = 0; i < 5; ++i) {
+        const auto id = size_t(order[size_t(i)]);
+        EXPECT_NEAR(got[id], want[id], absolute + relative * std::fabs(want[id])) << what << ", id " << id;
+    }
+    if (want[size_t(order[0])] - want[size_t(order[1])] > 0.05f) {
+        EXPECT_EQ(runtime::argmax(got), order[0]) << what;
+    }
+}
+
+// Every op kind and weight type of the golden models, through a batched prompt (one IB for the
+// whole batch, every row's logits) and single decode steps after it.
+class KfdVsCpuTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(KfdVsCpuTest, BatchedPrefillAndDecodeMatchCpu) {
+    auto cpu = test::load(GetParam(), false);
+    auto gpu = test::load(GetParam(), true);
+    const std::vector<int32_t> prompt = {1, 17, 200, 33, 5, 77};
+    const bool f32 = std::string(GetParam()) == "stories260K.gguf";
+    const float absolute = f32 ? 1e-3f : 0.1f, relative = f32 ? 0.0f : 0.01f;
+    const auto vocab = size_t(cpu.model->config().nVocab);
+    std::vector<float> all(vocab * prompt.size()), allCpu(all.size());
+    gpu.tier->evaluate(prompt, 0, runtime::LogitsWanted::All, all);
+    cpu.tier->evaluate(prompt, 0, runtime::LogitsWanted::All, allCpu);
+    for (size_t t = 0; t < prompt.size(); ++t)
+        expectNearCpu(std::span(all).subspan(t * vocab, vocab), std::span(allCpu).subspan(t * vocab, vocab), absolute, relative,
+                      "prefill row " + std::to_string(t));
+    std::vector<float> last(vocab), lastCpu(vocab);
+    for (int32_t i = 0; i < 3; ++i) {
+        const int32_t t = 4 + 90 * i;
+        gpu.tier->evaluate({&t, 1}, int32_t(prompt.size()) + i, runtime::LogitsWanted::Last, last);
+        cpu.tier->evaluate({&t, 1}, int32_t(prompt.size()) + i, runtime::LogitsWanted::Last, lastCpu);
+        expectNearCpu(last, lastCpu, absolute, relative, "decode step after token " + std::to_string(t));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kfd, KfdVsCpuTest,
+                         testing::Values("stories260K.gguf", "llama-2-tiny-random.gguf", "qwen3-tiny.gguf", "qwen3moe-tiny.gguf",
+                                         "tiny-qwen3-q8_0.gguf"),
+                         [](const auto& info) {
+                             std::string name = info.param;
+                             name = name.substr(0, name.find('.'));
+                             for (auto& ch : name)
+                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return name;
+                         });
+
+// A fence that never signals: the CP sits in a WAIT_REG_MEM on memory nobody writes. The wait
+// gives up after its bound with the queue's state instead of hanging.
+TEST(KfdTier, FenceTimesOutWithQueueState) {
+    auto device = test::simDevice();
+    kfd::DeviceMemory flag(*device, 4096, kfd::MemoryKind::Gtt, "never written flag");
+    kfd::SubmitterOptions options;
+    options.timeoutMs = 300;
+    kfd::Submitter submitter(*device, pm4::Gfx::Gfx11, options);
+    std::vector<uint32_t> storage(64);
+    pm4::Stream s(storage, pm4::Gfx::Gfx11);
+    s.waitRegMem({.address = flag.gpu(), .function = pm4::CompareFunc::Equal, .reference = 1});
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t value = submitter.submitRaw(s.dwords(), "token 7 at position 42");
+    try {
+        submitter.wait(value);
+        FAIL() << "the wait returned although nothing released the WAIT_REG_MEM";
+    } catch (const runtime::TierError& e) {
+        const std::string m = e.what();
+        for (const char* part : {"queue", "token 7 at position 42", "rptr", "wptr", "fence at", "WAIT_REG_MEM"})
+            EXPECT_NE(m.find(part), std::string::npos) << "missing '" << part << "' in: " << m;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(KfdTierCli, KfdWithoutSimAndWithoutDevKfdIsAClearError) {
+    if (std::filesystem::exists("/dev/kfd")) GTEST_SKIP() << "this machine has /dev/kfd";
+    const auto r = test::runZinc("--tier=kfd score " + test::sharedPath("models/stories260K.gguf") + " --tokens \"1 2\"");
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.output.find("/dev/kfd"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("--sim"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("no fallback"), std::string::npos) << r.output;
+}
+
+TEST(KfdTierCli, ScoreOnTheSimulatedGpuPrintsTheCpuTiersTokens) {
+    const std::string args = "score " + test::sharedPath("models/stories260K.gguf") + " --text \"Once upon a time\" --top 3 --greedy 8";
+    const auto cpu = test::runZinc("--tier=cpu " + args);
+    const auto gpu = test::runZinc("--tier=kfd --sim " + args);
+    ASSERT_EQ(gpu.exitCode, 0) << gpu.output;
+    ASSERT_EQ(cpu.exitCode, 0) << cpu.output;
+    // Ids and their order are equal line for line; logits may differ in the last digits.
+    auto ids = [](const std::string& out) {
+        std::string kept;
+        std::istringstream in(out);
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("pos ", 0) == 0) line = line.substr(0, line.find(':'));
+            kept += line + "\n";
+        }
+        return kept;
+    };
+    EXPECT_EQ(ids(gpu.output), ids(cpu.output));
+}
+
+TEST(KfdTierCli, ProbeOnTheSimulatedGpuPassesEveryRung) {
+    const auto r = test::runZinc("probe --sim --json --tokens 8");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output);
+    EXPECT_TRUE(j["ok"].get<bool>());
+    std::vector<std::string> names;
+    for (const auto& rung : j["rungs"]) {
+        names.push_back(rung["name"]);
+        EXPECT_TRUE(rung["ok"].get<bool>()) << rung["name"] << ": " << rung["detail"];
+    }
+    const std::vector<std::string> want = {"device found", "VM acquired", "memory mapped (VRAM, GTT, doorbell)", "queue created",
+                                           "NOP retired", "doorbell observed", "fence retired", "GPU wait released by the CPU",
+                                           "copy (WRITE_DATA/COPY_DATA)", "trivial dispatch", "one real kernel equal to the cpu tier",
+                                           "one token equal to the cpu tier", "whole graph, 8 tokens"};
+    EXPECT_EQ(names, want);
+}
+
+TEST(KfdTierCli, DumpedPm4DecodesWithPm4Decode) {
+    const auto dir = test::scratchDir() / "pm4";
+    const auto r = test::runZinc("--tier=kfd --sim --dump-pm4 " + dir.string() + " score " + test::sharedPath("models/stories260K.gguf") +
+                                 " --tokens \"1 2 3\" --greedy 2");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ASSERT_TRUE(std::filesystem::exists(dir / "ring.pm4"));
+    ASSERT_TRUE(std::filesystem::exists(dir / "ib-1tok.pm4"));
+    const auto ring = test::runZinc("pm4 decode " + (dir / "ring.pm4").string());
+    EXPECT_EQ(ring.exitCode, 0) << ring.output;
+    for (const char* packet : {"WRITE_DATA", "INDIRECT_BUFFER", "RELEASE_MEM", "COPY_DATA"})
+        EXPECT_NE(ring.output.find(packet), std::string::npos) << packet;
+    const auto ib = test::runZinc("pm4 decode " + (dir / "ib-1tok.pm4").string());
+    EXPECT_EQ(ib.exitCode, 0) << ib.output.substr(0, 2000);
+    for (const char* packet : {"SET_SH_REG", "COMPUTE_PGM_LO", "COMPUTE_USER_DATA_0", "DISPATCH_DIRECT", "EVENT_WRITE", "ACQUIRE_MEM"})
+        EXPECT_NE(ib.output.find(packet), std::string::npos) << packet;
 }
 
 }  // namespace
