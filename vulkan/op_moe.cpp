@@ -30,8 +30,8 @@ MoeOp::MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elemen
 void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
     const auto& w = *op.weight;
-    if (c.nExpert > 512 || c.nExpertUsed > c.nExpert)
-        throw runtime::TierError(fmt::format("vulkan tier: {} experts, {} used (moe_topk.comp takes up to 512)", c.nExpert,
+    if (c.nExpert > 512 || c.nExpertUsed > 64 || c.nExpertUsed > c.nExpert)
+        throw runtime::TierError(fmt::format("vulkan tier: {} experts, {} used (moe_topk.comp takes up to 512, 64 used)", c.nExpert,
                                              c.nExpertUsed));
     const auto rows = static_cast<uint32_t>(ctx.rows);
     const auto act = matVec_.input(ctx, w, op.in);

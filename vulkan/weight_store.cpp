@@ -16,7 +16,9 @@ constexpr size_t kChunkLimit = size_t{1} << 30;
 constexpr size_t kStagingBytes = size_t{64} << 20;
 constexpr auto kUploadTimeout = std::chrono::seconds(120);
 
-size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+// Shaders read 2-byte aligned blocks as whole aligned words (rd32x8): up to 4 bytes past a
+// tensor's end, so every tensor keeps a few bytes of slack after it.
+size_t alignUp(size_t n) { return (n + 16 + kAlign - 1) / kAlign * kAlign; }
 
 // The distinct tensors the graph reads (tied embeddings share their data).
 std::vector<const model::WeightRef*> tensorsOf(const graph::Graph& graph) {

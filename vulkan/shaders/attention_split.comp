@@ -29,7 +29,7 @@ const uint kChunk = 64u;
 shared float qh[256];
 shared float weights[kChunk];
 shared float partDot[256];
-shared float partAcc[256];
+shared float partAcc[512];
 
 float workgroupMax(float x) {
     x = subgroupMax(x);
@@ -51,15 +51,24 @@ void main() {
     const uint kvHead = h / pc.group, hd = pc.headDim;
     for (uint i = tid; i < hd; i += 256u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
     barrier();
-    // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here).
+    // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here), two
+    // words loaded before they are used.
     {
-        const uint p = tid / 4u, part = tid % 4u, quarter = hd / 4u;
+        const uint p = tid / 4u, part = tid % 4u, words = hd / 8u;
         float dot = 0.0;
         if (p < count) {
-            const uint row = ((start + p) * pc.kvDim + kvHead * hd + part * quarter) / 2u;
-            for (uint i = 0u; i < quarter / 2u; ++i) {
-                const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
-                dot += kv.x * qh[part * quarter + 2u * i] + kv.y * qh[part * quarter + 2u * i + 1u];
+            const uint row = ((start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 2u;
+            const uint q0 = part * (hd / 4u);
+            uint i = 0u;
+            for (; i + 2u <= words; i += 2u) {
+                const vec2 k0 = unpackHalf2x16(pc.kCache.v[row + i]);
+                const vec2 k1 = unpackHalf2x16(pc.kCache.v[row + i + 1u]);
+                dot += k0.x * qh[q0 + 2u * i] + k0.y * qh[q0 + 2u * i + 1u];
+                dot += k1.x * qh[q0 + 2u * i + 2u] + k1.y * qh[q0 + 2u * i + 3u];
+            }
+            if (i < words) {
+                const vec2 k0 = unpackHalf2x16(pc.kCache.v[row + i]);
+                dot += k0.x * qh[q0 + 2u * i] + k0.y * qh[q0 + 2u * i + 1u];
             }
         }
         partDot[tid] = dot;
@@ -72,25 +81,29 @@ void main() {
     if (tid < kChunk) weights[tid] = w;
     const float sum = workgroupSum(w);  // its barriers also publish weights[]
     const uint out0 = ((t * pc.nHead + h) * pc.nSplits + split) * (hd + 2u);
-    // Weighted V: thread (g, d) sums positions g, g + G, ... of element d; then the G parts add.
-    const uint groups = max(1u, 256u / hd);
-    for (uint d0 = 0u; d0 < hd; d0 += 256u / groups) {
-        const uint g = tid / hd, d = d0 + tid % hd;
-        float acc = 0.0;
-        if (g < groups && d < hd) {
-            for (uint p = g; p < count; p += groups) {
-                const uint e = (start + p) * pc.kvDim + kvHead * hd + d;
-                acc += weights[p] * unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
-            }
+    // Weighted V: thread (g, j) sums the element pair j of positions g, g + G, ... (two rows in
+    // flight at a time); then the G partial sums of each pair are added.
+    const uint pairs = hd / 2u, groups = 256u / pairs;
+    const uint g = tid / pairs, j = tid % pairs;
+    vec2 acc = vec2(0.0);
+    if (g < groups) {
+        const uint col = (kvHead * hd) / 2u + j;
+        uint p = g;
+        for (; p + groups < count; p += 2u * groups) {
+            const vec2 v0 = unpackHalf2x16(pc.vCache.v[((start + p) * pc.kvDim) / 2u + col]);
+            const vec2 v1 = unpackHalf2x16(pc.vCache.v[((start + p + groups) * pc.kvDim) / 2u + col]);
+            acc += weights[p] * v0;
+            acc += weights[p + groups] * v1;
         }
-        partAcc[tid] = acc;
-        barrier();
-        if (tid < hd && d0 + tid < hd) {
-            float total = 0.0;
-            for (uint gg = 0u; gg < groups; ++gg) total += partAcc[gg * hd + tid];
-            pc.partials.v[out0 + 2u + d0 + tid] = total;
-        }
-        barrier();
+        if (p < count) acc += weights[p] * unpackHalf2x16(pc.vCache.v[((start + p) * pc.kvDim) / 2u + col]);
+    }
+    partAcc[2u * tid] = acc.x;
+    partAcc[2u * tid + 1u] = acc.y;
+    barrier();
+    if (tid < hd) {
+        float total = 0.0;
+        for (uint gg = 0u; gg < groups; ++gg) total += partAcc[2u * (gg * pairs + tid / 2u) + tid % 2u];
+        pc.partials.v[out0 + 2u + tid] = total;
     }
     if (tid == 0u) {
         pc.partials.v[out0] = m;

@@ -65,6 +65,20 @@ uint rd16(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]); }
 uint rd32(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]) | (uint(b.v[(byteOff >> 1) + 1]) << 16); }
 uint rd8(U16Buf b, uint byteOff) { return (uint(b.v[byteOff >> 1]) >> ((byteOff & 1u) * 8u)) & 0xFFu; }
 float rdHalf(U16Buf b, uint byteOff) { return halfBits(rd16(b, byteOff)); }
+// Eight words from a 2-byte aligned byte offset through nine aligned 32-bit loads.
+void rd32x8(UintBuf b, uint byteOff, out uint words[8]) {
+    const uint i0 = byteOff >> 2;
+    if ((byteOff & 2u) == 0u) {
+        for (uint i = 0u; i < 8u; ++i) words[i] = b.v[i0 + i];
+    } else {
+        uint prev = b.v[i0];
+        for (uint i = 0u; i < 8u; ++i) {
+            const uint next = b.v[i0 + i + 1u];
+            words[i] = (prev >> 16) | (next << 16);
+            prev = next;
+        }
+    }
+}
 
 // Workgroup-wide sum for any subgroup size: subgroups reduce, then one subgroup sums the
 // partials. `scratch` must hold gl_NumSubgroups floats.

@@ -78,7 +78,7 @@ void decodeUnit(bool second, uint row, uint u, out uint wq[8], out float fa, out
     if (TYPE == kQ8_0) {
         const uint blk = row + u * 34u;
         fa = fb = rdHalf(w, blk);
-        for (uint i = 0u; i < 8u; ++i) wq[i] = rd32(w, blk + 2u + 4u * i);
+        rd32x8(w32, blk + 2u, wq);
     } else if (TYPE == kQ4_0 || TYPE == kQ4_1 || TYPE == kQ5_0 || TYPE == kQ5_1) {
         const bool five = TYPE == kQ5_0 || TYPE == kQ5_1;
         const uint size = TYPE == kQ4_0 ? 18u : TYPE == kQ4_1 ? 20u : TYPE == kQ5_0 ? 22u : 24u;
@@ -123,11 +123,11 @@ void decodeUnit(bool second, uint row, uint u, out uint wq[8], out float fa, out
         const uint blk = row + b * 210u;
         const uint ql = blk + 64u * h + 32u * (kq & 1u);
         const uint qh = blk + 128u + 32u * h;
-        for (uint i = 0u; i < 8u; ++i) {
-            const uint lo = (rd32(w, ql + 4u * i) >> (4u * (kq >> 1))) & 0x0F0F0F0Fu;
-            const uint hi = (rd32(w, qh + 4u * i) >> (2u * kq)) & 0x03030303u;
-            wq[i] = lo | (hi << 4);
-        }
+        uint los[8], his[8];
+        rd32x8(w32, ql, los);
+        rd32x8(w32, qh, his);
+        for (uint i = 0u; i < 8u; ++i)
+            wq[i] = ((los[i] >> (4u * (kq >> 1))) & 0x0F0F0F0Fu) | (((his[i] >> (2u * kq)) & 0x03030303u) << 4);
         const float d = rdHalf(w, blk + 208u);
         const uint sc = rd16(w, blk + 192u + 8u * h + 2u * kq);
         fa = d * float(bitfieldExtract(int(sc), 0, 8));

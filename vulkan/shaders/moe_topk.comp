@@ -1,9 +1,9 @@
 #version 450
 // Router: softmax over the experts' logits, the top k (lower id first on ties, as the cpu
-// tier's partial_sort), renormalised when the model says so. One thread per token: at most
-// a few hundred experts, so a sequential scan costs less than a reduction's barriers.
+// tier's partial_sort), renormalised when the model says so. One workgroup per token.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "reduce.glsl"
 
 layout(local_size_x = 128) in;
 layout(push_constant) uniform PC {
@@ -18,35 +18,50 @@ layout(push_constant) uniform PC {
 
 const uint kMaxExperts = 512u;
 shared float probs[kMaxExperts];
-shared float maxLogit;
-shared float expSum;
+shared float chosenWeights[64];
+
+float workgroupMax(float x) {
+    x = subgroupMax(x);
+    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
+    barrier();
+    float m = reduceScratch_[0];
+    for (uint i = 1u; i < gl_NumSubgroups; ++i) m = max(m, reduceScratch_[i]);
+    barrier();
+    return m;
+}
 
 void main() {
     const uint t = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
     const uint l0 = t * pc.nExpert;
-    if (tid == 0u) {
-        float m = pc.logits.v[l0];
-        for (uint e = 1u; e < pc.nExpert; ++e) m = max(m, pc.logits.v[l0 + e]);
-        maxLogit = m;
+    float m = -1.0 / 0.0;
+    for (uint e = tid; e < pc.nExpert; e += 128u) m = max(m, pc.logits.v[l0 + e]);
+    m = workgroupMax(m);
+    float part = 0.0;
+    for (uint e = tid; e < pc.nExpert; e += 128u) {
+        probs[e] = exp(pc.logits.v[l0 + e] - m);
+        part += probs[e];
+    }
+    const float sum = workgroupSum(part);  // its barriers also publish probs[]
+    for (uint e = tid; e < pc.nExpert; e += 128u) probs[e] /= sum;  // compared as the cpu tier does
+    barrier();
+    // Each expert's rank among all (higher probability first, the lower id on ties): the
+    // experts ranked below nUsed are the top k, written in rank order.
+    for (uint e = tid; e < pc.nExpert; e += 128u) {
+        const float p = probs[e];
+        uint rank = 0u;
+        for (uint o = 0u; o < pc.nExpert; ++o) {
+            const float q = probs[o];
+            rank += (q > p || (q == p && o < e)) ? 1u : 0u;
+        }
+        if (rank < pc.nUsed) {
+            pc.ids.v[t * pc.nUsed + rank] = int(e);
+            chosenWeights[rank] = p;
+        }
     }
     barrier();
-    for (uint e = tid; e < pc.nExpert; e += 128u) probs[e] = exp(pc.logits.v[l0 + e] - maxLogit);
-    barrier();
-    if (tid != 0u) return;
-    float sum = 0.0;
-    for (uint e = 0u; e < pc.nExpert; ++e) sum += probs[e];
-    for (uint e = 0u; e < pc.nExpert; ++e) probs[e] /= sum;
-    // Top k by repeated scans, the lower id first on ties; a chosen expert's slot is set to -1.
-    float total = 0.0;
-    for (uint k = 0u; k < pc.nUsed; ++k) {
-        uint best = 0u;
-        for (uint e = 1u; e < pc.nExpert; ++e)
-            if (probs[e] > probs[best]) best = e;
-        pc.ids.v[t * pc.nUsed + k] = int(best);
-        pc.weights.v[t * pc.nUsed + k] = probs[best];
-        total += probs[best];
-        probs[best] = -1.0;
+    if (tid < pc.nUsed) {
+        float total = 0.0;
+        for (uint k = 0u; k < pc.nUsed; ++k) total += chosenWeights[k];
+        pc.weights.v[t * pc.nUsed + tid] = pc.normalize != 0u ? chosenWeights[tid] / total : chosenWeights[tid];
     }
-    if (pc.normalize != 0u)
-        for (uint k = 0u; k < pc.nUsed; ++k) pc.weights.v[t * pc.nUsed + k] /= total;
 }
