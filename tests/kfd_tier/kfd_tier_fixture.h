@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <map>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -21,13 +22,20 @@
 
 namespace zinc::test {
 
-inline std::shared_ptr<kfd::Device> simDevice() {
-    static std::shared_ptr<kfd::Device> device = [] {
-        auto runner = std::make_shared<kernels::PoclRunner>();
-        auto sim = kfd::openSimulatedDevice("gfx1100", {.runner = runner});
+inline std::shared_ptr<kernels::PoclRunner> sharedRunner() {
+    static auto runner = std::make_shared<kernels::PoclRunner>();
+    return runner;
+}
+
+// One simulated GPU per target for the whole binary (gfx1100 by default).
+inline std::shared_ptr<kfd::Device> simDevice(const std::string& gfx = "gfx1100") {
+    static std::map<std::string, std::shared_ptr<kfd::Device>> devices;
+    auto& device = devices[gfx];
+    if (!device) {
+        auto sim = kfd::openSimulatedDevice(gfx, {.runner = sharedRunner()});
         if (!sim) throw std::runtime_error(sim.error().describe());
-        return std::shared_ptr<kfd::Device>(std::move(*sim));
-    }();
+        device = std::shared_ptr<kfd::Device>(std::move(*sim));
+    }
     return device;
 }
 
@@ -38,7 +46,7 @@ struct Loaded {
     std::unique_ptr<runtime::Session> session;
 };
 
-inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 256, const kfd::KfdTierOptions& kfdOptions = {}) {
+inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 256, const std::string& gfx = "gfx1100") {
     Loaded l;
     l.model = model::Model::load(sharedPath("models/" + file));
     l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
@@ -46,7 +54,7 @@ inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 25
     options.threads = 2;
     options.contextLength = contextLength;
     options.maxBatch = 16;
-    l.tier = kfd ? kfd::makeKfdTier(l.graph, options, simDevice(), kfdOptions) : cpu::makeCpuTier(l.graph, options);
+    l.tier = kfd ? kfd::makeKfdTier(l.graph, options, simDevice(gfx)) : cpu::makeCpuTier(l.graph, options);
     l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
     return l;
 }
