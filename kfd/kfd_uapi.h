@@ -208,6 +208,15 @@ struct map_memory_to_gpu_args {
 };
 using unmap_memory_from_gpu_args = map_memory_to_gpu_args;
 
+// RUNTIME_ENABLE (KFD 1.13+, the debugger API): tells KFD the runtime is up. tinygrad calls it
+// with mode 0 before creating queues when KFD >= 1.14 (FACTS.md §5.8); it fails with EBUSY when
+// already pending and EEXIST once user queues exist, so it must come first.
+struct runtime_enable_args {
+    uint64_t r_debug;            // address of the runtime's r_debug (0: none)
+    uint32_t mode_mask;          // bit 0 ENABLE, bit 1 TTMP_SAVE
+    uint32_t capabilities_mask;  // from KFD
+};
+
 // ---- ioctl numbers (AMDKFD_IOC_*) -----------------------------------------------------------
 inline constexpr uint32_t kIocGetVersion = ior<get_version_args>(0x01);
 inline constexpr uint32_t kIocCreateQueue = iowr<create_queue_args>(0x02);
@@ -223,6 +232,7 @@ inline constexpr uint32_t kIocAllocMemoryOfGpu = iowr<alloc_memory_of_gpu_args>(
 inline constexpr uint32_t kIocFreeMemoryOfGpu = iow<free_memory_of_gpu_args>(0x17);
 inline constexpr uint32_t kIocMapMemoryToGpu = iowr<map_memory_to_gpu_args>(0x18);
 inline constexpr uint32_t kIocUnmapMemoryFromGpu = iowr<unmap_memory_from_gpu_args>(0x19);
+inline constexpr uint32_t kIocRuntimeEnable = iowr<runtime_enable_args>(0x25);
 
 // ---- mmap offsets (kfd_priv.h, not UAPI) ----------------------------------------------------
 // Bits 63:62 type, 61:46 gpu_id, 45:0 offset. The doorbell_offset CREATE_QUEUE returns already
@@ -305,6 +315,9 @@ static_assert(sizeof(map_memory_to_gpu_args) == 24);
 ZINC_KFD_AT(map_memory_to_gpu_args, device_ids_array_ptr, 8);
 ZINC_KFD_AT(map_memory_to_gpu_args, n_devices, 16);
 ZINC_KFD_AT(map_memory_to_gpu_args, n_success, 20);
+static_assert(sizeof(runtime_enable_args) == 16);
+ZINC_KFD_AT(runtime_enable_args, mode_mask, 8);
+ZINC_KFD_AT(runtime_enable_args, capabilities_mask, 12);
 #undef ZINC_KFD_AT
 
 // The encoded numbers, as computed in FACTS.md §5.1 and checked there against Debian's macros.
@@ -322,5 +335,6 @@ static_assert(kIocAllocMemoryOfGpu == 0xC0284B16);
 static_assert(kIocFreeMemoryOfGpu == 0x40084B17);
 static_assert(kIocMapMemoryToGpu == 0xC0184B18);
 static_assert(kIocUnmapMemoryFromGpu == 0xC0184B19);
+static_assert(kIocRuntimeEnable == 0xC0104B25);
 
 }  // namespace zinc::kfd::uapi

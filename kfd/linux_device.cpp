@@ -112,6 +112,12 @@ Status LinuxDevice::attach(const LinuxOptions& options) {
     uapi::acquire_vm_args vm{uint32_t(drm_), caps_.gpuId};
     if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocAcquireVm, &vm, "ACQUIRE_VM", "render node " + render + ", gpu_id " + hex(caps_.gpuId)); !s) return s;
 
+    // As tinygrad does from KFD 1.14 (FACTS.md §5.8): before any queue exists.
+    if (version_.minor_version >= 14) {
+        uapi::runtime_enable_args rt{};
+        if (Status s = kfdIoctl(sys_, kfd_, uapi::kIocRuntimeEnable, &rt, "RUNTIME_ENABLE", "mode 0"); !s && s.error().errnum != EBUSY) return s;
+    }
+
     // The GPUVM aperture of this GPU in our process: every VA we hand KFD must lie inside it
     // (libhsakmt reads the same at init, fmm_init_process_apertures).
     std::vector<uapi::process_device_apertures> apertures(64);

@@ -116,8 +116,10 @@ uint64_t Submitter::finishSubmission(pm4::Stream& s, uint32_t prefixDwords, cons
 void Submitter::wait(uint64_t value) {
     const Fence fence{fences_.cpu<uint64_t>(kFenceOffset), fences_.gpu(kFenceOffset), &event_};
     if (Status s = waitFence(device_, queue_, fence, value, options_.timeoutMs); !s)
-        throw TierError(fmt::format("kfd tier: queue {} on {}: {} (timeline value {}) did not retire: {}", queue_.id, device_.name(),
-                                    what_[value % what_.size()], value, s.error().describe()));
+        throw TierError(fmt::format("kfd tier: queue {} on {}: {} (timeline value {}, {} retired) did not retire: {}; event {} "
+                                    "mailbox at {:#x} holds {:#x}",
+                                    queue_.id, device_.name(), what_[value % what_.size()], value, completed(), s.error().describe(),
+                                    event_.id, event_.mailboxGpuVa, loadAcquire(const_cast<const uint64_t*>(event_.mailbox))));
 }
 
 void Submitter::dumpIb(const std::string& ibName, std::span<const uint32_t> ib) {

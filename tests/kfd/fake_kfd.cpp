@@ -96,6 +96,12 @@ int FakeKfd::ioctl(int fd, unsigned long request, void* arg) {
             auto* a = static_cast<uapi::acquire_vm_args*>(arg);
             return a->drm_fd == uint32_t(kRenderFd) && a->gpu_id == gpuId_ ? 0 : fail(EINVAL);
         }
+        case uapi::kIocRuntimeEnable: {
+            log.push_back("RUNTIME_ENABLE");
+            if (!queues.empty()) return fail(EEXIST);  // kfd_ioctl_runtime_enable
+            static_cast<uapi::runtime_enable_args*>(arg)->capabilities_mask = 0;
+            return 0;
+        }
         case uapi::kIocGetProcessAperturesNew: {
             log.push_back("GET_PROCESS_APERTURES_NEW");
             auto* a = static_cast<uapi::get_process_apertures_new_args*>(arg);

@@ -94,9 +94,10 @@ TEST_F(KfdOnFakeKernel, OpensInTheKernelsOrder) {
     std::unique_ptr<Device> device = open();
     ASSERT_TRUE(device);
     EXPECT_EQ(device->name(), "linux /dev/kfd 1.15, node 1 (gpu_id 0xb2d2, gfx1100)");
-    // GET_VERSION, ACQUIRE_VM with the render node, the apertures, then the event page (alloc +
-    // map) before the first CREATE_EVENT, then the memory and HW-exception events.
-    const std::vector<std::string> expected = {"GET_VERSION", "ACQUIRE_VM", "GET_PROCESS_APERTURES_NEW", "ALLOC_MEMORY_OF_GPU",
+    // GET_VERSION, ACQUIRE_VM with the render node, RUNTIME_ENABLE (KFD >= 1.14), the apertures,
+    // then the event page (alloc + map) before the first CREATE_EVENT, then the memory and
+    // HW-exception events.
+    const std::vector<std::string> expected = {"GET_VERSION", "ACQUIRE_VM", "RUNTIME_ENABLE", "GET_PROCESS_APERTURES_NEW", "ALLOC_MEMORY_OF_GPU",
                                                "MAP_MEMORY_TO_GPU", "CREATE_EVENT", "CREATE_EVENT"};
     EXPECT_EQ(kfd.log, expected);
 }
