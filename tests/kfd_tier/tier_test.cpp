@@ -127,7 +127,8 @@ TEST(KfdTier, FenceTimesOutWithQueueState) {
         FAIL() << "the wait returned although nothing released the WAIT_REG_MEM";
     } catch (const runtime::TierError& e) {
         const std::string m = e.what();
-        for (const char* part : {"queue", "token 7 at position 42", "rptr", "wptr", "fence at", "WAIT_REG_MEM"})
+        std::printf("%s\n", m.c_str());
+        for (const char* part : {"queue", "token 7 at position 42", "rptr", "wptr", "fence at", "WAIT_REG_MEM", "mailbox"})
             EXPECT_NE(m.find(part), std::string::npos) << "missing '" << part << "' in: " << m;
     }
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
