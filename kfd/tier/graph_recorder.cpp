@@ -48,7 +48,7 @@ public:
     Recorder(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, const PlanShape& shape)
         : b_(b), g_(g), c_(*g.config), m_(m), shape_(shape), rows_(shape.nTokens) {}
 
-    int32_t record() {
+    int32_t record(const AfterOp& afterOp) {
         for (size_t i = 0; i < g_.ops.size(); ++i) {
             const graph::Op& op = g_.ops[i];
             if (op.layer < 0 && op.kind != OpKind::Embed && !shape_.allRows) {
@@ -56,6 +56,7 @@ public:
                 rows_ = 1;
             }
             recordOp(op);
+            if (afterOp) afterOp(b_, i, op);
         }
         if (shape_.argmax) {
             const auto n = static_cast<int32_t>(c_.nVocab);
@@ -279,13 +280,13 @@ private:
 }  // namespace
 
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
-                         const PlanShape& shape) {
+                         const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches) {
     // Dispatches per op: at most 8 (MoE: 2 quantize + 3 experts + swiglu + quantize + combine).
-    PlanBuilder builder(device, kernels, uint32_t(graph.ops.size()) * 8 + 8);
+    PlanBuilder builder(device, kernels, uint32_t(graph.ops.size()) * 8 + 8 + extraDispatches);
     Recorder recorder(builder, graph, memory, shape);
     RecordedPlan plan;
     plan.shape = shape;
-    plan.firstLogitsRow = recorder.record();
+    plan.firstLogitsRow = recorder.record(afterOp);
     plan.built = builder.finish(fmt::format("{}-token plan", shape.nTokens));
     return plan;
 }

@@ -5,6 +5,7 @@
 // only the token-state block changes. MoE expert ids are written by moe_topk and read by the
 // expert matvecs on the GPU.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "graph/graph.h"
@@ -26,7 +27,10 @@ struct RecordedPlan {
     PlanBuilder::Finished built;
 };
 
+// Called after each op is recorded (op index, the op); a tracer appends its snapshot launches.
+using AfterOp = std::function<void(PlanBuilder&, size_t, const graph::Op&)>;
+
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
-                         const PlanShape& shape);
+                         const PlanShape& shape, const AfterOp& afterOp = {}, uint32_t extraDispatches = 0);
 
 }  // namespace zinc::kfd

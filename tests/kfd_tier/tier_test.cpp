@@ -175,7 +175,8 @@ TEST(KfdTierCli, ProbeOnTheSimulatedGpuPassesEveryRung) {
     const std::vector<std::string> want = {"device found", "VM acquired", "memory mapped (VRAM, GTT, doorbell)", "queue created",
                                            "NOP retired", "doorbell observed", "fence retired", "GPU wait released by the CPU",
                                            "copy (WRITE_DATA/COPY_DATA)", "trivial dispatch", "one real kernel equal to the cpu tier",
-                                           "one token equal to the cpu tier", "whole graph, 8 tokens"};
+                                           "one token equal to the cpu tier", "every op of one token equal to the cpu tier",
+                                           "whole graph, 8 tokens"};
     EXPECT_EQ(names, want);
 }
 
