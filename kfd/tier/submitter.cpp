@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 
@@ -46,6 +47,8 @@ Submitter::Submitter(Device& device, pm4::Gfx gfx, SubmitterOptions options)
 
 Submitter::~Submitter() {
     try {
+        // Bounded more tightly than a token: a hung GPU must not hold the process at exit.
+        options_.timeoutMs = std::min<uint32_t>(options_.timeoutMs, 5000);
         if (completed() < submitted()) wait(submitted());
     } catch (const std::exception&) {
         // Destroying the queue below stops the CP whatever it was doing.
