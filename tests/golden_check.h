@@ -20,7 +20,10 @@ namespace zinc::test {
 struct GoldenTolerance {
     float absolute;
     float relative;
-    int allowedOutliers;
+    // Positions whose listed logits may all miss the tolerance: a near-tied MoE router choice
+    // that flips between engines moves one position's logits by ~0.3 (reference README). The
+    // top-1 check still applies there.
+    int allowedOutlierPositions;
 };
 
 struct GoldenCase {
@@ -33,7 +36,7 @@ inline std::vector<GoldenCase> goldenCases() {
     return {GoldenCase{"stories260K.golden", {1e-3f, 0.0f, 0}, true},
             GoldenCase{"llama-2-tiny-random.golden", {0.1f, 0.01f, 0}, false},
             GoldenCase{"qwen3-tiny.golden", {0.1f, 0.01f, 0}, false},
-            GoldenCase{"qwen3moe-tiny.golden", {0.1f, 0.01f, 2}, false}};
+            GoldenCase{"qwen3moe-tiny.golden", {0.1f, 0.01f, 1}, false}};
 }
 
 inline std::string goldenCaseName(const testing::TestParamInfo<GoldenCase>& info) {
@@ -51,19 +54,22 @@ inline void expectMeetsGolden(const model::Model& model, runtime::Session& sessi
     if (golden.hasText && model.hasTokenizer())
         EXPECT_EQ(model.tokenizer().encode(golden.text, true, true), golden.prompt) << "text: " << golden.text;
     ASSERT_EQ(golden.positions.size(), golden.prompt.size());
-    int outliers = 0;
+    int outlierPositions = 0;
     for (const auto& p : golden.positions) {
         auto logits = session.step(p.token);
         const auto& top = p.top;
         if (top.size() >= 2 && top[0].second - top[1].second > 0.05f)
             EXPECT_EQ(runtime::argmax(logits), top[0].first) << "top-1 differs at pos " << p.pos;
+        std::string misses;
         for (const auto& [id, want] : top) {
             const float got = logits[static_cast<size_t>(id)];
-            if (std::fabs(got - want) > c.tolerance.absolute + c.tolerance.relative * std::fabs(want)) {
-                ++outliers;
-                EXPECT_LE(outliers, c.tolerance.allowedOutliers)
-                    << "pos " << p.pos << " id " << id << ": got " << got << ", reference " << want;
-            }
+            if (std::fabs(got - want) > c.tolerance.absolute + c.tolerance.relative * std::fabs(want))
+                misses += " id " + std::to_string(id) + ": got " + std::to_string(got) + ", reference " +
+                          std::to_string(want) + ";";
+        }
+        if (!misses.empty()) {
+            ++outlierPositions;
+            EXPECT_LE(outlierPositions, c.tolerance.allowedOutlierPositions) << "pos " << p.pos << ":" << misses;
         }
     }
     if (!c.greedyMustMatch) return;

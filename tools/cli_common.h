@@ -53,7 +53,6 @@ void addScoreCommand(CLI::App& app, const GlobalOptions& global);
 void addBenchCommand(CLI::App& app, const GlobalOptions& global);
 void addGgufCommand(CLI::App& app, const GlobalOptions& global);
 void addMakeModelCommand(CLI::App& app, const GlobalOptions& global);
-void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 void addPm4Command(CLI::App& app, const GlobalOptions& global);
 void addProbeCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);

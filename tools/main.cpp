@@ -34,9 +34,6 @@ int main(int argc, char** argv) {
     app.add_flag("--sim", global.sim, "kfd tier, probe: run on the simulated GPU (never chosen without this flag)");
     app.add_option("--gfx", global.gfx, "the simulated GPU's target")->check(CLI::IsMember({"gfx1100", "gfx1201"}))->capture_default_str();
     app.add_option("--dump-pm4", global.dumpPm4, "kfd tier: write the IBs and ring dwords submitted to this folder (read with `zinc-rt pm4 decode`)");
-    app.add_option("--device", global.device, "GPU tiers: device index, see `zinc-rt devices` (env ZINC_DEVICE)")
-        ->capture_default_str();
-    app.add_flag("--gpu-timestamps", global.gpuTimestamps, "GPU tiers: time each submission with timestamp queries");
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);
@@ -44,7 +41,6 @@ int main(int argc, char** argv) {
     addBenchCommand(app, global);
     addGgufCommand(app, global);
     addMakeModelCommand(app, global);
-    addDevicesCommand(app, global);
     addPm4Command(app, global);
     addProbeCommand(app, global);
     addDevicesCommand(app, global);
