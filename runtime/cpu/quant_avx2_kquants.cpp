@@ -95,83 +95,114 @@ inline __m256i bitToFour(__m256i v, int n) {
     return v;
 }
 
-float rowQ4_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128i* subSums) {
+// The row kernels below handle T tokens (1..4) of one weight row at once: the weight block
+// is unpacked once and dotted with each token's activations. For every (row, token) the
+// integer block sum is exact (so its order of additions does not matter) and the float
+// accumulation is the same sequence of operations whatever T is, so a token's result does
+// not depend on how many tokens it was processed with (matMul == matVec bit for bit).
+template <int T>
+struct TokenActs {
+    const BlockQ8_K* act[T];
+    const __m128i* subSums[T];
+};
+
+template <int T>
+void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
-    __m256 acc = _mm256_setzero_ps();
-    __m128 accMin = _mm_setzero_ps();
+    __m256 acc[T];
+    __m128 accMin[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps(), accMin[t] = _mm_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ4_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ4_K* x = blocks + b;
-        const BlockQ8_K& a = act[b];
         prefetchAhead<kPrefetchK, sizeof(BlockQ4_K)>(x);
         const __m256i scalesMins = unpackScalesMins(x->scales);
         const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
-        __m256i sumi = _mm256_setzero_si256();
+        __m256i sumi[T];
+        for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
             const __m256i q4 = load256(x->qs + 32 * c);
             const __m256i lo = _mm256_and_si256(q4, m4);
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
-            const __m256i pLo =
-                _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(a.qs + 64 * c)), broadcastI16(scales, 2 * c));
-            const __m256i pHi =
-                _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(a.qs + 64 * c + 32)), broadcastI16(scales, 2 * c + 1));
-            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(pLo, pHi));
+            const __m256i sLo = broadcastI16(scales, 2 * c);
+            const __m256i sHi = broadcastI16(scales, 2 * c + 1);
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t) {
+                const int8_t* qa = ta.act[t][b].qs + 64 * c;
+                const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(qa)), sLo);
+                const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(qa + 32)), sHi);
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(pLo, pHi));
+            }
         }
-        addSuperBlock(acc, accMin, &x->d, a.d, sumi, scalesMins, subSums[b]);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+            addSuperBlock(acc[t], accMin[t], &x->d, ta.act[t][b].d, sumi[t], scalesMins, ta.subSums[t][b]);
     }
-    return rowSum(withMinsSubtracted(acc, accMin));
+    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = rowSum(withMinsSubtracted(acc[t], accMin[t]));
 }
 
 // Q5_K: the fifth bit of element 32c + l (low nibbles, c = chunk) is bit 2c of qh[l]; of
 // the high-nibble element 32c + 32 + l, bit 2c + 1.
-float rowQ5_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128i* subSums) {
+template <int T>
+void rowQ5_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const __m256i bit4 = _mm256_set1_epi8(0x10);
-    __m256 acc = _mm256_setzero_ps();
-    __m128 accMin = _mm_setzero_ps();
+    __m256 acc[T];
+    __m128 accMin[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps(), accMin[t] = _mm_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ5_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ5_K* x = blocks + b;
-        const BlockQ8_K& a = act[b];
         prefetchAhead<kPrefetchK, sizeof(BlockQ5_K)>(x);
         const __m256i scalesMins = unpackScalesMins(x->scales);
         const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
         const __m256i qh = load256(x->qh);
-        __m256i sumi = _mm256_setzero_si256();
+        __m256i sumi[T];
+        for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
             const __m256i q4 = load256(x->qs + 32 * c);
             const __m256i lo = _mm256_or_si256(_mm256_and_si256(q4, m4), _mm256_and_si256(bitToFour(qh, 2 * c), bit4));
             const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4, 4), m4),
                                                _mm256_and_si256(bitToFour(qh, 2 * c + 1), bit4));
-            const __m256i pLo =
-                _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(a.qs + 64 * c)), broadcastI16(scales, 2 * c));
-            const __m256i pHi =
-                _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(a.qs + 64 * c + 32)), broadcastI16(scales, 2 * c + 1));
-            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(pLo, pHi));
+            const __m256i sLo = broadcastI16(scales, 2 * c);
+            const __m256i sHi = broadcastI16(scales, 2 * c + 1);
+#pragma GCC unroll 4
+            for (int t = 0; t < T; ++t) {
+                const int8_t* qa = ta.act[t][b].qs + 64 * c;
+                const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(qa)), sLo);
+                const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(qa + 32)), sHi);
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(pLo, pHi));
+            }
         }
-        addSuperBlock(acc, accMin, &x->d, a.d, sumi, scalesMins, subSums[b]);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+            addSuperBlock(acc[t], accMin[t], &x->d, ta.act[t][b].d, sumi[t], scalesMins, ta.subSums[t][b]);
     }
-    return rowSum(withMinsSubtracted(acc, accMin));
+    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = rowSum(withMinsSubtracted(acc[t], accMin[t]));
 }
 
 // Q6_K: in half h, group g (32 elements 128h + 32g + l) takes low bits from ql[64h + 32(g&1)
 // + l] (low nibble for g < 2, high for g >= 2) and bits 2g..2g+1 of qh[32h + l]. The quants
 // are used unsigned (0..63) and the -32 comes back as 32 * sum_s scale_s * bsum_s.
-float rowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128i*) {
+template <int T>
+void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const __m256i m2 = _mm256_set1_epi8(0x03);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ6_K* x = blocks + b;
-        const BlockQ8_K& a = act[b];
         prefetchAhead<kPrefetchK, sizeof(BlockQ6_K)>(x);
         // 16 int16 scales: lane 0 = sub-blocks 0..7 (half 0), lane 1 = 8..15 (half 1).
         const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
-        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                        _mm256_slli_epi32(_mm256_madd_epi16(scales, load256(a.bsums)), 5));
+        __m256i sumi[T];
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                       _mm256_slli_epi32(_mm256_madd_epi16(scales, load256(ta.act[t][b].bsums)), 5));
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
             // Both lanes = this half's 8 scales; group g uses sub-blocks 2g (lane 0) and 2g+1 (lane 1).
@@ -191,13 +222,91 @@ float rowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128
             };
 #pragma GCC unroll 4
             for (int g = 0; g < 4; ++g) {
-                const __m256i p16 = _mm256_maddubs_epi16(q[g], load256(a.qs + 128 * h + 32 * g));
-                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, pairScales(halfScales, g)));
+                const __m256i s = pairScales(halfScales, g);
+#pragma GCC unroll 4
+                for (int t = 0; t < T; ++t) {
+                    const __m256i p16 = _mm256_maddubs_epi16(q[g], load256(ta.act[t][b].qs + 128 * h + 32 * g));
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(p16, s));
+                }
             }
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(halfToFloat(x->d) * a.d), _mm256_cvtepi32_ps(sumi), acc);
+        const float dx = halfToFloat(x->d);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * ta.act[t][b].d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
     }
-    return rowSum(acc);
+    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = rowSum(acc[t]);
+}
+
+// Row kernel for T tokens starting at token t0 of `acts` (each token's sub-block sums at
+// sums + token * nb), over all rows.
+template <int T, template <int> class Row>
+void rowsForTokens(const uint8_t* base, size_t wStride, int64_t rows, int64_t nb, const BlockQ8_K* acts,
+                   const __m128i* sums, bool usesMins, int64_t t0, float* y, size_t yStride) {
+    TokenActs<T> ta;
+    for (int t = 0; t < T; ++t) {
+        ta.act[t] = acts + (t0 + t) * nb;
+        ta.subSums[t] = usesMins ? sums + (t0 + t) * nb : nullptr;
+    }
+    float* yt = y + static_cast<size_t>(t0) * yStride;
+    for (int64_t r = 0; r < rows; ++r) Row<T>::run(base + static_cast<size_t>(r) * wStride, nb, ta, yt + r, yStride);
+}
+
+#define ZINC_ROW_WRAPPER(NAME)                                                                   \
+    template <int T>                                                                             \
+    struct NAME##Rows {                                                                          \
+        static void run(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t s) { \
+            NAME<T>(row, nb, ta, y, s);                                                          \
+        }                                                                                        \
+    };
+ZINC_ROW_WRAPPER(rowQ4_K)
+ZINC_ROW_WRAPPER(rowQ5_K)
+ZINC_ROW_WRAPPER(rowQ6_K)
+#undef ZINC_ROW_WRAPPER
+
+// Tiling: a chunk of tokens (their activations stay in L2) times a tile of weight rows
+// (stays in L2 too), in groups of kTokenGroup tokens whose activations sit in L1 while each
+// weight row of the tile is unpacked once for the whole group.
+constexpr int kTokenGroup = 4;
+constexpr size_t kKWeightTileBytes = 128 * 1024;
+constexpr int64_t kKTokenChunk = 32;
+
+template <template <int> class Row>
+void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride, bool usesMins) {
+    const auto* a = static_cast<const BlockQ8_K*>(acts);
+    const auto* base = static_cast<const uint8_t*>(w);
+    const int64_t nb = k / kQKK;
+    const int64_t fit = static_cast<int64_t>(kKWeightTileBytes / (wStride ? wStride : 1));
+    const int64_t tileRows = fit > 1 ? fit : 1;
+    for (int64_t c0 = 0; c0 < nTokens; c0 += kKTokenChunk) {
+        const int64_t c1 = nTokens - c0 < kKTokenChunk ? nTokens : c0 + kKTokenChunk;
+        // Sub-block sums of the chunk's tokens, token-major; raw array (see SubBlockSums).
+        const int64_t nSums = usesMins ? (c1 - c0) * nb : 0;
+        __m128i* sums = nSums ? new __m128i[static_cast<size_t>(nSums)] : nullptr;
+        for (int64_t i = 0; i < nSums; ++i) {
+            const __m256i bs = load256(a[c0 * nb + i].bsums);
+            sums[i] = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        }
+        const BlockQ8_K* ca = a + c0 * nb;
+        float* cy = y + static_cast<size_t>(c0) * yStride;
+        for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
+            const int64_t nr = rows - r0 < tileRows ? rows - r0 : tileRows;
+            const uint8_t* tw = base + static_cast<size_t>(r0) * wStride;
+            float* ty = cy + r0;
+            const int64_t n = c1 - c0;
+            int64_t t = 0;
+            for (; t + kTokenGroup <= n; t += kTokenGroup)
+                rowsForTokens<kTokenGroup, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride);
+            switch (n - t) {
+                case 3: rowsForTokens<3, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride); break;
+                case 2: rowsForTokens<2, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride); break;
+                case 1: rowsForTokens<1, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride); break;
+                default: break;
+            }
+        }
+        delete[] sums;
+    }
 }
 
 }  // namespace
@@ -208,7 +317,14 @@ float rowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128
         const auto* base = static_cast<const uint8_t*>(w);                                                \
         const int64_t nb = k / kQKK;                                                                      \
         const SubBlockSums sums(a, USES_MINS ? nb : 0);                                                    \
-        for (int64_t r = 0; r < rows; ++r) y[r] = row##T(base + static_cast<size_t>(r) * wStride, nb, a, sums.data()); \
+        TokenActs<1> ta;                                                                                  \
+        ta.act[0] = a;                                                                                    \
+        ta.subSums[0] = sums.data();                                                                      \
+        for (int64_t r = 0; r < rows; ++r) row##T<1>(base + static_cast<size_t>(r) * wStride, nb, ta, y + r, 1); \
+    }                                                                                                     \
+    void matMul##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, \
+                   float* y, size_t yStride) {                                                            \
+        multiToken<row##T##Rows>(k, w, wStride, rows, acts, nTokens, y, yStride, USES_MINS);              \
     }
 
 ZINC_AVX2_K_KERNEL(Q4_K, true)

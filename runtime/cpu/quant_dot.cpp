@@ -110,6 +110,12 @@ void matVec(GgmlType weight, int64_t k, const void* w, size_t wStride, int64_t r
 void matMul(GgmlType weight, int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts,
             int64_t nTokens, float* y, size_t yStride) {
     const kernels::MatVecFn fn = kernelFor(weight, k, "matMul");
+    if (nTokens >= 2 && useAvx2()) {
+        if (const kernels::MatMulFn multi = kernels::avx2MultiTokenKernel(weight)) {
+            multi(k, w, wStride, rows, acts, nTokens, y, yStride);
+            return;
+        }
+    }
     const size_t actBytes = activationRowBytes(weight, k);
     const int64_t tileRows = std::max<int64_t>(4, static_cast<int64_t>(kWeightTileBytes / std::max<size_t>(wStride, 1)) & ~int64_t{3});
     const auto* wBase = static_cast<const uint8_t*>(w);
@@ -153,6 +159,15 @@ MatVecFn avx2Kernel(GgmlType weight) {
 }
 
 #undef ZINC_KERNEL_CASE
+
+MatMulFn avx2MultiTokenKernel(GgmlType weight) {
+    switch (weight) {
+        case GgmlType::Q4_K: return &avx2::matMulQ4_K;
+        case GgmlType::Q5_K: return &avx2::matMulQ5_K;
+        case GgmlType::Q6_K: return &avx2::matMulQ6_K;
+        default: return nullptr;
+    }
+}
 
 }  // namespace kernels
 }  // namespace zinc::cpu

@@ -11,6 +11,10 @@
 namespace zinc::cpu::kernels {
 
 using MatVecFn = void (*)(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y);
+// Many tokens: y[t * yStride + r] = dot(row r, act row t), activation rows packed back to
+// back; equal to MatVecFn per token bit for bit.
+using MatMulFn = void (*)(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens,
+                          float* y, size_t yStride);
 
 #define ZINC_QUANT_KERNEL_LIST(X) \
     X(F32) X(F16) X(BF16) X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q8_0) X(Q4_K) X(Q5_K) X(Q6_K)
@@ -26,6 +30,13 @@ void quantizeQ8_0(const float* x, void* out, int64_t n);
 void quantizeQ8_1(const float* x, void* out, int64_t n);
 void quantizeQ8_K(const float* x, void* out, int64_t n);
 void convertF16(const float* x, void* out, int64_t n);
+// Multi-token kernels (each weight block unpacked once for several tokens).
+void matMulQ4_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
+void matMulQ5_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
+void matMulQ6_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
 }  // namespace avx2
 
 #undef ZINC_DECLARE_KERNEL
@@ -33,5 +44,7 @@ void convertF16(const float* x, void* out, int64_t n);
 // The kernel for a weight type, or nullptr when the type has none.
 MatVecFn genericKernel(model::GgmlType weight);
 MatVecFn avx2Kernel(model::GgmlType weight);
+// The multi-token AVX2 kernel for a weight type, or nullptr (matMul then loops matVec).
+MatMulFn avx2MultiTokenKernel(model::GgmlType weight);
 
 }  // namespace zinc::cpu::kernels
