@@ -3,6 +3,8 @@
 // MIT): maddubs of the unsigned quants with the int8 activations, madd with the sub-block
 // scales, and the mins (Q4_K/Q5_K) or the -32 offset (Q6_K) applied through the
 // activation's bsums. The float accumulation order differs from ggml's.
+#include <utility>
+
 #include "model/quant/blocks.h"
 #include "runtime/cpu/quant_avx2_common.h"
 #include "runtime/cpu/quant_kernels.h"
@@ -42,6 +44,10 @@ inline __m256i pairScales(__m256i v, int g) {
     return _mm256_shuffle_epi8(v, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi));
 }
 
+// An empty asm that claims to change v: the compiler can no longer reassociate the integer
+// additions across it (it otherwise keeps every token's products live and spills them).
+inline void keepInRegister(__m256i& v) { asm("" : "+x"(v)); }
+
 inline float rowSum(__m256 acc) {
     float y;
     storeRowSums(&acc, 1, &y);
@@ -72,18 +78,6 @@ private:
     const __m128i* data_;
 };
 
-// Adds one Q4_K/Q5_K super-block: acc += d * dy * sumi; accMin += dmin * dy * (min_j *
-// subBlockSum_j), subtracted at the end. dAndMin points at the block's fp16 d and dmin.
-inline void addSuperBlock(__m256& acc, __m128& accMin, const void* dAndMin, float dy, __m256i sumi,
-                          __m256i scalesMins, __m128i subSums) {
-    uint32_t halves;
-    __builtin_memcpy(&halves, dAndMin, sizeof(halves));
-    const __m128 scaled = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(halves))), _mm_set1_ps(dy));
-    const __m128i minProducts = _mm_madd_epi16(_mm256_extracti128_si256(scalesMins, 1), subSums);
-    acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(scaled), _mm256_cvtepi32_ps(sumi), acc);
-    accMin = _mm_fmadd_ps(_mm_shuffle_ps(scaled, scaled, 0x55), _mm_cvtepi32_ps(minProducts), accMin);
-}
-
 inline __m256 withMinsSubtracted(__m256 acc, __m128 accMin) {
     return _mm256_sub_ps(acc, _mm256_set_m128(_mm_setzero_ps(), accMin));
 }
@@ -100,18 +94,87 @@ inline __m256i bitToFour(__m256i v, int n) {
 // integer block sum is exact (so its order of additions does not matter) and the float
 // accumulation is the same sequence of operations whatever T is, so a token's result does
 // not depend on how many tokens it was processed with (matMul == matVec bit for bit).
+// dy: each block's activation scale d for the T tokens, T floats at dy + b * dyStride bytes
+// (readable up to 4 floats when T > 1; lanes past T are finite and unused). sums: the tokens' sub-block
+// sums (Q4_K/Q5_K), T entries at sums + b * sumsStride (readable up to an even count).
 template <int T>
 struct TokenActs {
     const BlockQ8_K* act[T];
-    const __m128i* subSums[T];
+    const uint8_t* dy;
+    size_t dyStride;
+    const __m128i* sums;
+    size_t sumsStride;
 };
+
+// The T tokens' d of block b as 4 floats.
+template <int T>
+inline __m128 tokenScales(const TokenActs<T>& ta, int64_t b) {
+    const auto* p = reinterpret_cast<const float*>(ta.dy + static_cast<size_t>(b) * ta.dyStride);
+    return T == 1 ? _mm_load_ss(p) : _mm_loadu_ps(p);
+}
+
+// Lane t of v in all 8 lanes of a 256-bit vector.
+template <int Lane>
+inline __m256 laneToAll(__m128 v) {
+    if constexpr (Lane == 0) return _mm256_broadcastss_ps(v);
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v), _mm256_set1_epi32(Lane));
+}
+
+// Lane t of v in lanes 0..3, lane t + 1 in lanes 4..7.
+template <int Lane>
+inline __m256 lanePairToHalves(__m128 v) {
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v),
+                                    _mm256_setr_epi32(Lane, Lane, Lane, Lane, Lane + 1, Lane + 1, Lane + 1, Lane + 1));
+}
+
+// Adds block b of T tokens to the Q4_K/Q5_K accumulators: acc[t] += d * dy_t * sumi[t] and
+// the mins term dmin * dy_t * (min_j * subBlockSum_j) into accMin, which holds two tokens per
+// register (token 2p in lanes 0..3, 2p + 1 in 4..7). Lane by lane these are the operations
+// of a single token's kernel, so the results do not depend on T.
+template <int T>
+inline void addSuperBlocks(__m256* acc, __m256* accMin, const void* dAndMin, const TokenActs<T>& ta, int64_t b,
+                           const __m256i* sumi, __m256i scalesMins) {
+    uint32_t halves;
+    __builtin_memcpy(&halves, dAndMin, sizeof(halves));
+    const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(halves)));
+    const __m128 dy = tokenScales<T>(ta, b);
+    const __m128 dScaled = _mm_mul_ps(_mm_shuffle_ps(dm, dm, 0x00), dy);
+    const __m128 minScaled = _mm_mul_ps(_mm_shuffle_ps(dm, dm, 0x55), dy);
+    const __m128i* sums = ta.sums + static_cast<size_t>(b) * ta.sumsStride;
+    [&]<int... t>(std::integer_sequence<int, t...>) {
+        ((acc[t] = _mm256_fmadd_ps(laneToAll<t>(dScaled), _mm256_cvtepi32_ps(sumi[t]), acc[t])), ...);
+    }(std::make_integer_sequence<int, T>{});
+    if constexpr (T >= 2) {
+        const __m256i mins2 = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x11);
+        [&]<int... p>(std::integer_sequence<int, p...>) {
+            ((accMin[p] = _mm256_fmadd_ps(lanePairToHalves<2 * p>(minScaled),
+                                          _mm256_cvtepi32_ps(_mm256_madd_epi16(mins2, load256(sums + 2 * p))),
+                                          accMin[p])),
+             ...);
+        }(std::make_integer_sequence<int, T / 2>{});
+    }
+    if constexpr (T % 2 == 1) {
+        constexpr int last = T - 1;
+        const __m128i minProducts = _mm_madd_epi16(_mm256_extracti128_si256(scalesMins, 1), sums[last]);
+        const __m128 m = _mm_castsi128_ps(_mm_shuffle_epi32(_mm_castps_si128(minScaled), last * 0x55));
+        const __m128 prev = _mm256_castps256_ps128(accMin[last / 2]);
+        accMin[last / 2] = _mm256_castps128_ps256(_mm_fmadd_ps(m, _mm_cvtepi32_ps(minProducts), prev));
+    }
+}
+
+// Token t's row sum from its accumulators.
+template <int T>
+inline float minsRowSum(const __m256* acc, const __m256* accMin, int t) {
+    const __m128 m = t % 2 ? _mm256_extractf128_ps(accMin[t / 2], 1) : _mm256_castps256_ps128(accMin[t / 2]);
+    return rowSum(withMinsSubtracted(acc[t], m));
+}
 
 template <int T>
 void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
-    __m256 acc[T];
-    __m128 accMin[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps(), accMin[t] = _mm_setzero_ps();
+    __m256 acc[T], accMin[(T + 1) / 2];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int p = 0; p < (T + 1) / 2; ++p) accMin[p] = _mm256_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ4_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ4_K* x = blocks + b;
@@ -133,13 +196,12 @@ void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
                 const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(qa)), sLo);
                 const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(qa + 32)), sHi);
                 sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(pLo, pHi));
+                keepInRegister(sumi[t]);
             }
         }
-#pragma GCC unroll 4
-        for (int t = 0; t < T; ++t)
-            addSuperBlock(acc[t], accMin[t], &x->d, ta.act[t][b].d, sumi[t], scalesMins, ta.subSums[t][b]);
+        addSuperBlocks<T>(acc, accMin, &x->d, ta, b, sumi, scalesMins);
     }
-    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = rowSum(withMinsSubtracted(acc[t], accMin[t]));
+    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = minsRowSum<T>(acc, accMin, t);
 }
 
 // Q5_K: the fifth bit of element 32c + l (low nibbles, c = chunk) is bit 2c of qh[l]; of
@@ -148,9 +210,9 @@ template <int T>
 void rowQ5_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const __m256i bit4 = _mm256_set1_epi8(0x10);
-    __m256 acc[T];
-    __m128 accMin[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps(), accMin[t] = _mm_setzero_ps();
+    __m256 acc[T], accMin[(T + 1) / 2];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int p = 0; p < (T + 1) / 2; ++p) accMin[p] = _mm256_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ5_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ5_K* x = blocks + b;
@@ -174,13 +236,12 @@ void rowQ5_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
                 const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(qa)), sLo);
                 const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(qa + 32)), sHi);
                 sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(pLo, pHi));
+                keepInRegister(sumi[t]);
             }
         }
-#pragma GCC unroll 4
-        for (int t = 0; t < T; ++t)
-            addSuperBlock(acc[t], accMin[t], &x->d, ta.act[t][b].d, sumi[t], scalesMins, ta.subSums[t][b]);
+        addSuperBlocks<T>(acc, accMin, &x->d, ta, b, sumi, scalesMins);
     }
-    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = rowSum(withMinsSubtracted(acc[t], accMin[t]));
+    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = minsRowSum<T>(acc, accMin, t);
 }
 
 // Q6_K: in half h, group g (32 elements 128h + 32g + l) takes low bits from ql[64h + 32(g&1)
@@ -227,27 +288,29 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
                 for (int t = 0; t < T; ++t) {
                     const __m256i p16 = _mm256_maddubs_epi16(q[g], load256(ta.act[t][b].qs + 128 * h + 32 * g));
                     sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(p16, s));
+                    keepInRegister(sumi[t]);
                 }
             }
         }
-        const float dx = halfToFloat(x->d);
-#pragma GCC unroll 4
-        for (int t = 0; t < T; ++t)
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dx * ta.act[t][b].d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        const __m128 dScaled = _mm_mul_ps(_mm_set1_ps(halfToFloat(x->d)), tokenScales<T>(ta, b));
+        [&]<int... t>(std::integer_sequence<int, t...>) {
+            ((acc[t] = _mm256_fmadd_ps(laneToAll<t>(dScaled), _mm256_cvtepi32_ps(sumi[t]), acc[t])), ...);
+        }(std::make_integer_sequence<int, T>{});
     }
     for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = rowSum(acc[t]);
 }
 
-// Row kernel for T tokens starting at token t0 of `acts` (each token's sub-block sums at
-// sums + token * nb), over all rows.
+// Row kernel for T tokens starting at token t0 of a chunk of n tokens (activations `acts`;
+// d and sub-block sums block-major: entry b * n + t), over all rows.
 template <int T, template <int> class Row>
 void rowsForTokens(const uint8_t* base, size_t wStride, int64_t rows, int64_t nb, const BlockQ8_K* acts,
-                   const __m128i* sums, bool usesMins, int64_t t0, float* y, size_t yStride) {
+                   const float* dys, const __m128i* sums, int64_t n, int64_t t0, float* y, size_t yStride) {
     TokenActs<T> ta;
-    for (int t = 0; t < T; ++t) {
-        ta.act[t] = acts + (t0 + t) * nb;
-        ta.subSums[t] = usesMins ? sums + (t0 + t) * nb : nullptr;
-    }
+    for (int t = 0; t < T; ++t) ta.act[t] = acts + (t0 + t) * nb;
+    ta.dy = reinterpret_cast<const uint8_t*>(dys + t0);
+    ta.dyStride = static_cast<size_t>(n) * sizeof(float);
+    ta.sums = sums + t0;
+    ta.sumsStride = static_cast<size_t>(n);
     float* yt = y + static_cast<size_t>(t0) * yStride;
     for (int64_t r = 0; r < rows; ++r) Row<T>::run(base + static_cast<size_t>(r) * wStride, nb, ta, yt + r, yStride);
 }
@@ -281,30 +344,38 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
     const int64_t tileRows = fit > 1 ? fit : 1;
     for (int64_t c0 = 0; c0 < nTokens; c0 += kKTokenChunk) {
         const int64_t c1 = nTokens - c0 < kKTokenChunk ? nTokens : c0 + kKTokenChunk;
-        // Sub-block sums of the chunk's tokens, token-major; raw array (see SubBlockSums).
-        const int64_t nSums = usesMins ? (c1 - c0) * nb : 0;
-        __m128i* sums = nSums ? new __m128i[static_cast<size_t>(nSums)] : nullptr;
-        for (int64_t i = 0; i < nSums; ++i) {
-            const __m256i bs = load256(a[c0 * nb + i].bsums);
-            sums[i] = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-        }
+        // The chunk's activation scales and sub-block sums, block-major, padded for the
+        // 4-float and 2-entry loads; raw arrays (see SubBlockSums).
+        const int64_t n = c1 - c0;
+        float* dys = new float[static_cast<size_t>(nb * n + 4)];
+        __m128i* sums = new __m128i[static_cast<size_t>(usesMins ? nb * n + 1 : 1)];
+        for (int64_t t = 0; t < n; ++t)
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockQ8_K& blk = a[(c0 + t) * nb + b];
+                dys[b * n + t] = blk.d;
+                if (usesMins) {
+                    const __m256i bs = load256(blk.bsums);
+                    sums[b * n + t] = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+                }
+            }
+        for (int i = 0; i < 4; ++i) dys[nb * n + i] = 0.0f;
         const BlockQ8_K* ca = a + c0 * nb;
         float* cy = y + static_cast<size_t>(c0) * yStride;
         for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
             const int64_t nr = rows - r0 < tileRows ? rows - r0 : tileRows;
             const uint8_t* tw = base + static_cast<size_t>(r0) * wStride;
             float* ty = cy + r0;
-            const int64_t n = c1 - c0;
             int64_t t = 0;
             for (; t + kTokenGroup <= n; t += kTokenGroup)
-                rowsForTokens<kTokenGroup, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride);
+                rowsForTokens<kTokenGroup, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride);
             switch (n - t) {
-                case 3: rowsForTokens<3, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride); break;
-                case 2: rowsForTokens<2, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride); break;
-                case 1: rowsForTokens<1, Row>(tw, wStride, nr, nb, ca, sums, usesMins, t, ty, yStride); break;
+                case 3: rowsForTokens<3, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
+                case 2: rowsForTokens<2, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
+                case 1: rowsForTokens<1, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
                 default: break;
             }
         }
+        delete[] dys;
         delete[] sums;
     }
 }
@@ -319,7 +390,10 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
         const SubBlockSums sums(a, USES_MINS ? nb : 0);                                                    \
         TokenActs<1> ta;                                                                                  \
         ta.act[0] = a;                                                                                    \
-        ta.subSums[0] = sums.data();                                                                      \
+        ta.dy = reinterpret_cast<const uint8_t*>(&a[0].d);                                                \
+        ta.dyStride = sizeof(BlockQ8_K);                                                                  \
+        ta.sums = sums.data();                                                                            \
+        ta.sumsStride = 1;                                                                                \
         for (int64_t r = 0; r < rows; ++r) row##T<1>(base + static_cast<size_t>(r) * wStride, nb, ta, y + r, 1); \
     }                                                                                                     \
     void matMul##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, \
