@@ -18,6 +18,9 @@ using model::BlockQ6_K;
 using model::BlockQ8_K;
 using model::kQKK;
 
+// Whether the multi-token kernels prefetch weights ahead (their weight tiles are reused from L2).
+constexpr bool kPrefetchInMatMul = false;
+
 // Q4_K/Q5_K scales and mins (see model/quant/k_scales.h) as 16 int16: scales 0..7, mins 0..7.
 // Reads 16 bytes at `packed`: the 12 packed bytes and 4 bytes of the same block after them.
 inline __m256i unpackScalesMins(const uint8_t* packed) {
@@ -78,6 +81,18 @@ private:
     const __m128i* data_;
 };
 
+// Adds one Q4_K/Q5_K super-block: acc += d * dy * sumi; accMin += dmin * dy * (min_j *
+// subBlockSum_j), subtracted at the end. dAndMin points at the block's fp16 d and dmin.
+inline void addSuperBlock(__m256& acc, __m128& accMin, const void* dAndMin, float dy, __m256i sumi,
+                          __m256i scalesMins, __m128i subSums) {
+    uint32_t halves;
+    __builtin_memcpy(&halves, dAndMin, sizeof(halves));
+    const __m128 scaled = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(halves))), _mm_set1_ps(dy));
+    const __m128i minProducts = _mm_madd_epi16(_mm256_extracti128_si256(scalesMins, 1), subSums);
+    acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(scaled), _mm256_cvtepi32_ps(sumi), acc);
+    accMin = _mm_fmadd_ps(_mm_shuffle_ps(scaled, scaled, 0x55), _mm_cvtepi32_ps(minProducts), accMin);
+}
+
 inline __m256 withMinsSubtracted(__m256 acc, __m128 accMin) {
     return _mm256_sub_ps(acc, _mm256_set_m128(_mm_setzero_ps(), accMin));
 }
@@ -89,13 +104,121 @@ inline __m256i bitToFour(__m256i v, int n) {
     return v;
 }
 
+// matVec's kernels: one row, one token. They compute exactly what the multi-token kernels
+// below compute for each token (same integer sums, same float operations in the same order);
+// kept separate because the single-token code is faster when there is nothing to share.
+float singleRowQ4_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128i* subSums) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    __m256 acc = _mm256_setzero_ps();
+    __m128 accMin = _mm_setzero_ps();
+    const auto* blocks = reinterpret_cast<const BlockQ4_K*>(row);
+    for (int64_t b = 0; b < nb; ++b) {
+        const BlockQ4_K* x = blocks + b;
+        const BlockQ8_K& a = act[b];
+        prefetchAhead<kPrefetchK, sizeof(BlockQ4_K)>(x);
+        const __m256i scalesMins = unpackScalesMins(x->scales);
+        const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
+        __m256i sumi = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+            const __m256i q4 = load256(x->qs + 32 * c);
+            const __m256i lo = _mm256_and_si256(q4, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
+            const __m256i pLo =
+                _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(a.qs + 64 * c)), broadcastI16(scales, 2 * c));
+            const __m256i pHi =
+                _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(a.qs + 64 * c + 32)), broadcastI16(scales, 2 * c + 1));
+            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(pLo, pHi));
+        }
+        addSuperBlock(acc, accMin, &x->d, a.d, sumi, scalesMins, subSums[b]);
+    }
+    return rowSum(withMinsSubtracted(acc, accMin));
+}
+
+// Q5_K (see rowQ5_K): the fifth bit of element 32c + l (low nibbles, c = chunk) is bit 2c of qh[l]; of
+// the high-nibble element 32c + 32 + l, bit 2c + 1.
+float singleRowQ5_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128i* subSums) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
+    __m256 acc = _mm256_setzero_ps();
+    __m128 accMin = _mm_setzero_ps();
+    const auto* blocks = reinterpret_cast<const BlockQ5_K*>(row);
+    for (int64_t b = 0; b < nb; ++b) {
+        const BlockQ5_K* x = blocks + b;
+        const BlockQ8_K& a = act[b];
+        prefetchAhead<kPrefetchK, sizeof(BlockQ5_K)>(x);
+        const __m256i scalesMins = unpackScalesMins(x->scales);
+        const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
+        const __m256i qh = load256(x->qh);
+        __m256i sumi = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+            const __m256i q4 = load256(x->qs + 32 * c);
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q4, m4), _mm256_and_si256(bitToFour(qh, 2 * c), bit4));
+            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4, 4), m4),
+                                               _mm256_and_si256(bitToFour(qh, 2 * c + 1), bit4));
+            const __m256i pLo =
+                _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(a.qs + 64 * c)), broadcastI16(scales, 2 * c));
+            const __m256i pHi =
+                _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(a.qs + 64 * c + 32)), broadcastI16(scales, 2 * c + 1));
+            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(pLo, pHi));
+        }
+        addSuperBlock(acc, accMin, &x->d, a.d, sumi, scalesMins, subSums[b]);
+    }
+    return rowSum(withMinsSubtracted(acc, accMin));
+}
+
+// Q6_K (see rowQ6_K): in half h, group g (32 elements 128h + 32g + l) takes low bits from ql[64h + 32(g&1)
+// + l] (low nibble for g < 2, high for g >= 2) and bits 2g..2g+1 of qh[32h + l]. The quants
+// are used unsigned (0..63) and the -32 comes back as 32 * sum_s scale_s * bsum_s.
+float singleRowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128i*) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i m2 = _mm256_set1_epi8(0x03);
+    __m256 acc = _mm256_setzero_ps();
+    const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
+    for (int64_t b = 0; b < nb; ++b) {
+        const BlockQ6_K* x = blocks + b;
+        const BlockQ8_K& a = act[b];
+        prefetchAhead<kPrefetchK, sizeof(BlockQ6_K)>(x);
+        // 16 int16 scales: lane 0 = sub-blocks 0..7 (half 0), lane 1 = 8..15 (half 1).
+        const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
+        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                        _mm256_slli_epi32(_mm256_madd_epi16(scales, load256(a.bsums)), 5));
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            // Both lanes = this half's 8 scales; group g uses sub-blocks 2g (lane 0) and 2g+1 (lane 1).
+            const __m256i halfScales = h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
+                                              : _mm256_permute2x128_si256(scales, scales, 0x11);
+            const __m256i ql0 = load256(x->ql + 64 * h);
+            const __m256i ql1 = load256(x->ql + 64 * h + 32);
+            const __m256i qh = load256(x->qh + 32 * h);
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(ql1, m4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
+            };
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; ++g) {
+                const __m256i p16 = _mm256_maddubs_epi16(q[g], load256(a.qs + 128 * h + 32 * g));
+                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, pairScales(halfScales, g)));
+            }
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(halfToFloat(x->d) * a.d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return rowSum(acc);
+}
+
 // The row kernels below handle T tokens (1..4) of one weight row at once: the weight block
 // is unpacked once and dotted with each token's activations. For every (row, token) the
 // integer block sum is exact (so its order of additions does not matter) and the float
 // accumulation is the same sequence of operations whatever T is, so a token's result does
 // not depend on how many tokens it was processed with (matMul == matVec bit for bit).
 // dy: each block's activation scale d for the T tokens, T floats at dy + b * dyStride bytes
-// (readable up to 4 floats when T > 1; lanes past T are finite and unused). sums: the tokens' sub-block
+// (readable up to 4 floats when 1 < T <= 4, 8 when T > 4; lanes past T are finite and unused). sums: the tokens' sub-block
 // sums (Q4_K/Q5_K), T entries at sums + b * sumsStride (readable up to an even count).
 template <int T>
 struct TokenActs {
@@ -106,24 +229,26 @@ struct TokenActs {
     size_t sumsStride;
 };
 
-// The T tokens' d of block b as 4 floats.
+// The T tokens' d of block b in lanes 0..T-1.
 template <int T>
-inline __m128 tokenScales(const TokenActs<T>& ta, int64_t b) {
+inline __m256 tokenScales(const TokenActs<T>& ta, int64_t b) {
     const auto* p = reinterpret_cast<const float*>(ta.dy + static_cast<size_t>(b) * ta.dyStride);
-    return T == 1 ? _mm_load_ss(p) : _mm_loadu_ps(p);
+    if constexpr (T == 1) return _mm256_zextps128_ps256(_mm_load_ss(p));
+    if constexpr (T <= 4) return _mm256_zextps128_ps256(_mm_loadu_ps(p));
+    return _mm256_loadu_ps(p);
 }
 
 // Lane t of v in all 8 lanes of a 256-bit vector.
 template <int Lane>
-inline __m256 laneToAll(__m128 v) {
-    if constexpr (Lane == 0) return _mm256_broadcastss_ps(v);
-    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v), _mm256_set1_epi32(Lane));
+inline __m256 laneToAll(__m256 v) {
+    if constexpr (Lane == 0) return _mm256_broadcastss_ps(_mm256_castps256_ps128(v));
+    return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(Lane));
 }
 
 // Lane t of v in lanes 0..3, lane t + 1 in lanes 4..7.
 template <int Lane>
-inline __m256 lanePairToHalves(__m128 v) {
-    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v),
+inline __m256 lanePairToHalves(__m256 v) {
+    return _mm256_permutevar8x32_ps(v,
                                     _mm256_setr_epi32(Lane, Lane, Lane, Lane, Lane + 1, Lane + 1, Lane + 1, Lane + 1));
 }
 
@@ -137,9 +262,9 @@ inline void addSuperBlocks(__m256* acc, __m256* accMin, const void* dAndMin, con
     uint32_t halves;
     __builtin_memcpy(&halves, dAndMin, sizeof(halves));
     const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(halves)));
-    const __m128 dy = tokenScales<T>(ta, b);
-    const __m128 dScaled = _mm_mul_ps(_mm_shuffle_ps(dm, dm, 0x00), dy);
-    const __m128 minScaled = _mm_mul_ps(_mm_shuffle_ps(dm, dm, 0x55), dy);
+    const __m256 dy = tokenScales<T>(ta, b);
+    const __m256 dScaled = _mm256_mul_ps(_mm256_broadcastss_ps(dm), dy);
+    const __m256 minScaled = _mm256_mul_ps(_mm256_broadcastss_ps(_mm_shuffle_ps(dm, dm, 0x55)), dy);
     const __m128i* sums = ta.sums + static_cast<size_t>(b) * ta.sumsStride;
     [&]<int... t>(std::integer_sequence<int, t...>) {
         ((acc[t] = _mm256_fmadd_ps(laneToAll<t>(dScaled), _mm256_cvtepi32_ps(sumi[t]), acc[t])), ...);
@@ -156,7 +281,7 @@ inline void addSuperBlocks(__m256* acc, __m256* accMin, const void* dAndMin, con
     if constexpr (T % 2 == 1) {
         constexpr int last = T - 1;
         const __m128i minProducts = _mm_madd_epi16(_mm256_extracti128_si256(scalesMins, 1), sums[last]);
-        const __m128 m = _mm_castsi128_ps(_mm_shuffle_epi32(_mm_castps_si128(minScaled), last * 0x55));
+        const __m128 m = _mm256_castps256_ps128(laneToAll<last>(minScaled));
         const __m128 prev = _mm256_castps256_ps128(accMin[last / 2]);
         accMin[last / 2] = _mm256_castps128_ps256(_mm_fmadd_ps(m, _mm_cvtepi32_ps(minProducts), prev));
     }
@@ -178,7 +303,7 @@ void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
     const auto* blocks = reinterpret_cast<const BlockQ4_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ4_K* x = blocks + b;
-        prefetchAhead<kPrefetchK, sizeof(BlockQ4_K)>(x);
+        if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(BlockQ4_K)>(x);
         const __m256i scalesMins = unpackScalesMins(x->scales);
         const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
         __m256i sumi[T];
@@ -216,7 +341,7 @@ void rowQ5_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
     const auto* blocks = reinterpret_cast<const BlockQ5_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ5_K* x = blocks + b;
-        prefetchAhead<kPrefetchK, sizeof(BlockQ5_K)>(x);
+        if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(BlockQ5_K)>(x);
         const __m256i scalesMins = unpackScalesMins(x->scales);
         const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
         const __m256i qh = load256(x->qh);
@@ -256,7 +381,7 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
     const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ6_K* x = blocks + b;
-        prefetchAhead<kPrefetchK, sizeof(BlockQ6_K)>(x);
+        if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(BlockQ6_K)>(x);
         // 16 int16 scales: lane 0 = sub-blocks 0..7 (half 0), lane 1 = 8..15 (half 1).
         const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
         __m256i sumi[T];
@@ -292,7 +417,7 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
                 }
             }
         }
-        const __m128 dScaled = _mm_mul_ps(_mm_set1_ps(halfToFloat(x->d)), tokenScales<T>(ta, b));
+        const __m256 dScaled = _mm256_mul_ps(_mm256_set1_ps(halfToFloat(x->d)), tokenScales<T>(ta, b));
         [&]<int... t>(std::integer_sequence<int, t...>) {
             ((acc[t] = _mm256_fmadd_ps(laneToAll<t>(dScaled), _mm256_cvtepi32_ps(sumi[t]), acc[t])), ...);
         }(std::make_integer_sequence<int, T>{});
@@ -345,9 +470,9 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
     for (int64_t c0 = 0; c0 < nTokens; c0 += kKTokenChunk) {
         const int64_t c1 = nTokens - c0 < kKTokenChunk ? nTokens : c0 + kKTokenChunk;
         // The chunk's activation scales and sub-block sums, block-major, padded for the
-        // 4-float and 2-entry loads; raw arrays (see SubBlockSums).
+        // 8-float and 2-entry loads; raw arrays (see SubBlockSums).
         const int64_t n = c1 - c0;
-        float* dys = new float[static_cast<size_t>(nb * n + 4)];
+        float* dys = new float[static_cast<size_t>(nb * n + 8)];
         __m128i* sums = new __m128i[static_cast<size_t>(usesMins ? nb * n + 1 : 1)];
         for (int64_t t = 0; t < n; ++t)
             for (int64_t b = 0; b < nb; ++b) {
@@ -358,7 +483,7 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
                     sums[b * n + t] = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
                 }
             }
-        for (int i = 0; i < 4; ++i) dys[nb * n + i] = 0.0f;
+        for (int i = 0; i < 8; ++i) dys[nb * n + i] = 0.0f;
         const BlockQ8_K* ca = a + c0 * nb;
         float* cy = y + static_cast<size_t>(c0) * yStride;
         for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
@@ -368,6 +493,12 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
             int64_t t = 0;
             for (; t + kTokenGroup <= n; t += kTokenGroup)
                 rowsForTokens<kTokenGroup, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride);
+            if constexpr (kTokenGroup > 4) {
+                if (t + 4 <= n) {
+                    rowsForTokens<4, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride);
+                    t += 4;
+                }
+            }
             switch (n - t) {
                 case 3: rowsForTokens<3, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
                 case 2: rowsForTokens<2, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
@@ -388,13 +519,8 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
         const auto* base = static_cast<const uint8_t*>(w);                                                \
         const int64_t nb = k / kQKK;                                                                      \
         const SubBlockSums sums(a, USES_MINS ? nb : 0);                                                    \
-        TokenActs<1> ta;                                                                                  \
-        ta.act[0] = a;                                                                                    \
-        ta.dy = reinterpret_cast<const uint8_t*>(&a[0].d);                                                \
-        ta.dyStride = sizeof(BlockQ8_K);                                                                  \
-        ta.sums = sums.data();                                                                            \
-        ta.sumsStride = 1;                                                                                \
-        for (int64_t r = 0; r < rows; ++r) row##T<1>(base + static_cast<size_t>(r) * wStride, nb, ta, y + r, 1); \
+        for (int64_t r = 0; r < rows; ++r)                                                                \
+            y[r] = singleRow##T(base + static_cast<size_t>(r) * wStride, nb, a, sums.data());             \
     }                                                                                                     \
     void matMul##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, \
                    float* y, size_t yStride) {                                                            \
