@@ -287,11 +287,19 @@ inline void addSuperBlocks(__m256* acc, __m256* accMin, const void* dAndMin, con
     }
 }
 
-// Token t's row sum from its accumulators.
+// Stores the T tokens' sums (acc[t] minus, for the Q4_K/Q5_K kernels, token t's mins term)
+// to y[t * yStride]: the horizontal sums of up to 4 tokens in one storeRowSums, which adds
+// each lane in the same order as rowSum does for one token.
 template <int T>
-inline float minsRowSum(const __m256* acc, const __m256* accMin, int t) {
-    const __m128 m = t % 2 ? _mm256_extractf128_ps(accMin[t / 2], 1) : _mm256_castps256_ps128(accMin[t / 2]);
-    return rowSum(withMinsSubtracted(acc[t], m));
+inline void storeTokenSums(__m256* acc, const __m256* accMin, float* y, size_t yStride) {
+    static_assert(T <= 4, "storeRowSums takes at most 4 accumulators");
+    if (accMin)
+        for (int t = 0; t < T; ++t)
+            acc[t] = withMinsSubtracted(acc[t], t % 2 ? _mm256_extractf128_ps(accMin[t / 2], 1)
+                                                      : _mm256_castps256_ps128(accMin[t / 2]));
+    float out[4];
+    storeRowSums(acc, T, out);
+    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = out[t];
 }
 
 template <int T>
@@ -326,7 +334,7 @@ void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
         }
         addSuperBlocks<T>(acc, accMin, &x->d, ta, b, sumi, scalesMins);
     }
-    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = minsRowSum<T>(acc, accMin, t);
+    storeTokenSums<T>(acc, accMin, y, yStride);
 }
 
 // Q5_K: the fifth bit of element 32c + l (low nibbles, c = chunk) is bit 2c of qh[l]; of
@@ -366,7 +374,7 @@ void rowQ5_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
         }
         addSuperBlocks<T>(acc, accMin, &x->d, ta, b, sumi, scalesMins);
     }
-    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = minsRowSum<T>(acc, accMin, t);
+    storeTokenSums<T>(acc, accMin, y, yStride);
 }
 
 // Q6_K: in half h, group g (32 elements 128h + 32g + l) takes low bits from ql[64h + 32(g&1)
@@ -422,7 +430,7 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
             ((acc[t] = _mm256_fmadd_ps(laneToAll<t>(dScaled), _mm256_cvtepi32_ps(sumi[t]), acc[t])), ...);
         }(std::make_integer_sequence<int, T>{});
     }
-    for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = rowSum(acc[t]);
+    storeTokenSums<T>(acc, nullptr, y, yStride);
 }
 
 // Row kernel for T tokens starting at token t0 of a chunk of n tokens (activations `acts`;
