@@ -465,7 +465,7 @@ ZINC_ROW_WRAPPER(rowQ6_K)
 // weight row of the tile is unpacked once for the whole group.
 constexpr int kTokenGroup = 4;
 constexpr size_t kKWeightTileBytes = 128 * 1024;
-constexpr int64_t kKTokenChunk = 32;
+constexpr int64_t kKTokenChunk = 64;
 
 template <template <int> class Row>
 void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
