@@ -165,6 +165,9 @@ MatMulFn avx2MultiTokenKernel(GgmlType weight) {
         case GgmlType::Q4_K: return &avx2::matMulQ4_K;
         case GgmlType::Q5_K: return &avx2::matMulQ5_K;
         case GgmlType::Q6_K: return &avx2::matMulQ6_K;
+        case GgmlType::Q8_0: return &avx2::matMulQ8_0;
+        case GgmlType::Q4_0: return &avx2::matMulQ4_0;
+        case GgmlType::Q5_0: return &avx2::matMulQ5_0;
         default: return nullptr;
     }
 }

@@ -37,6 +37,12 @@ void matMulQ5_K(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
                 size_t yStride);
 void matMulQ6_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
                 size_t yStride);
+void matMulQ8_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
+void matMulQ4_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
+void matMulQ5_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
 }  // namespace avx2
 
 #undef ZINC_DECLARE_KERNEL
