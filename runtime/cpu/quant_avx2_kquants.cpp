@@ -302,25 +302,43 @@ inline void storeTokenSums(__m256* acc, const __m256* accMin, float* y, size_t y
     for (int t = 0; t < T; ++t) y[static_cast<size_t>(t) * yStride] = out[t];
 }
 
-template <int T>
-void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
+// The unsigned quants of chunk c (elements 64c..64c+63) of a Q4_K / Q5_K super-block: lo =
+// the 32 low-nibble elements, hi = the 32 high-nibble ones. Q5_K: the fifth bit of element
+// 32c + l (low nibbles) is bit 2c of qh[l]; of the high-nibble element, bit 2c + 1.
+inline void chunkQuants(const BlockQ4_K* x, int c, __m256i& lo, __m256i& hi) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i q4 = load256(x->qs + 32 * c);
+    lo = _mm256_and_si256(q4, m4);
+    hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
+}
+inline void chunkQuants(const BlockQ5_K* x, int c, __m256i& lo, __m256i& hi) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i bit4 = _mm256_set1_epi8(0x10);
+    const __m256i q4 = load256(x->qs + 32 * c);
+    const __m256i qh = load256(x->qh);
+    lo = _mm256_or_si256(_mm256_and_si256(q4, m4), _mm256_and_si256(bitToFour(qh, 2 * c), bit4));
+    hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4, 4), m4),
+                         _mm256_and_si256(bitToFour(qh, 2 * c + 1), bit4));
+}
+
+// One Q4_K or Q5_K row against T tokens: each super-block is unpacked once for all of them.
+template <int T, class Block>
+void rowNibbleK(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     __m256 acc[T], accMin[(T + 1) / 2];
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (int p = 0; p < (T + 1) / 2; ++p) accMin[p] = _mm256_setzero_ps();
-    const auto* blocks = reinterpret_cast<const BlockQ4_K*>(row);
+    const auto* blocks = reinterpret_cast<const Block*>(row);
     for (int64_t b = 0; b < nb; ++b) {
-        const BlockQ4_K* x = blocks + b;
-        if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(BlockQ4_K)>(x);
+        const Block* x = blocks + b;
+        if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(Block)>(x);
         const __m256i scalesMins = unpackScalesMins(x->scales);
         const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
         __m256i sumi[T];
         for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
-            const __m256i q4 = load256(x->qs + 32 * c);
-            const __m256i lo = _mm256_and_si256(q4, m4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q4, 4), m4);
+            __m256i lo, hi;
+            chunkQuants(x, c, lo, hi);
             const __m256i sLo = broadcastI16(scales, 2 * c);
             const __m256i sHi = broadcastI16(scales, 2 * c + 1);
 #pragma GCC unroll 4
@@ -337,44 +355,13 @@ void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
     storeTokenSums<T>(acc, accMin, y, yStride);
 }
 
-// Q5_K: the fifth bit of element 32c + l (low nibbles, c = chunk) is bit 2c of qh[l]; of
-// the high-nibble element 32c + 32 + l, bit 2c + 1.
+template <int T>
+void rowQ4_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
+    rowNibbleK<T, BlockQ4_K>(row, nb, ta, y, yStride);
+}
 template <int T>
 void rowQ5_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    const __m256i bit4 = _mm256_set1_epi8(0x10);
-    __m256 acc[T], accMin[(T + 1) / 2];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
-    for (int p = 0; p < (T + 1) / 2; ++p) accMin[p] = _mm256_setzero_ps();
-    const auto* blocks = reinterpret_cast<const BlockQ5_K*>(row);
-    for (int64_t b = 0; b < nb; ++b) {
-        const BlockQ5_K* x = blocks + b;
-        if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(BlockQ5_K)>(x);
-        const __m256i scalesMins = unpackScalesMins(x->scales);
-        const __m256i scales = _mm256_permute2x128_si256(scalesMins, scalesMins, 0x00);
-        const __m256i qh = load256(x->qh);
-        __m256i sumi[T];
-        for (int t = 0; t < T; ++t) sumi[t] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-        for (int c = 0; c < 4; ++c) {
-            const __m256i q4 = load256(x->qs + 32 * c);
-            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q4, m4), _mm256_and_si256(bitToFour(qh, 2 * c), bit4));
-            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4, 4), m4),
-                                               _mm256_and_si256(bitToFour(qh, 2 * c + 1), bit4));
-            const __m256i sLo = broadcastI16(scales, 2 * c);
-            const __m256i sHi = broadcastI16(scales, 2 * c + 1);
-#pragma GCC unroll 4
-            for (int t = 0; t < T; ++t) {
-                const int8_t* qa = ta.act[t][b].qs + 64 * c;
-                const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(qa)), sLo);
-                const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(qa + 32)), sHi);
-                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(pLo, pHi));
-                keepInRegister(sumi[t]);
-            }
-        }
-        addSuperBlocks<T>(acc, accMin, &x->d, ta, b, sumi, scalesMins);
-    }
-    storeTokenSums<T>(acc, accMin, y, yStride);
+    rowNibbleK<T, BlockQ5_K>(row, nb, ta, y, yStride);
 }
 
 // Q6_K: in half h, group g (32 elements 128h + 32g + l) takes low bits from ql[64h + 32(g&1)
