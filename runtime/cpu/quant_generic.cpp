@@ -193,26 +193,37 @@ int minTerm(const uint8_t mins[8], const BlockQ8_K& a) {
     for (int j = 0; j < 8; ++j) s += mins[j] * (a.bsums[2 * j] + a.bsums[2 * j + 1]);
     return s;
 }
-}  // namespace
 
-// Q4_K x Q8_K per super-block: d*dy * sum_j scale_j * dot_j  -  dmin*dy * sum_j min_j * bsum_j.
-void matVecQ4_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
+// Unsigned quant l of chunk c (low-nibble half, or high when `high`) of a Q4_K / Q5_K block.
+// Q5_K adds a fifth bit: bit 2c (low half) or 2c + 1 (high half) of qh[l].
+int nibbleQuant(const BlockQ4_K& x, int c, int l, bool high) {
+    const uint8_t q = x.qs[32 * c + l];
+    return high ? q >> 4 : q & 0x0f;
+}
+int nibbleQuant(const BlockQ5_K& x, int c, int l, bool high) {
+    const uint8_t q = x.qs[32 * c + l];
+    const int bit = (x.qh[l] >> (2 * c + (high ? 1 : 0))) & 1;
+    return (high ? q >> 4 : q & 0x0f) | bit << 4;
+}
+
+// Q4_K / Q5_K x Q8_K per super-block: d*dy * sum_j scale_j * dot_j  -  dmin*dy * sum_j min_j * bsum_j.
+template <class Block>
+void matVecNibbleK(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
     const auto* a = static_cast<const BlockQ8_K*>(act);
     const int64_t nb = k / kQKK;
     forEachRow(w, wStride, rows, y, [&](const uint8_t* row) {
-        const auto* x = reinterpret_cast<const BlockQ4_K*>(row);
+        const auto* x = reinterpret_cast<const Block*>(row);
         float s = 0.0f;
         for (int64_t b = 0; b < nb; ++b) {
             uint8_t sc[8], mn[8];
             unpackScaleMinK4(x[b].scales, sc, mn);
             int sumi = 0;
             for (int c = 0; c < 4; ++c) {
-                const uint8_t* q = x[b].qs + 32 * c;
                 const int8_t* q8 = a[b].qs + 64 * c;
                 int lo = 0, hi = 0;
                 for (int l = 0; l < 32; ++l) {
-                    lo += (q[l] & 0x0f) * q8[l];
-                    hi += (q[l] >> 4) * q8[l + 32];
+                    lo += nibbleQuant(x[b], c, l, false) * q8[l];
+                    hi += nibbleQuant(x[b], c, l, true) * q8[l + 32];
                 }
                 sumi += sc[2 * c] * lo + sc[2 * c + 1] * hi;
             }
@@ -222,33 +233,14 @@ void matVecQ4_K(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
         return s;
     });
 }
+}  // namespace
+
+void matVecQ4_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
+    matVecNibbleK<BlockQ4_K>(k, w, wStride, rows, act, y);
+}
 
 void matVecQ5_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
-    const auto* a = static_cast<const BlockQ8_K*>(act);
-    const int64_t nb = k / kQKK;
-    forEachRow(w, wStride, rows, y, [&](const uint8_t* row) {
-        const auto* x = reinterpret_cast<const BlockQ5_K*>(row);
-        float s = 0.0f;
-        for (int64_t b = 0; b < nb; ++b) {
-            uint8_t sc[8], mn[8];
-            unpackScaleMinK4(x[b].scales, sc, mn);
-            int sumi = 0;
-            for (int c = 0; c < 4; ++c) {
-                const uint8_t* ql = x[b].qs + 32 * c;
-                const uint8_t* qh = x[b].qh;
-                const int8_t* q8 = a[b].qs + 64 * c;
-                int lo = 0, hi = 0;
-                for (int l = 0; l < 32; ++l) {
-                    lo += ((ql[l] & 0x0f) | (((qh[l] >> (2 * c)) & 1) << 4)) * q8[l];
-                    hi += ((ql[l] >> 4) | (((qh[l] >> (2 * c + 1)) & 1) << 4)) * q8[l + 32];
-                }
-                sumi += sc[2 * c] * lo + sc[2 * c + 1] * hi;
-            }
-            s += fp16ToFp32(x[b].d) * a[b].d * static_cast<float>(sumi) -
-                 fp16ToFp32(x[b].dmin) * a[b].d * static_cast<float>(minTerm(mn, a[b]));
-        }
-        return s;
-    });
+    matVecNibbleK<BlockQ5_K>(k, w, wStride, rows, act, y);
 }
 
 // Q6_K x Q8_K per super-block: d*dy * sum over 16 sub-blocks of scale * sum((q - 32) * q8).
