@@ -35,16 +35,21 @@ void GlobalOptions::readEnvironment() {
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
-           fmt::format("sim={}\ngfx={}\ndump_pm4={}\n", sim, gfx, dumpPm4);
+           fmt::format("sim={}\ngfx={}\ndump_pm4={}\n", sim, gfx, dumpPm4) +
+           fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\n", waitTimeoutMs, deviceMemoryMiB);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {
+    if (batch < 1) throw runtime::TierError(fmt::format("--batch {}: a prefill step takes at least 1 token", batch));
+    if (contextLength < 0) throw runtime::TierError(fmt::format("--ctx {}: the context length is 0 (the model's) or more", contextLength));
     runtime::TierOptions o;
     o.threads = threads;
     o.contextLength = contextLength;
     o.maxBatch = batch;
     o.device = device;
     o.gpuTimestamps = gpuTimestamps;
+    o.waitTimeoutMs = waitTimeoutMs;
+    o.deviceMemoryLimit = deviceMemoryMiB << 20;
     if (precision == "f32")
         o.precision = runtime::Precision::F32;
     else if (precision != "ggml")
@@ -61,6 +66,7 @@ std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Gr
         const GlobalOptions& g = global ? *global : defaults;
         kfd::KfdTierOptions kfdOptions;
         kfdOptions.dumpPm4Dir = g.dumpPm4;
+        kfdOptions.timeoutMs = options.waitTimeoutMs;
         return kfd::makeKfdTier(graph, options, kfd::openDevice({.simulated = g.sim, .gfx = g.gfx}), kfdOptions);
     }
     for (const char* known : kKnownTiers)

@@ -34,7 +34,13 @@ std::vector<int32_t> encodeConversation(const model::Tokenizer& tokenizer, model
 void runChat(const ChatOptions& o, const GlobalOptions& global) {
     auto engine = openEngine(o.model, global);
     const auto& tokenizer = engine->model->tokenizer();
-    const auto family = model::resolveChatTemplate(tokenizer.chatTemplate(), o.templateName);
+    model::ChatTemplateFamily family;
+    try {
+        family = model::resolveChatTemplate(tokenizer.chatTemplate(), o.templateName);
+    } catch (const model::ModelError& e) {
+        if (!o.templateName.empty()) throw;
+        throw model::ModelError(fmt::format("{}: {} (--template NAME)", o.model, e.what()));
+    }
     fmt::print(stderr, "model: {}\ntier: {}\ntemplate: {}\nsampling: {}\ntype /reset to start over, /exit or Ctrl-D to quit\n",
                engine->model->config().summary(), engine->tier->describe(), model::chatTemplateName(family),
                o.sampling.describe());
@@ -56,7 +62,16 @@ void runChat(const ChatOptions& o, const GlobalOptions& global) {
         messages.push_back({"user", line});
         const auto prompt = encodeConversation(tokenizer, family, messages, !o.noThink);
         session.resetStats();
-        const int32_t reused = session.feedReusingPrefix(prompt);
+        int32_t reused = 0;
+        try {
+            reused = session.feedReusingPrefix(prompt);
+        } catch (const runtime::ContextFull& e) {
+            // The conversation no longer fits: refuse this turn, keep the chat.
+            messages.pop_back();
+            session.reset();
+            fmt::print(stderr, "zinc-rt: error: {}; the turn was dropped, /reset to start over\n", e.what());
+            continue;
+        }
         std::string answer;
         const auto result = generate(session, sampler, &tokenizer, o.maxTokens, [&](std::string_view text) {
             answer += text;

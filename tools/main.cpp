@@ -34,6 +34,12 @@ int main(int argc, char** argv) {
     app.add_flag("--sim", global.sim, "kfd tier, probe: run on the simulated GPU (never chosen without this flag)");
     app.add_option("--gfx", global.gfx, "the simulated GPU's target")->check(CLI::IsMember({"gfx1100", "gfx1201"}))->capture_default_str();
     app.add_option("--dump-pm4", global.dumpPm4, "kfd tier: write the IBs and ring dwords submitted to this folder (read with `zinc-rt pm4 decode`)");
+    app.add_option("--wait-timeout", global.waitTimeoutMs,
+                   "GPU tiers: give up waiting for the GPU after this many ms, with the queue's state")
+        ->capture_default_str()->check(CLI::Range(1u, 3600000u));
+    app.add_option("--device-memory", global.deviceMemoryMiB,
+                   "GPU tiers: MiB of device memory to use at most; 0 = all the device has")
+        ->capture_default_str();
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);
