@@ -16,7 +16,7 @@ using namespace zinc::pm4;
 namespace {
 
 constexpr uint64_t kBase = 0x10000;           // the one mapped window
-constexpr uint64_t kBytes = 256 * 1024;
+constexpr uint64_t kBytes = 64 * 1024;
 constexpr uint32_t kRingDwords = 1024;         // the ring sits at the end of the window
 constexpr uint64_t kRingBase = kBase + kBytes - 4 * kRingDwords;
 

@@ -67,14 +67,15 @@ for name, t in [('qwen3', template), ('llama3', b'<|start_header_id|><|end_heade
     (dst / name).write_bytes(t + turns)
 EOF
 }
+pm4_dump=""
 seeds_pm4() {
   [ -n "$zinc_rt" ] || { echo "run.sh: no zinc-rt built: PM4 targets start without seeds" >&2; return 0; }
-  local dump
-  dump=$(mktemp -d)
-  "$zinc_rt" --tier=kfd --sim --dump-pm4 "$dump" run "$shared/models/stories260K.gguf" -p "Once upon" -n 3 >/dev/null 2>&1 ||
-    echo "run.sh: $zinc_rt could not dump PM4 seeds" >&2
-  if compgen -G "$dump/*.pm4" >/dev/null; then tests/fuzz/split_pm4.py "$1" "$dump"/*.pm4; fi
-  rm -rf "$dump"
+  if [ -z "$pm4_dump" ]; then  # once per run: the IBs and ring of a few tokens on the simulated GPU
+    pm4_dump=$(mktemp -d)
+    "$zinc_rt" --tier=kfd --sim --dump-pm4 "$pm4_dump" run "$shared/models/stories260K.gguf" -p "Once upon" -n 3 \
+      >/dev/null 2>&1 || echo "run.sh: $zinc_rt could not dump PM4 seeds" >&2
+  fi
+  if compgen -G "$pm4_dump/*.pm4" >/dev/null; then tests/fuzz/split_pm4.py "$1" "$pm4_dump"/*.pm4; fi
 }
 seeds_pm4_decoder() { seeds_pm4 "$1"; }
 seeds_pm4_executor() { seeds_pm4 "$1"; }
@@ -98,11 +99,15 @@ for name in "${targets[@]}"; do
   mkdir -p "$out/seeds/$name" "$out/corpus/$name"
   if declare -F "seeds_$name" >/dev/null; then "seeds_$name" "$out/seeds/$name"; fi
 done
+[ -n "$pm4_dump" ] && rm -rf "$pm4_dump"
 
 export ZINC_SHARED=$shared
 if [ "$seconds" -eq 0 ]; then
   # Bounded: a fresh corpus each time, so the same executions run on every machine.
-  for name in "${targets[@]}"; do rm -rf "$out/corpus/$name" && mkdir -p "$out/corpus/$name"; done
+  for name in "${targets[@]}"; do
+    rm -rf "$out/corpus/$name" "$out/artifacts/$name-"*
+    mkdir -p "$out/corpus/$name"
+  done
   suites=()
   [ $# -gt 0 ] && for name in "${targets[@]}"; do suites+=("fuzz_$name"); done
   meson test -C $build --no-rebuild --print-errorlogs --num-processes 2 --suite fuzz "${suites[@]}"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Cuts PM4 streams (zinc-rt --dump-pm4 output) at packet boundaries into pieces of at most
-4 KiB, the PM4 fuzz targets' -max_len, so that every part of an IB seeds them, not only its
+1 KiB, the PM4 fuzz targets' -max_len, so that every part of an IB seeds them, not only its
 first ops. Usage: split_pm4.py OUT_DIR FILE.pm4..."""
 import pathlib
 import struct
 import sys
 
-MAX_BYTES = 4096
+MAX_BYTES = 1024
 
 
 def packet_dwords(header):
