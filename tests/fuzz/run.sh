@@ -102,6 +102,7 @@ done
 [ -n "$pm4_dump" ] && rm -rf "$pm4_dump"
 
 export ZINC_SHARED=$shared
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 if [ "$seconds" -eq 0 ]; then
   # Bounded: a fresh corpus each time, so the same executions run on every machine.
   for name in "${targets[@]}"; do
