@@ -100,9 +100,13 @@ public:
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
 
 private:
+    // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp).
+    void multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
+                       uint32_t tokens, bool accumulate, const model::WeightRef* up);
+
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
-    Shader matVec_;
+    Shader matVec_, matMul_;
 };
 
 class MoeOp {
@@ -122,6 +126,16 @@ class ArgmaxOp {
 public:
     explicit ArgmaxOp(PipelineFactory& pipelines);
     void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, bool advance) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
+// Seeded sampling on the GPU (sample.comp), always advancing the token state.
+class SampleOp {
+public:
+    explicit SampleOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n) const;
 
 private:
     VkPipeline pipeline_;

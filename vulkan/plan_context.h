@@ -25,6 +25,7 @@ struct DeviceLayout {
     uint64_t layerKvBytes = 0;  // one layer's K (or V) cache
     VkDeviceAddress ropeTable = 0;
     VkDeviceAddress state = 0;
+    VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h
     VkDeviceAddress ring = 0;
     uint32_t ringCapacity = 0;
     std::array<VkDeviceAddress, kActModes> actSlots{};  // quantized activations, one per mode

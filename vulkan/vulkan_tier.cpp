@@ -10,6 +10,7 @@
 #include <set>
 
 #include "vulkan/graph_recorder.h"
+#include "vulkan/sampler_state.h"
 #include "vulkan/token_state.h"
 #include "vulkan/vk_buffer.h"
 #include "vulkan/vk_device.h"
@@ -31,7 +32,7 @@ constexpr uint32_t kMaxQueries = 8192;  // per-dispatch timestamps of a decode p
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-enum class PlanOutput { Logits, Greedy };
+enum class PlanOutput { Logits, Greedy, Sampled };
 
 struct PlanKey {
     int32_t nTokens;
@@ -136,17 +137,48 @@ public:
 
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
         if (n <= 0) return {};
+        checkGeneration(firstToken, startPos, n, nVocab);
+        return runQueued(planFor({1, false, PlanOutput::Greedy}), firstToken, startPos, n);
+    }
+
+    // The chain runs on the GPU (sample.comp) for a top-k of 1..kMaxDeviceTopK and a penalty
+    // window of at most kMaxRecentTokens; other settings sample on the host from the logits.
+    bool samplesOnDevice(const runtime::SamplerParams& p) const override {
+        const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN != 0;
+        if (penalty && (p.repeatLastN < 0 || p.repeatLastN > kMaxRecentTokens)) return false;
+        return p.greedy() || (p.topK >= 1 && p.topK <= kMaxDeviceTopK);
+    }
+
+    std::vector<int32_t> generateSampled(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,
+                                         std::vector<int32_t> history, int32_t nVocab) override {
+        const auto& p = sampler.params();
+        if (!samplesOnDevice(p)) return Tier::generateSampled(firstToken, startPos, n, sampler, std::move(history), nVocab);
+        if (n <= 0) return {};
+        checkGeneration(firstToken, startPos, n, nVocab);
+        writeSamplerState(p, sampler.draws(), history);
+        auto out = runQueued(planFor({1, false, PlanOutput::Sampled}), firstToken, startPos, n);
+        if (!p.greedy()) sampler.skipDraws(static_cast<uint64_t>(n));
+        return out;
+    }
+
+private:
+    void checkGeneration(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) const {
         if (nVocab != config_.nVocab)
-            throw runtime::TierError(fmt::format("vulkan tier: generateGreedy for {} logits, model has {}", nVocab, config_.nVocab));
+            throw runtime::TierError(fmt::format("vulkan tier: generation for {} logits, model has {}", nVocab, config_.nVocab));
         const int32_t one[] = {firstToken};
         checkRequest(one, startPos, runtime::LogitsWanted::Last, static_cast<size_t>(config_.nVocab));
         if (startPos + n > contextLength_)
-            throw runtime::TierError(fmt::format("vulkan tier: {} greedy tokens from position {} exceed the context length {}",
-                                                 n, startPos, contextLength_));
+            throw runtime::TierError(fmt::format("vulkan tier: {} tokens from position {} exceed the context length {}", n,
+                                                 startPos, contextLength_));
+    }
+
+    // Feeds firstToken, then each token the plan's last kernel picks, with up to kQueueAhead
+    // submissions in flight; reads the ids from the ring as each completes.
+    std::vector<int32_t> runQueued(const Plan& plan, int32_t firstToken, int32_t startPos, int32_t n) {
         const auto start = Clock::now();
         double waited = 0;
+        const int32_t one[] = {firstToken};
         writeState(startPos, one);
-        const Plan& plan = planFor({1, false, PlanOutput::Greedy});
         std::vector<uint64_t> values;
         std::vector<int32_t> out;
         const auto* ring = static_cast<const int32_t*>(ring_.mapped());
@@ -164,7 +196,7 @@ public:
             const size_t i = out.size();
             const auto waitStart = Clock::now();
             queue_.wait(values[i], kSubmissionTimeout,
-                        fmt::format("vulkan tier: greedy token {} at position {}", i, startPos + static_cast<int32_t>(i)));
+                        fmt::format("vulkan tier: generated token {} at position {}", i, startPos + static_cast<int32_t>(i)));
             waited += secondsSince(waitStart);
             if (timestamps_ && submitted == static_cast<int32_t>(i) + 1) readTimestamps(plan);
             out.push_back(ring[i % kRingCapacity]);
@@ -175,7 +207,25 @@ public:
         return out;
     }
 
-private:
+    // The chain's parameters and the last kMaxRecentTokens fed ids for sample.comp.
+    void writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history) {
+        auto* header = static_cast<SamplerStateHeader*>(samplerHost_.mapped());
+        *header = SamplerStateHeader{};
+        header->temperature = p.temperature;
+        header->topP = p.topP;
+        header->minP = p.minP;
+        header->repeatPenalty = p.repeatPenalty;
+        header->topK = p.topK;
+        const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN > 0;
+        header->recentCapacity = penalty ? p.repeatLastN : 0;
+        const size_t recent = penalty ? std::min(history.size(), static_cast<size_t>(p.repeatLastN)) : 0;
+        header->recentCount = static_cast<int32_t>(recent);
+        header->seedLo = static_cast<uint32_t>(p.seed);
+        header->seedHi = static_cast<uint32_t>(p.seed >> 32);
+        header->drawBase = static_cast<uint32_t>(drawBase);
+        std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
+    }
+
     void checkRequest(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
                       size_t logitsSize) const {
         const auto n = static_cast<int64_t>(tokens.size());
@@ -203,6 +253,9 @@ private:
                                   MemoryKind::DeviceLocal, "rope table");
         stateDevice_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::DeviceLocal, "token state");
         stateHost_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::HostVisible, "token state upload");
+        samplerDevice_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::DeviceLocal, "sampler state");
+        samplerHost_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::HostVisible, "sampler state upload");
+        *static_cast<SamplerStateHeader*>(samplerHost_.mapped()) = SamplerStateHeader{};
         ring_ = DeviceBuffer(device_, sizeof(int32_t) * kRingCapacity, MemoryKind::HostVisible, "token id ring");
         logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nVocab), MemoryKind::HostVisible, "logits");
         logitsHostRows_ = 1;
@@ -245,6 +298,7 @@ private:
         layout_.layerKvBytes = layerKv;
         layout_.ropeTable = ropeTable_.address();
         layout_.state = stateDevice_.address();
+        layout_.sampler = samplerDevice_.address();
         layout_.ring = ring_.address();
         layout_.ringCapacity = kRingCapacity;
     }
@@ -278,6 +332,7 @@ private:
         beginReusable(loadState_);
         Recorder rec(loadState_, pipelines_.layout());
         rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
+        rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
         rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         end(loadState_);
@@ -349,8 +404,11 @@ private:
             rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                         VK_ACCESS_HOST_READ_BIT);
         } else {
-            recorder_.recordArgmax(rec, layout_, weights_, arena_.address() + logitsOffset + rowBytes * static_cast<size_t>(firstRow),
-                                   true);
+            const VkDeviceAddress logits = arena_.address() + logitsOffset + rowBytes * static_cast<size_t>(firstRow);
+            if (key.output == PlanOutput::Sampled)
+                recorder_.recordSample(rec, layout_, weights_, logits);
+            else
+                recorder_.recordArgmax(rec, layout_, weights_, logits, true);
             rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                         VK_ACCESS_HOST_READ_BIT);
         }
@@ -375,7 +433,7 @@ private:
     graph::MemoryPlan memoryPlan_;
     GraphRecorder recorder_;
     bool timestamps_;
-    DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, ring_, logitsHost_;
+    DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<DeviceBuffer, kActModes> actSlots_;
     DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_;
