@@ -55,7 +55,7 @@ public:
           config_(*graph.config),
           contextLength_(options.contextLength > 0 ? options.contextLength : std::min(config_.nCtxTrain, 4096)),
           maxBatch_(std::max(1, options.maxBatch)),
-          instance_(std::make_shared<Instance>()),
+          instance_(Instance::shared()),
           device_(instance_, deviceIndex),
           queue_(device_),
           pipelines_(device_),
