@@ -362,13 +362,19 @@ struct DoorContext {
     std::string& note;
 };
 
+// umq::describe's two lines as one, for a rung's detail.
+std::string oneLine(std::string text) {
+    for (size_t at; (at = text.find("\n  ")) != std::string::npos;) text.replace(at, 3, "; ");
+    return text;
+}
+
 // The amdgpu node of a door: simulated with --sim, else the first amdgpu node if the door is open.
 std::shared_ptr<kfd::Device> openDoorNode(const DoorContext& c, bool userQueues, std::string& detail) {
     if (c.global.sim) {
         kfd::Result<std::shared_ptr<umq::DrmDevice>> sim = umq::openSimulatedDrmDevice(c.global.gfx, {.runner = c.runner});
         if (!sim) throw std::runtime_error(sim.error().describe());
         kfd::Result<umq::AmdgpuInfo> info = umq::simulatedAmdgpuInfo(c.global.gfx);
-        detail = (*sim)->name() + (info ? "; " + umq::describe(*info) : "");
+        detail = (*sim)->name() + (info ? "; " + oneLine(umq::describe(*info)) : "");
         return *sim;
     }
     const umq::HostFacts host = umq::readHostFacts();
@@ -379,7 +385,7 @@ std::shared_ptr<kfd::Device> openDoorNode(const DoorContext& c, bool userQueues,
     if (userQueues)
         if (std::string refusal = (*opened)->userQueueRefusal(); !refusal.empty()) throw std::runtime_error(refusal);
     kfd::Result<umq::AmdgpuInfo> info = umq::queryAmdgpuInfo(o.renderPath);
-    detail = (*opened)->name() + (info ? "; " + umq::describe(*info) : "; libdrm: " + info.error().describe());
+    detail = (*opened)->name() + (info ? "; " + oneLine(umq::describe(*info)) : "; libdrm: " + info.error().describe());
     return std::shared_ptr<kfd::Device>(std::move(*opened));
 }
 
