@@ -99,3 +99,40 @@ TEST(Cs, DriverRefusesJobsAmdgpuRefuses) {
 
 }  // namespace
 }  // namespace zinc::umq
+
+namespace zinc::umq {
+namespace {
+
+// One CS job as the drm path builds it: an IB chunk per IB (compute, ring 0), an inline BO list
+// of every BO of the device, a SYNCOBJ_OUT (FACTS.md §6.1; Mesa's amdgpu winsys layout).
+TEST(Cs, JobChunksAreIbsBoListAndSyncobj) {
+    auto node = testing::openRecordedNode();
+    auto ring = node.device->openKernelRing();
+    auto page = node.device->allocMemory(4096, kfd::MemoryKind::Gtt, {});
+    ASSERT_TRUE(ring.ok() && page.ok());
+    std::vector<uint32_t> storage(64);
+    pm4::Stream s(storage, pm4::Gfx::Gfx11);
+    s.nop(4).nop(2);
+    std::copy(s.dwords().begin(), s.dwords().end(), page->as<uint32_t>());
+    const kfd::IbRange ibs[2] = {{page->gpuVa, 4}, {page->gpuVa + 16, 2}};
+    ASSERT_TRUE((*ring)->submit(ibs).ok());
+    ASSERT_TRUE((*ring)->wait(1, 10000).ok());
+    ASSERT_EQ(node.recorder->jobs.size(), 1u);
+    const auto& job = node.recorder->jobs[0];
+    EXPECT_EQ(job.ctx, 1u);
+    EXPECT_EQ(job.boListHandle, 0u);
+    EXPECT_EQ(job.chunkIds, (std::vector<uint32_t>{AMDGPU_CHUNK_ID_IB, AMDGPU_CHUNK_ID_IB, AMDGPU_CHUNK_ID_BO_HANDLES, AMDGPU_CHUNK_ID_SYNCOBJ_OUT}));
+    EXPECT_EQ(job.ibs[0].va_start, page->gpuVa);
+    EXPECT_EQ(job.ibs[0].ib_bytes, 16u);
+    EXPECT_EQ(job.ibs[1].ib_bytes, 8u);
+    EXPECT_EQ(job.ibs[0].ip_type, uint32_t(AMDGPU_HW_IP_COMPUTE));
+    EXPECT_EQ(job.ibs[0].ring, 0u);
+    EXPECT_EQ(job.ibs[0].flags, 0u);
+    EXPECT_EQ(job.list.operation, ~0u);
+    EXPECT_EQ(job.list.bo_info_size, sizeof(drm_amdgpu_bo_list_entry));
+    EXPECT_EQ(job.list.bo_number, 2u) << "the event page and this page";
+    EXPECT_NE(job.syncobj.handle, 0u);
+}
+
+}  // namespace
+}  // namespace zinc::umq

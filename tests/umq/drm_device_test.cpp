@@ -151,3 +151,31 @@ TEST(Umq, EventWaitTimesOutWithTheQueueState) {
 
 }  // namespace
 }  // namespace zinc::umq
+
+namespace zinc::umq {
+namespace {
+
+// The USERQ create the drm path makes, field by field (FACTS.md §6.2).
+TEST(Umq, UserqCreateArgumentsAreTheQueuesBuffers) {
+    auto node = testing::openRecordedNode();
+    auto q = node.device->createQueue({.ringBytes = 8192});
+    ASSERT_TRUE(q.ok()) << q.error().describe();
+    ASSERT_EQ(node.recorder->userqs.size(), 1u);
+    const uapi::drm_amdgpu_userq_in& in = node.recorder->userqs[0];
+    EXPECT_EQ(in.op, uapi::kUserqOpCreate);
+    EXPECT_EQ(in.ip_type, uint32_t(AMDGPU_HW_IP_COMPUTE));
+    EXPECT_EQ(in.queue_va, q->ring.gpuVa);
+    EXPECT_EQ(in.queue_size, 8192u);
+    EXPECT_EQ(in.rptr_va, q->pointers.gpuVa);
+    EXPECT_EQ(in.wptr_va, q->pointers.gpuVa + 8);
+    EXPECT_EQ(in.doorbell_offset, 0u);
+    EXPECT_EQ(in.flags, 0u) << "NORMAL_LOW priority, not secure";
+    EXPECT_EQ(in.mqd_size, 8u);
+    EXPECT_EQ(node.recorder->requests.back(), uapi::kIoctlUserq);
+    ASSERT_TRUE(node.device->destroyQueue(*q).ok());
+    EXPECT_EQ(node.recorder->userqs.back().op, uapi::kUserqOpFree);
+    EXPECT_EQ(node.recorder->userqs.back().queue_id, 1u);
+}
+
+}  // namespace
+}  // namespace zinc::umq
