@@ -29,6 +29,8 @@ struct MatVecPc {
 struct MatMulPc {
     VkDeviceAddress w, w32, act, out, w2, w2_32;
     uint32_t k, m, rowBytes, actStride, outStride, nTok, accumulate;
+    VkDeviceAddress group;
+    uint32_t sliceBytes, actDiv, orderAt;
 };
 
 constexpr uint32_t kTokenTile = 8;        // tokens per matvec workgroup in batched prefill
@@ -111,8 +113,9 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
     if (up && !pairable(w, *up))
         throw runtime::TierError(fmt::format("vulkan tier: {} and {} cannot share a matvec", w.name, up->name));
     const ActMode mode = actMode(w.type);
-    if (!expert && tokens >= kMatMulMinTokens && mode != ActMode::F32 && mode != ActMode::F16 && mode != ActMode::BF16)
-        return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up);
+    const bool quantized = mode != ActMode::F32 && mode != ActMode::F16 && mode != ActMode::BF16;
+    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens))
+        return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
     const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
     const uint32_t rows = rowsPerGroup(w.rows);
     const VkPipeline pipeline =
@@ -144,14 +147,31 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
 }
 
 void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out,
-                             uint32_t outStride, uint32_t tokens, bool accumulate, const model::WeightRef* up) {
-    const VkPipeline pipeline = pipelines_.get(matMul_, {static_cast<uint32_t>(w.type), up ? 1u : 0u});
+                             uint32_t outStride, uint32_t tokens, bool accumulate, const model::WeightRef* up,
+                             const Expert* expert) {
+    const VkPipeline pipeline =
+        pipelines_.get(matMul_, {static_cast<uint32_t>(w.type), up ? 1u : 0u, expert ? 1u : 0u});
     const VkDeviceAddress weights = ctx.weights.address(w);
     const VkDeviceAddress upWeights = up ? ctx.weights.address(*up) : weights;
-    const MatMulPc pc{weights, weights, act.address, out, upWeights, upWeights,
-                      static_cast<uint32_t>(w.cols), static_cast<uint32_t>(w.rows), static_cast<uint32_t>(w.rowBytes),
-                      act.stride, outStride, tokens, accumulate ? 1u : 0u};
-    ctx.rec.dispatch(pipeline, pc, groupsFor(static_cast<uint32_t>(w.rows), kMatMulTile), groupsFor(tokens, kMatMulTile), 1);
+    const MatMulPc pc{weights,
+                      weights,
+                      act.address,
+                      out,
+                      upWeights,
+                      upWeights,
+                      static_cast<uint32_t>(w.cols),
+                      static_cast<uint32_t>(w.rows),
+                      static_cast<uint32_t>(w.rowBytes),
+                      act.stride,
+                      outStride,
+                      expert ? expert->slots : tokens,
+                      accumulate ? 1u : 0u,
+                      ctx.mem.moeGroups,
+                      static_cast<uint32_t>(w.rowBytes * static_cast<size_t>(w.rows)),
+                      expert ? expert->actDiv : 1u,
+                      ctx.mem.moeOrderAt};
+    const uint32_t columnTiles = expert ? expert->maxTiles : groupsFor(tokens, kMatMulTile);
+    ctx.rec.dispatch(pipeline, pc, groupsFor(static_cast<uint32_t>(w.rows), kMatMulTile), columnTiles, 1);
 }
 
 bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up) {

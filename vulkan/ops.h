@@ -92,6 +92,7 @@ public:
         VkDeviceAddress ids = 0;  // [slot] expert id
         uint32_t slots = 0;
         uint32_t actDiv = 1;      // activation row of a slot = slot / actDiv
+        uint32_t maxTiles = 0;    // with the slots grouped by expert (moe_group.comp): the tiled matmul
     };
     // With `up`, out = silu(w · x) * (up · x) (SwiGLU); needs pairable(w, *up).
     void multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
@@ -102,7 +103,7 @@ public:
 private:
     // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp).
     void multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
-                       uint32_t tokens, bool accumulate, const model::WeightRef* up);
+                       uint32_t tokens, bool accumulate, const model::WeightRef* up, const Expert* expert);
 
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
@@ -114,11 +115,13 @@ public:
     MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elementwise);
     void recordRoute(PlanContext& ctx, const graph::Op& op) const;
     void recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const;
+    // The most tiles moe_group.comp makes of `pairs` (token, slot) pairs over nExpert experts.
+    static uint32_t maxTiles(uint32_t pairs, uint32_t nExpert);
 
 private:
     MatVecOp& matVec_;
     ElementwiseOp& elementwise_;
-    VkPipeline topK_, combine_;
+    VkPipeline topK_, combine_, group_;
 };
 
 // Greedy sampling on the GPU (argmax.comp).

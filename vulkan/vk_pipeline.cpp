@@ -14,6 +14,7 @@
 #include "vulkan/shaders/matvec.h"
 #include "vulkan/shaders/matvec_dot4.h"
 #include "vulkan/shaders/moe_combine.h"
+#include "vulkan/shaders/moe_group.h"
 #include "vulkan/shaders/moe_topk.h"
 #include "vulkan/shaders/qk_rope.h"
 #include "vulkan/shaders/quantize.h"
@@ -47,6 +48,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MatMulDot4, kMatmulDot4)
         ZINC_SHADER(MoeTopK, kMoeTopk)
         ZINC_SHADER(MoeCombine, kMoeCombine)
+        ZINC_SHADER(MoeGroup, kMoeGroup)
         ZINC_SHADER(Argmax, kArgmax)
         ZINC_SHADER(QkRope, kQkRope)
         ZINC_SHADER(Sample, kSample)
@@ -73,6 +75,7 @@ const char* shaderName(Shader shader) {
         case Shader::MatMulDot4: return "matmul_dot4";
         case Shader::MoeTopK: return "moe_topk";
         case Shader::MoeCombine: return "moe_combine";
+        case Shader::MoeGroup: return "moe_group";
         case Shader::Argmax: return "argmax";
         case Shader::QkRope: return "qk_rope";
         case Shader::Sample: return "sample";

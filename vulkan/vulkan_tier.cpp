@@ -283,6 +283,11 @@ private:
             layout_.gateSlots = gateSlots_.address();
             layout_.upSlots = upSlots_.address();
             layout_.downSlots = downSlots_.address();
+            const auto pairs = static_cast<uint32_t>(batch * used);
+            layout_.moeOrderAt = 1 + 3 * MoeOp::maxTiles(pairs, static_cast<uint32_t>(c.nExpert));
+            moeGroups_ = DeviceBuffer(device_, sizeof(int32_t) * (layout_.moeOrderAt + pairs), MemoryKind::DeviceLocal,
+                                      "MoE expert groups");
+            layout_.moeGroups = moeGroups_.address();
         }
         layout_.attnSplits = static_cast<uint32_t>((contextLength_ + 63) / 64);  // attention_split.comp's chunk
         if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
@@ -436,7 +441,7 @@ private:
     DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<DeviceBuffer, kActModes> actSlots_;
-    DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_;
+    DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_;
     DeviceLayout layout_;
     VkCommandBuffer loadState_ = VK_NULL_HANDLE;
     VkQueryPool queryPool_ = VK_NULL_HANDLE;
