@@ -128,10 +128,12 @@ DeviceCaps Instance::caps(uint32_t index) const {
 
 std::shared_ptr<Instance> Instance::shared() {
     static std::mutex mutex;
-    static std::shared_ptr<Instance> instance;  // lives until exit, after every tier
+    // Never destroyed: at exit NVIDIA's driver tears itself down before static destructors
+    // run, and a vkDestroyInstance after that crashes (seen on the H100).
+    static auto* instance = new std::shared_ptr<Instance>();
     const std::lock_guard lock(mutex);
-    if (!instance) instance = std::make_shared<Instance>();
-    return instance;
+    if (!*instance) *instance = std::make_shared<Instance>();
+    return *instance;
 }
 
 std::vector<DeviceCaps> listDevices() {

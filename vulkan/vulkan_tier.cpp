@@ -97,14 +97,8 @@ public:
             if (stats_.gpuTimedTokens > 0)
                 s += fmt::format(", GPU {:.3f} ms/token", stats_.decodeGpuSeconds / static_cast<double>(stats_.gpuTimedTokens) * 1e3);
         }
-        if (!opSeconds_.empty()) {
-            std::vector<std::pair<double, std::string>> ops;
-            for (const auto& [label, sec] : opSeconds_) ops.emplace_back(sec, label);
-            std::sort(ops.rbegin(), ops.rend());
-            s += "; GPU time per token by op:";
-            for (const auto& [sec, label] : ops)
-                s += fmt::format(" {} {:.1f} us", label, sec / static_cast<double>(stats_.gpuTimedTokens) * 1e6);
-        }
+        s += describeOps("; GPU time per decode token by op:", opSeconds_, static_cast<double>(stats_.gpuTimedTokens));
+        s += describeOps("; GPU time per prefill token by op:", prefillOpSeconds_, static_cast<double>(prefillTimedTokens_));
         return s;
     }
     int32_t contextLength() const override { return contextLength_; }
@@ -131,7 +125,9 @@ public:
             stats_.decodeTokens += 1;
             stats_.decodeSubmissions += 1;
             stats_.decodeHostSeconds += hostBefore + secondsSince(afterWait);
-            if (timestamps_) readTimestamps(plan);
+            if (timestamps_) readTimestamps(plan, opSeconds_);
+        } else if (timestamps_ && readTimestamps(plan, prefillOpSeconds_)) {
+            prefillTimedTokens_ += n;
         }
     }
 
@@ -198,7 +194,7 @@ private:
             queue_.wait(values[i], kSubmissionTimeout,
                         fmt::format("vulkan tier: generated token {} at position {}", i, startPos + static_cast<int32_t>(i)));
             waited += secondsSince(waitStart);
-            if (timestamps_ && submitted == static_cast<int32_t>(i) + 1) readTimestamps(plan);
+            if (timestamps_ && submitted == static_cast<int32_t>(i) + 1) readTimestamps(plan, opSeconds_);
             out.push_back(ring[i % kRingCapacity]);
         }
         stats_.decodeTokens += n;
@@ -350,17 +346,31 @@ private:
         check(vkCreateQueryPool(device_.handle(), &info, nullptr, &queryPool_), "vkCreateQueryPool");
     }
 
+    static std::string describeOps(const char* title, const std::map<std::string, double>& seconds, double tokens) {
+        if (seconds.empty() || tokens <= 0) return {};
+        std::vector<std::pair<double, std::string>> ops;
+        for (const auto& [label, sec] : seconds) ops.emplace_back(sec, label);
+        std::sort(ops.rbegin(), ops.rend());
+        std::string s = title;
+        for (const auto& [sec, label] : ops) s += fmt::format(" {} {:.1f} us", label, sec / tokens * 1e6);
+        return s;
+    }
+
     // Query 0 is the plan's start, 1..n the end of each timed dispatch, n + 1 the plan's end.
-    void readTimestamps(const Plan& plan) {
+    // Decode plans add to the per-token GPU time; every plan to `opSeconds` by op label.
+    bool readTimestamps(const Plan& plan, std::map<std::string, double>& opSeconds) {
         const auto n = static_cast<uint32_t>(plan.labels.size()) + 2;
         std::vector<uint64_t> t(n);
         const VkResult r = vkGetQueryPoolResults(device_.handle(), queryPool_, 0, n, n * sizeof(uint64_t), t.data(),
                                                  sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-        if (r != VK_SUCCESS) return;  // VK_NOT_READY: not timed this time
+        if (r != VK_SUCCESS) return false;  // VK_NOT_READY: not timed this time
         const double ns = device_.caps().timestampPeriodNs * 1e-9;
-        stats_.decodeGpuSeconds += static_cast<double>(t[n - 1] - t[0]) * ns;
-        stats_.gpuTimedTokens += 1;
-        for (size_t i = 0; i < plan.labels.size(); ++i) opSeconds_[plan.labels[i]] += static_cast<double>(t[i + 1] - t[i]) * ns;
+        if (&opSeconds == &opSeconds_) {
+            stats_.decodeGpuSeconds += static_cast<double>(t[n - 1] - t[0]) * ns;
+            stats_.gpuTimedTokens += 1;
+        }
+        for (size_t i = 0; i < plan.labels.size(); ++i) opSeconds[plan.labels[i]] += static_cast<double>(t[i + 1] - t[i]) * ns;
+        return true;
     }
 
     void writeState(int32_t startPos, std::span<const int32_t> tokens) {
@@ -395,7 +405,7 @@ private:
         if (timestamps_) {
             vkCmdResetQueryPool(plan.cmd, queryPool_, 0, kMaxQueries);
             vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queryPool_, 0);
-            if (key.nTokens == 1) rec.timeDispatches(queryPool_, &plan.labels);
+            rec.timeDispatches(queryPool_, &plan.labels);
         }
         const int32_t firstRow = recorder_.record(rec, layout_, weights_, key.nTokens, key.allRows);
         const size_t rowBytes = sizeof(float) * static_cast<size_t>(config_.nVocab);
@@ -447,7 +457,9 @@ private:
     VkQueryPool queryPool_ = VK_NULL_HANDLE;
     std::map<PlanKey, Plan> plans_;
     runtime::TierStats stats_;
-    std::map<std::string, double> opSeconds_;  // decode GPU time by op label (timestamps)
+    std::map<std::string, double> opSeconds_;         // decode GPU time by op label (timestamps)
+    std::map<std::string, double> prefillOpSeconds_;  // batched evaluate() GPU time by op label
+    int64_t prefillTimedTokens_ = 0;
 };
 
 }  // namespace
