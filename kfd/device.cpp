@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "kfd/kernel_ring.h"
 #include "kfd/packet_names.h"
 
 namespace zinc::kfd {
@@ -30,6 +31,10 @@ void Device::ringDoorbell(const Queue& queue, uint64_t wptr) {
     // x86; it also orders the ring writes for a reader that is another thread (the simulator).
     std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(queue.doorbell)).store(wptr, std::memory_order_release);
     doorbellRung(queue);
+}
+
+Result<std::unique_ptr<KernelRing>> Device::openKernelRing() {
+    return plainError("open kernel ring", name() + " has no command-submission ioctl; the CS route needs an amdgpu render node");
 }
 
 void fillPacketAtRptr(const Queue& queue, QueueState& state) {

@@ -26,6 +26,8 @@ struct KernelInfo;
 
 namespace zinc::kfd {
 
+class KernelRing;
+
 enum class MemoryKind : uint8_t {
     Vram,      // device-local; CPU-visible here (PUBLIC) so the host can fill it
     Gtt,       // system memory the GPU reaches over PCIe
@@ -177,6 +179,10 @@ public:
     // registers its kernels, so a DISPATCH_DIRECT at one of their entries finds it.
     virtual Result<LoadedCodeObject> loadCodeObject(std::shared_ptr<const kernels::CodeObject> object);
     virtual Status unloadCodeObject(LoadedCodeObject& loaded);
+
+    // The kernel's compute ring behind a submit ioctl (kfd/kernel_ring.h), for devices that have
+    // one (amdgpu render nodes, umq/); KFD has none, so by default an error saying so.
+    virtual Result<std::unique_ptr<KernelRing>> openKernelRing();
 
 protected:
     Device() = default;

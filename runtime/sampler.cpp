@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 namespace zinc::runtime {
@@ -18,7 +19,39 @@ std::string SamplerParams::describe() const {
                        topP, minP, repeatPenalty, repeatLastN, seed);
 }
 
-Sampler::Sampler(const SamplerParams& params) : params_(params), rng_(params.seed) {}
+namespace {
+
+// C. Wellons' lowbias32 integer hash.
+uint32_t lowbias32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+}  // namespace
+
+float uniformDraw(uint64_t seed, uint64_t index) {
+    const uint32_t h = lowbias32(static_cast<uint32_t>(seed) ^
+                                 lowbias32(static_cast<uint32_t>(seed >> 32) ^ lowbias32(static_cast<uint32_t>(index))));
+    return static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
+}
+
+// Cody-Waite reduction and a degree-7 polynomial; see common.glsl.
+float expAccurate(float x) {
+    if (x < -103.0f) return 0.0f;
+    if (x > 88.7f) return std::numeric_limits<float>::infinity();
+    const float k = std::nearbyint(x * 1.44269504f);
+    float r = std::fma(-k, 0.693145752f, x);
+    r = std::fma(-k, 1.42860677e-6f, r);
+    float p = 1.98412698e-4f;
+    for (float c : {1.38888889e-3f, 8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f, 1.0f, 1.0f}) p = std::fma(p, r, c);
+    return std::ldexp(p, static_cast<int>(k));
+}
+
+Sampler::Sampler(const SamplerParams& params) : params_(params) {}
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
     if (params_.greedy() && params_.repeatPenalty == 1.0f) return argmax(logits);
@@ -32,10 +65,9 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     applyTopK();
     applyTopP();
     applyMinP();
-    for (auto& c : candidates_) c.logit /= params_.temperature;
-    softmax();
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    double r = uniform(rng_), acc = 0.0;
+    softmax(1.0f / params_.temperature);
+    const float r = uniformDraw(params_.seed, draws_++);
+    float acc = 0.0f;
     for (const auto& c : candidates_) {
         acc += c.p;
         if (r < acc) return c.id;
@@ -56,9 +88,12 @@ void Sampler::applyRepeatPenalty(std::span<const int32_t> history) {
     }
 }
 
-// Leaves the candidates sorted by logit, descending; later steps rely on it.
+// Leaves the candidates sorted by logit, descending, the lower id first on ties; later steps
+// rely on it.
 void Sampler::applyTopK() {
-    const auto byLogit = [](const Candidate& a, const Candidate& b) { return a.logit > b.logit; };
+    const auto byLogit = [](const Candidate& a, const Candidate& b) {
+        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+    };
     if (params_.topK > 0 && static_cast<size_t>(params_.topK) < candidates_.size()) {
         std::partial_sort(candidates_.begin(), candidates_.begin() + params_.topK, candidates_.end(), byLogit);
         candidates_.resize(static_cast<size_t>(params_.topK));
@@ -67,17 +102,18 @@ void Sampler::applyTopK() {
     }
 }
 
-void Sampler::softmax() {
+// p_i = exp((logit_i - logit_0) * scale) / sum, summed in order (sample.comp does the same).
+void Sampler::softmax(float scale) {
     const float maxLogit = candidates_.front().logit;
-    double sum = 0.0;
-    for (auto& c : candidates_) sum += (c.p = std::exp(c.logit - maxLogit));
-    for (auto& c : candidates_) c.p = static_cast<float>(c.p / sum);
+    float sum = 0.0f;
+    for (auto& c : candidates_) sum += (c.p = expAccurate((c.logit - maxLogit) * scale));
+    for (auto& c : candidates_) c.p /= sum;
 }
 
 void Sampler::applyTopP() {
     if (params_.topP >= 1.0f) return;
-    softmax();
-    double acc = 0.0;
+    softmax(1.0f);
+    float acc = 0.0f;
     size_t keep = candidates_.size();
     for (size_t i = 0; i < candidates_.size(); ++i) {
         acc += candidates_[i].p;
@@ -91,7 +127,7 @@ void Sampler::applyTopP() {
 
 void Sampler::applyMinP() {
     if (params_.minP <= 0.0f) return;
-    softmax();
+    softmax(1.0f);
     const float threshold = candidates_.front().p * params_.minP;
     size_t keep = 1;
     while (keep < candidates_.size() && candidates_[keep].p >= threshold) ++keep;

@@ -1,8 +1,10 @@
 #pragma once
 // Token sampling on the host: greedy, or the llama.cpp chain — repetition penalty, top-k,
 // top-p, min-p, temperature, then a seeded draw. Same seed + same logits = same token.
+// The arithmetic is fixed so a GPU can repeat it (vulkan/shaders/sample.comp): candidates in
+// (logit desc, id asc) order, sequential float sums, expAccurate, and a counter-based uniform
+// of (seed, draw index) instead of a stateful generator.
 #include <cstdint>
-#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +30,10 @@ public:
     // history: tokens seen so far (prompt and output), for the repetition penalty.
     int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
     const SamplerParams& params() const { return params_; }
+    // Draws made so far: the index of the next uniform. A tier that samples on the device
+    // continues the sequence from here and reports how many it drew (skipDraws).
+    uint64_t draws() const { return draws_; }
+    void skipDraws(uint64_t n) { draws_ += n; }
 
 private:
     struct Candidate {
@@ -37,16 +43,22 @@ private:
     };
     void applyRepeatPenalty(std::span<const int32_t> history);
     void applyTopK();
-    void softmax();
+    void softmax(float scale);
     void applyTopP();
     void applyMinP();
 
     SamplerParams params_;
-    std::mt19937_64 rng_;
+    uint64_t draws_ = 0;
     std::vector<Candidate> candidates_;
 };
 
 // Index of the largest value; the lowest index wins a tie (as ggml's argmax).
 int32_t argmax(std::span<const float> logits);
+
+// The uniform in [0, 1) of draw `index` under `seed`: 24 bits of an integer hash, the same on
+// the host and in sample.comp.
+float uniformDraw(uint64_t seed, uint64_t index);
+// exp(x) to about 1 ulp, the polynomial common.glsl's expAccurate uses.
+float expAccurate(float x);
 
 }  // namespace zinc::runtime

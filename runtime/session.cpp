@@ -55,6 +55,19 @@ std::span<const float> Session::step(int32_t token) {
     return logits_;
 }
 
+std::vector<int32_t> Session::stepSampled(int32_t token, int32_t n, Sampler& sampler) {
+    checkRoom(static_cast<size_t>(n));
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<int32_t> fed = history_;
+    fed.push_back(token);
+    auto ids = tier_.generateSampled(token, static_cast<int32_t>(history_.size()), n, sampler, fed, config_.nVocab);
+    history_.push_back(token);
+    history_.insert(history_.end(), ids.begin(), ids.end() - 1);
+    stats_.decodeTokens += n;
+    stats_.decodeSeconds += secondsSince(start);
+    return ids;
+}
+
 void Session::reset() { history_.clear(); }
 
 }  // namespace zinc::runtime

@@ -40,6 +40,9 @@ public:
     int32_t feedReusingPrefix(std::span<const int32_t> prompt);
     // Runs one token in decode mode (one graph step).
     std::span<const float> step(int32_t token);
+    // Feeds `token` and n - 1 tokens the tier samples on the device (Tier::generateSampled);
+    // returns the n sampled tokens, the last not yet fed. logits() are not updated.
+    std::vector<int32_t> stepSampled(int32_t token, int32_t n, Sampler& sampler);
     void reset();
 
     const std::vector<int32_t>& history() const { return history_; }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "runtime/sampler.h"
 
 namespace zinc::runtime {
 
@@ -77,6 +78,25 @@ public:
             for (int32_t v = 1; v < nVocab; ++v)
                 if (logits[static_cast<size_t>(v)] > logits[static_cast<size_t>(best)]) best = v;
             out.push_back(token = best);
+        }
+        return out;
+    }
+
+    // Sampled generation: feeds firstToken at startPos, then each sampled token back in, n
+    // tokens in all; the last one is returned but not fed. `history` holds the tokens fed so
+    // far including firstToken (the repetition penalty reads it); `sampler` goes on with its
+    // draw sequence. samplesOnDevice says whether this tier keeps the chain on the device
+    // (tokens queued ahead, no logits read back); this default samples on the host.
+    virtual bool samplesOnDevice(const SamplerParams&) const { return false; }
+    virtual std::vector<int32_t> generateSampled(int32_t firstToken, int32_t startPos, int32_t n, Sampler& sampler,
+                                                 std::vector<int32_t> history, int32_t nVocab) {
+        std::vector<int32_t> out;
+        std::vector<float> logits(static_cast<size_t>(nVocab));
+        int32_t token = firstToken;
+        for (int32_t i = 0; i < n; ++i) {
+            evaluate(std::span<const int32_t>(&token, 1), startPos + i, LogitsWanted::Last, logits);
+            out.push_back(token = sampler.sample(logits, history));
+            history.push_back(token);
         }
         return out;
     }

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "kfd/tier/kfd_tier.h"
 #include "runtime/cpu/cpu_tier.h"
+#include "tools/pm4_tiers.h"
 #include "vulkan/vulkan_tier.h"
 
 namespace zinc::tools {
@@ -20,8 +22,6 @@ std::optional<int32_t> envInt(const char* name) {
     return static_cast<int32_t>(n);
 }
 
-constexpr const char* kKnownTiers[] = {"cpu", "vulkan", "kfd", "umq", "auto"};
-
 }  // namespace
 
 void GlobalOptions::readEnvironment() {
@@ -35,7 +35,7 @@ void GlobalOptions::readEnvironment() {
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
-           fmt::format("sim={}\ngfx={}\ndump_pm4={}\n", sim, gfx, dumpPm4) +
+           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit) +
            fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\n", waitTimeoutMs, deviceMemoryMiB);
 }
 
@@ -61,18 +61,21 @@ std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Gr
                                         const runtime::TierOptions& options, const GlobalOptions* global) {
     if (name == "cpu") return cpu::makeCpuTier(graph, options);
     if (name == "vulkan") return vulkan::makeVulkanTier(graph, options, options.device);
-    if (name == "kfd") {
-        const GlobalOptions defaults;
-        const GlobalOptions& g = global ? *global : defaults;
-        kfd::KfdTierOptions kfdOptions;
-        kfdOptions.dumpPm4Dir = g.dumpPm4;
-        kfdOptions.timeoutMs = options.waitTimeoutMs;
-        return kfd::makeKfdTier(graph, options, kfd::openDevice({.simulated = g.sim, .gfx = g.gfx}), kfdOptions);
+    const GlobalOptions defaults;
+    const GlobalOptions& g = global ? *global : defaults;
+    if (name == "kfd" || name == "umq") return makePm4Tier(name, graph, options, g);
+    if (name == "auto") {
+        AutoChoice choice = chooseAutoTier(g);
+        std::fprintf(stderr, "%s\n", describe(choice).c_str());
+        if (choice.tier == "vulkan") return vulkan::makeVulkanTier(graph, options, choice.vulkanDevice);
+        if (choice.tier == "cpu") return cpu::makeCpuTier(graph, options);
+        if (!choice.device) return makePm4Tier(choice.tier, graph, options, g);
+        kfd::KfdTierOptions o;
+        o.dumpPm4Dir = g.dumpPm4;
+        o.tierName = choice.tier;
+        o.timeoutMs = options.waitTimeoutMs;
+        return kfd::makeKfdTier(graph, options, choice.device, o);
     }
-    for (const char* known : kKnownTiers)
-        if (name == known)
-            throw runtime::TierError(fmt::format(
-                "tier '{}' is not available in this build (built tiers: cpu, vulkan, kfd); no fallback is made", name));
     throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));
 }
 

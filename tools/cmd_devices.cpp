@@ -1,12 +1,35 @@
-// `zinc-rt devices`: the Vulkan devices the loader reports, with what the vulkan tier needs
-// checked on each (pass the index to --device).
+// `zinc-rt devices`: the amdgpu render nodes (libdrm_amdgpu: GPU, CUs, memory, MEC/MES firmware,
+// user queues) with the doors each opens, then the Vulkan devices the loader reports, with what
+// the vulkan tier needs checked on each (pass the index to --device). `--sim` adds the
+// simulated amdgpu node.
 #include <fmt/format.h>
 
 #include "tools/cli_common.h"
+#include "umq/amdgpu_info.h"
+#include "umq/availability.h"
 #include "vulkan/vk_device.h"
 
 namespace zinc::tools {
 namespace {
+
+void listAmdgpuNodes(const GlobalOptions& global) {
+    const umq::HostFacts host = umq::readHostFacts();
+    if (host.amdgpuRenderNodes.empty()) fmt::print("amdgpu: {}\n", umq::noRenderNodeReason(host));
+    for (const std::string& node : host.amdgpuRenderNodes) {
+        kfd::Result<umq::AmdgpuInfo> info = umq::queryAmdgpuInfo(node);
+        if (info)
+            fmt::print("amdgpu {}\n", umq::describe(*info));
+        else
+            fmt::print("amdgpu {}: libdrm_amdgpu could not query it: {}\n", node, info.error().describe());
+    }
+    if (global.sim) {
+        kfd::Result<umq::AmdgpuInfo> sim = umq::simulatedAmdgpuInfo(global.gfx);
+        if (sim) fmt::print("amdgpu {}\n", umq::describe(*sim));
+    }
+    const umq::DoorReport userq = umq::umqDoor(host), cs = umq::csDoor(host);
+    fmt::print("doors: umq {}: {}\n       cs  {}: {}\n       kfd {}: {}\n", userq.open ? "open" : "shut", userq.reason, cs.open ? "open" : "shut",
+               cs.reason, host.devKfd ? "open" : "shut", host.devKfd ? host.paths.kfd + " present" : "no " + host.paths.kfd);
+}
 
 void listVulkanDevices() {
     const auto devices = vk::listDevices();
@@ -30,9 +53,12 @@ void listVulkanDevices() {
 
 }  // namespace
 
-void addDevicesCommand(CLI::App& app, const GlobalOptions& /*global*/) {
-    auto* cmd = app.add_subcommand("devices", "list the Vulkan devices and whether the vulkan tier can use each");
-    cmd->callback([] { listVulkanDevices(); });
+void addDevicesCommand(CLI::App& app, const GlobalOptions& global) {
+    auto* cmd = app.add_subcommand("devices", "list the amdgpu render nodes (and the doors they open) and the Vulkan devices");
+    cmd->callback([&global] {
+        listAmdgpuNodes(global);
+        listVulkanDevices();
+    });
 }
 
 }  // namespace zinc::tools

@@ -18,6 +18,8 @@
 
 #include "graph/graph.h"
 #include "kernels/kernel_args.h"
+#include "kernels/pocl_runner.h"
+#include "kfd/kernel_ring.h"
 #include "kfd/ladder.h"
 #include "kfd/sim_device.h"
 #include "kfd/tier/kfd_tier.h"
@@ -33,6 +35,9 @@
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/sampler.h"
 #include "tools/cli_common.h"
+#include "umq/amdgpu_info.h"
+#include "umq/availability.h"
+#include "umq/sim_amdgpu.h"
 
 namespace zinc::tools {
 namespace {
@@ -147,7 +152,7 @@ std::string realKernelRung(kfd::Device& device, uint32_t timeoutMs) {
     for (size_t i = 0; i < x.size(); ++i)
         if (std::memcmp(&got[i], &want[i], 4) != 0)
             throw std::runtime_error(fmt::format("rms_norm element {} (row {}): GPU {} cpu tier {}; {}", i, i / n, got[i], want[i],
-                                                 device.readQueueState(submitter.queue()).describe()));
+                                                 submitter.describeState()));
     return fmt::format("rms_norm over {} rows of {} floats bit-identical to the cpu tier's RMSNorm", rows, n);
 }
 
@@ -295,11 +300,145 @@ std::string wholeGraphRung(Models& m, int32_t n) {
                        m.gpu->stats().dispatchesPerToken);
 }
 
+
+// One token on `device` through `route`, against the cpu tier of `m` (loaded by the kfd ladder's
+// token rung, or here when that ladder stopped early).
+std::string tokenOnDoor(Models& m, const std::string& path, const std::shared_ptr<kfd::Device>& device, kfd::SubmitRoute route,
+                        const std::string& tierName, uint32_t timeoutMs) {
+    runtime::TierOptions options;
+    options.threads = 2;
+    options.contextLength = 128;
+    options.maxBatch = 8;
+    if (!m.model) {
+        m.model = model::Model::load(path);
+        m.graph = graph::buildDecodeGraph(m.model->config(), m.model->weights());
+        m.cpu = cpu::makeCpuTier(m.graph, options);
+    }
+    kfd::KfdTierOptions o;
+    o.timeoutMs = timeoutMs;
+    o.route = route;
+    o.tierName = tierName;
+    auto gpu = kfd::makeKfdTier(m.graph, options, device, o);
+    const auto vocab = size_t(m.model->config().nVocab);
+    std::vector<float> want(vocab), got(vocab);
+    const int32_t token = 1;
+    m.cpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, want);
+    gpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, got);
+    float maxDiff = 0, maxRef = 0;
+    for (size_t i = 0; i < vocab; ++i) {
+        maxDiff = std::max(maxDiff, std::fabs(got[i] - want[i]));
+        maxRef = std::max(maxRef, std::fabs(want[i]));
+    }
+    if (runtime::argmax(got) != runtime::argmax(want) || maxDiff > 1e-3f * std::max(1.0f, maxRef))
+        throw std::runtime_error(fmt::format("token 1 at position 0: GPU top-1 {} cpu top-1 {}, max |logit diff| {:.3g}", runtime::argmax(got),
+                                             runtime::argmax(want), maxDiff));
+    return fmt::format("top-1 {} on both, max |logit diff| {:.3g}; {}", runtime::argmax(got), maxDiff, gpu->describe());
+}
+
+// The CS route's own rung: one IB (WRITE_DATA) as a job on the kernel's ring, its syncobj waited.
+std::string csJobRung(kfd::Device& device, uint32_t timeoutMs) {
+    kfd::Result<std::unique_ptr<kfd::KernelRing>> ring = device.openKernelRing();
+    if (!ring) throw std::runtime_error(ring.error().describe());
+    kfd::DeviceMemory page(device, 4096, kfd::MemoryKind::Gtt, "CS probe IB", {.uncached = true});
+    std::vector<uint32_t> storage(64);
+    pm4::Stream s(storage, device.caps().gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11);
+    s.writeData({.address = page.gpu(2048)}, {0xC5C5C001});
+    std::copy(s.dwords().begin(), s.dwords().end(), page.cpu<uint32_t>());
+    const kfd::IbRange ib{page.gpu(), s.size()};
+    kfd::Result<uint64_t> job = (*ring)->submit({&ib, 1});
+    if (!job) throw std::runtime_error(job.error().describe());
+    if (kfd::Status w = (*ring)->wait(*job, timeoutMs); !w) throw std::runtime_error(w.error().describe());
+    const uint32_t landed = std::atomic_ref<uint32_t>(*page.cpu<uint32_t>(2048)).load(std::memory_order_acquire);
+    if (landed != 0xC5C5C001) throw std::runtime_error(fmt::format("the syncobj signalled but the IB's WRITE_DATA target holds {:#x}", landed));
+    return fmt::format("{}: job {} (one IB, WRITE_DATA) retired, syncobj signalled, value landed", (*ring)->name(), *job);
+}
+
+struct DoorContext {
+    const GlobalOptions& global;
+    const ProbeOptions& options;
+    std::shared_ptr<kernels::PoclRunner> runner;  // --sim: shared with the KFD ladder's device
+    Models& models;
+    std::string& modelPath;
+    std::string& note;
+};
+
+// umq::describe's two lines as one, for a rung's detail.
+std::string oneLine(std::string text) {
+    for (size_t at; (at = text.find("\n  ")) != std::string::npos;) text.replace(at, 3, "; ");
+    return text;
+}
+
+// The amdgpu node of a door: simulated with --sim, else the first amdgpu node if the door is open.
+std::shared_ptr<kfd::Device> openDoorNode(const DoorContext& c, bool userQueues, std::string& detail) {
+    if (c.global.sim) {
+        kfd::Result<std::shared_ptr<umq::DrmDevice>> sim = umq::openSimulatedDrmDevice(c.global.gfx, {.runner = c.runner});
+        if (!sim) throw std::runtime_error(sim.error().describe());
+        kfd::Result<umq::AmdgpuInfo> info = umq::simulatedAmdgpuInfo(c.global.gfx);
+        detail = (*sim)->name() + (info ? "; " + oneLine(umq::describe(*info)) : "");
+        return *sim;
+    }
+    const umq::HostFacts host = umq::readHostFacts();
+    umq::DrmOptions o;
+    o.renderPath = host.amdgpuRenderNodes.front();
+    kfd::Result<std::unique_ptr<umq::DrmDevice>> opened = umq::openDrmDevice(o);
+    if (!opened) throw std::runtime_error(opened.error().describe());
+    if (userQueues)
+        if (std::string refusal = (*opened)->userQueueRefusal(); !refusal.empty()) throw std::runtime_error(refusal);
+    kfd::Result<umq::AmdgpuInfo> info = umq::queryAmdgpuInfo(o.renderPath);
+    detail = (*opened)->name() + (info ? "; " + oneLine(umq::describe(*info)) : "; libdrm: " + info.error().describe());
+    return std::shared_ptr<kfd::Device>(std::move(*opened));
+}
+
+// A door's rungs, prefixed "umq: " / "cs: ". A shut door lists them as skipped, the first one
+// saying why; it does not fail the probe (the machine just lacks that door).
+std::vector<kfd::Rung> climbDoor(const DoorContext& c, bool userQueues, const umq::DoorReport& door) {
+    const std::string prefix = userQueues ? "umq: " : "cs: ";
+    std::vector<std::string> names = {"door open", "device found"};
+    if (userQueues) {
+        for (const char* n : {"memory mapped (VRAM, GTT, doorbell)", "queue created", "NOP retired", "doorbell observed", "fence retired",
+                              "GPU wait released by the CPU", "copy (WRITE_DATA/COPY_DATA)", "trivial dispatch"})
+            names.emplace_back(n);
+    } else {
+        names.emplace_back("job retired (IB chunk, syncobj wait)");
+    }
+    names.emplace_back("one token equal to the cpu tier");
+    Ladder ladder(!c.global.sim);
+    if (!door.open) {
+        std::vector<kfd::Rung> rungs;
+        for (const std::string& n : names) rungs.push_back({prefix + n, false, true, 0, rungs.empty() ? "shut: " + door.reason : ""});
+        return rungs;
+    }
+    ladder.climb(prefix + names[0], [&] { return door.reason; });
+    std::shared_ptr<kfd::Device> device;
+    ladder.climb(prefix + names[1], [&] {
+        std::string detail;
+        device = openDoorNode(c, userQueues, detail);
+        return detail;
+    });
+    if (userQueues && device && !ladder.failed()) {
+        kfd::LadderOptions lo;
+        lo.timeoutMs = c.options.timeoutMs;
+        for (kfd::Rung& r : kfd::climbLadder(*device, lo))
+            if (r.name != "device found") ladder.add({prefix + r.name, r.ok, r.skipped, r.ms, r.detail});
+    } else if (userQueues) {
+        for (size_t i = 2; i + 1 < names.size(); ++i) ladder.add({prefix + names[i], false, true, 0, ""});
+    } else {
+        ladder.climb(prefix + names[2], [&] { return csJobRung(*device, c.options.timeoutMs); });
+    }
+    ladder.climb(prefix + names.back(), [&] {
+        if (c.modelPath.empty()) c.modelPath = probeModel(c.options, c.note);
+        return tokenOnDoor(c.models, c.modelPath, device, userQueues ? kfd::SubmitRoute::Doorbell : kfd::SubmitRoute::Cs,
+                           userQueues ? "umq" : "kfd", c.options.timeoutMs);
+    });
+    return ladder.rungs();
+}
+
 int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
     const bool hasKfd = std::filesystem::exists("/dev/kfd");
     const bool onLinux = !global.sim;
     Ladder ladder(onLinux);
     std::shared_ptr<kfd::Device> device;
+    std::shared_ptr<kernels::PoclRunner> runner;
     std::string note;
     if (onLinux && !hasKfd) {
         ladder.add({"device found", false, false, 0,
@@ -315,7 +454,10 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
         });
     } else {
         ladder.climb("device found", [&] {
-            device = kfd::openDevice({.simulated = true, .gfx = global.gfx});
+            runner = std::make_shared<kernels::PoclRunner>();
+            kfd::Result<std::unique_ptr<kfd::Device>> sim = kfd::openSimulatedDevice(global.gfx, {.runner = runner});
+            if (!sim) throw std::runtime_error(sim.error().describe());
+            device = std::shared_ptr<kfd::Device>(std::move(*sim));
             return device->name() + (hasKfd ? " (chosen by --sim; /dev/kfd is present)" : " (chosen by --sim; no /dev/kfd here)");
         });
         ladder.climb("VM acquired", [] { return std::string("simulated: one address space, GPU VA = host pointer"); });
@@ -337,6 +479,19 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
     });
     ladder.climb(later[2], [&] { return opCheckRung(models, device, o.timeoutMs); });
     ladder.climb(later[3], [&] { return wholeGraphRung(models, o.tokens); });
+
+    // The amdgpu DRM doors, each its own chain: user queues (T2) and the CS ioctl route.
+    const umq::HostFacts host = umq::readHostFacts();
+    const umq::DoorReport umqDoor = global.sim ? umq::DoorReport{true, "simulated amdgpu driver: USERQ answered (chosen by --sim)"} : umq::umqDoor(host);
+    const umq::DoorReport csDoor = global.sim ? umq::DoorReport{true, "simulated amdgpu driver: CS answered on its kernel ring (chosen by --sim)"} : umq::csDoor(host);
+    if (global.sim && !runner) runner = std::make_shared<kernels::PoclRunner>();
+    const DoorContext doors{global, o, runner, models, path, note};
+    std::vector<kfd::Rung> doorRungs = climbDoor(doors, true, umqDoor);
+    for (kfd::Rung& r : climbDoor(doors, false, csDoor)) doorRungs.push_back(std::move(r));
+    bool doorFailed = false;
+    for (const kfd::Rung& r : doorRungs) doorFailed = doorFailed || (!r.ok && !r.skipped);
+    for (kfd::Rung& r : doorRungs) ladder.rungs().push_back(std::move(r));
+    const bool failed = ladder.failed() || doorFailed;
     if (!note.empty()) {  // the model made for this run
         models = Models{};
         std::error_code ignored;
@@ -348,22 +503,23 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
         out["device"] = device ? device->name() : "";
         out["simulated"] = global.sim;
         out["kfd_present"] = hasKfd;
-        out["ok"] = !ladder.failed();
+        out["ok"] = !failed;
+        out["doors"] = {{"umq", {{"open", umqDoor.open}, {"reason", umqDoor.reason}}}, {"cs", {{"open", csDoor.open}, {"reason", csDoor.reason}}}};
         for (const kfd::Rung& r : ladder.rungs())
             out["rungs"].push_back({{"name", r.name}, {"ok", r.ok}, {"skipped", r.skipped}, {"ms", r.ms}, {"detail", r.detail}});
         std::fputs((out.dump(2) + "\n").c_str(), stdout);
     } else {
         std::fputs(kfd::formatLadder(ladder.rungs()).c_str(), stdout);
-        std::fputs(ladder.failed() ? "probe: FAILED\n" : "probe: every rung passed\n", stdout);
+        std::fputs(failed ? "probe: FAILED\n" : "probe: every rung tried passed\n", stdout);
     }
-    return ladder.failed() ? 1 : 0;
+    return failed ? 1 : 0;
 }
 
 }  // namespace
 
 void addProbeCommand(CLI::App& app, const GlobalOptions& global) {
     auto o = std::make_shared<ProbeOptions>();
-    auto* cmd = app.add_subcommand("probe", "climb the KFD bring-up ladder rung by rung (--sim: on the simulated GPU)");
+    auto* cmd = app.add_subcommand("probe", "climb the bring-up ladder rung by rung: KFD, then the amdgpu doors (user queues, CS) (--sim: on the simulated GPU)");
     cmd->add_flag("--json", o->json, "one JSON object: every rung with ok, skipped, ms and detail");
     cmd->add_option("--model", o->model, "model for the token rungs (default: ../shared/models/stories260K.gguf, else one made now)");
     cmd->add_option("--tokens", o->tokens, "greedy tokens of the whole-graph rung")->capture_default_str();

@@ -31,9 +31,13 @@ int main(int argc, char** argv) {
     app.add_option("--device", global.device, "GPU tiers: device index, see `zinc-rt devices` (env ZINC_DEVICE)")
         ->capture_default_str();
     app.add_flag("--gpu-timestamps", global.gpuTimestamps, "GPU tiers: time each submission with timestamp queries");
-    app.add_flag("--sim", global.sim, "kfd tier, probe: run on the simulated GPU (never chosen without this flag)");
+    app.add_flag("--sim", global.sim, "kfd/umq tiers, probe, devices: run on the simulated GPU (never chosen without this flag)");
     app.add_option("--gfx", global.gfx, "the simulated GPU's target")->check(CLI::IsMember({"gfx1100", "gfx1201"}))->capture_default_str();
     app.add_option("--dump-pm4", global.dumpPm4, "kfd tier: write the IBs and ring dwords submitted to this folder (read with `zinc-rt pm4 decode`)");
+    app.add_option("--submit", global.submit,
+                   "kfd tier: doorbell (a KFD queue of ours) or cs (the same IBs through the amdgpu CS ioctl, the kernel's ring)")
+        ->check(CLI::IsMember({"doorbell", "cs"}))
+        ->capture_default_str();
     app.add_option("--wait-timeout", global.waitTimeoutMs,
                    "GPU tiers: give up waiting for the GPU after this many ms, with the queue's state")
         ->capture_default_str()->check(CLI::Range(1u, 3600000u));

@@ -69,7 +69,8 @@ GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& gra
       elementwise_(pipelines),
       matVec_(pipelines, integerDotProduct),
       moe_(pipelines, matVec_, elementwise_),
-      argmax_(pipelines) {}
+      argmax_(pipelines),
+      sample_(pipelines) {}
 
 int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens,
                               bool allRows) {
@@ -165,6 +166,14 @@ void GraphRecorder::recordArgmax(Recorder& rec, const DeviceLayout& mem, const W
     PlanContext ctx{rec, graph_, mem, weights, acts, 1, 0, 1};
     rec.setLabel("argmax");
     argmax_.record(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), advance);
+}
+
+void GraphRecorder::recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
+                                 VkDeviceAddress logits) {
+    ActivationCache acts;
+    PlanContext ctx{rec, graph_, mem, weights, acts, 1, 0, 1};
+    rec.setLabel("sample");
+    sample_.record(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab));
 }
 
 }  // namespace zinc::vk

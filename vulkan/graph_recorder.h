@@ -20,6 +20,8 @@ public:
     // Greedy sampling after the graph (argmax of the last logits row).
     void recordArgmax(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
                       bool advance);
+    // Seeded sampling after the graph (sample.comp), advancing the token state.
+    void recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits);
 
 private:
     void recordOp(PlanContext& ctx, size_t& i);
@@ -34,6 +36,7 @@ private:
     MatVecOp matVec_;
     MoeOp moe_;
     ArgmaxOp argmax_;
+    SampleOp sample_;
 };
 
 }  // namespace zinc::vk

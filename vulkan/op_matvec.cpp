@@ -26,7 +26,16 @@ struct MatVecPc {
     uint32_t k, m, rowBytes, actStride, outStride, nTok, sliceBytes, expertMode, actDiv, accumulate, groupsX;
 };
 
-constexpr uint32_t kTokenTile = 8;  // tokens per workgroup in batched prefill
+struct MatMulPc {
+    VkDeviceAddress w, w32, act, out, w2, w2_32;
+    uint32_t k, m, rowBytes, actStride, outStride, nTok, accumulate;
+    VkDeviceAddress group;
+    uint32_t sliceBytes, actDiv, orderAt;
+};
+
+constexpr uint32_t kTokenTile = 8;        // tokens per matvec workgroup in batched prefill
+constexpr uint32_t kMatMulMinTokens = 16;  // from here on prefill uses the tiled matmul
+constexpr uint32_t kMatMulTile = 64;       // matmul.comp's rows and tokens per workgroup
 
 // Threads along k: enough for every 32-value unit of a row, 32 to 128.
 uint32_t workgroupFor(int64_t k) {
@@ -48,7 +57,8 @@ uint32_t actRowWords(ActMode mode, uint32_t k) {
 MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
     : pipelines_(pipelines),
       quantize_(pipelines.get(Shader::Quantize)),
-      matVec_(integerDotProduct ? Shader::MatVecDot4 : Shader::MatVec) {}
+      matVec_(integerDotProduct ? Shader::MatVecDot4 : Shader::MatVec),
+      matMul_(integerDotProduct ? Shader::MatMulDot4 : Shader::MatMul) {}
 
 ActMode MatVecOp::actMode(GgmlType weight) {
     switch (weight) {
@@ -100,9 +110,12 @@ MatVecOp::Input MatVecOp::input(PlanContext& ctx, const model::WeightRef& w, gra
 
 void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
                         uint32_t tokens, bool accumulate, const Expert* expert, const model::WeightRef* up) {
-    actMode(w.type);  // rejects unsupported types with a clear error
     if (up && !pairable(w, *up))
         throw runtime::TierError(fmt::format("vulkan tier: {} and {} cannot share a matvec", w.name, up->name));
+    const ActMode mode = actMode(w.type);
+    const bool quantized = mode != ActMode::F32 && mode != ActMode::F16 && mode != ActMode::BF16;
+    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens))
+        return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
     const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
     const uint32_t rows = rowsPerGroup(w.rows);
     const VkPipeline pipeline =
@@ -131,6 +144,34 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
                       accumulate ? 1u : 0u,
                       gx};
     ctx.rec.dispatch(pipeline, pc, gx, groupsFor(groups, gx), expert ? expert->slots : groupsFor(tokens, tile));
+}
+
+void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out,
+                             uint32_t outStride, uint32_t tokens, bool accumulate, const model::WeightRef* up,
+                             const Expert* expert) {
+    const VkPipeline pipeline =
+        pipelines_.get(matMul_, {static_cast<uint32_t>(w.type), up ? 1u : 0u, expert ? 1u : 0u});
+    const VkDeviceAddress weights = ctx.weights.address(w);
+    const VkDeviceAddress upWeights = up ? ctx.weights.address(*up) : weights;
+    const MatMulPc pc{weights,
+                      weights,
+                      act.address,
+                      out,
+                      upWeights,
+                      upWeights,
+                      static_cast<uint32_t>(w.cols),
+                      static_cast<uint32_t>(w.rows),
+                      static_cast<uint32_t>(w.rowBytes),
+                      act.stride,
+                      outStride,
+                      expert ? expert->slots : tokens,
+                      accumulate ? 1u : 0u,
+                      ctx.mem.moeGroups,
+                      static_cast<uint32_t>(w.rowBytes * static_cast<size_t>(w.rows)),
+                      expert ? expert->actDiv : 1u,
+                      ctx.mem.moeOrderAt};
+    const uint32_t columnTiles = expert ? expert->maxTiles : groupsFor(tokens, kMatMulTile);
+    ctx.rec.dispatch(pipeline, pc, groupsFor(static_cast<uint32_t>(w.rows), kMatMulTile), columnTiles, 1);
 }
 
 bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up) {

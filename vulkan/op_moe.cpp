@@ -3,6 +3,8 @@
 // routing never visits the host. One (token, slot) pair per workgroup z.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "vulkan/ops.h"
 #include "vulkan/vk_error.h"
 
@@ -13,6 +15,14 @@ struct TopKPc {
     VkDeviceAddress logits, ids, weights;
     uint32_t nExpert, nUsed, normalize, nTok;
 };
+
+struct GroupPc {
+    VkDeviceAddress ids, group;
+    uint32_t nPairs, nExpert, orderAt;
+};
+
+constexpr uint32_t kGroupedMinTokens = 16;  // prefill from here on groups the pairs by expert
+constexpr uint32_t kMatMulTile = 64;        // matmul.comp's pairs per tile
 
 struct CombinePc {
     VkDeviceAddress down, weights, out;
@@ -25,7 +35,10 @@ MoeOp::MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elemen
     : matVec_(matVec),
       elementwise_(elementwise),
       topK_(pipelines.get(Shader::MoeTopK)),
-      combine_(pipelines.get(Shader::MoeCombine)) {}
+      combine_(pipelines.get(Shader::MoeCombine)),
+      group_(pipelines.get(Shader::MoeGroup)) {}
+
+uint32_t MoeOp::maxTiles(uint32_t pairs, uint32_t nExpert) { return pairs / kMatMulTile + std::min(pairs, nExpert); }
 
 void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
@@ -49,7 +62,13 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
     const auto nUsed = static_cast<uint32_t>(c.nExpertUsed);
     const auto ff = static_cast<uint32_t>(c.nFfExpert), embd = static_cast<uint32_t>(c.nEmbd);
     const uint32_t slots = rows * nUsed;
-    const MatVecOp::Expert up{ctx.row0(op.in2), slots, nUsed};
+    uint32_t tiles = 0;
+    if (rows >= kGroupedMinTokens) {  // each expert's matrices once per 64 of its pairs (matmul.comp)
+        tiles = maxTiles(slots, static_cast<uint32_t>(c.nExpert));
+        ctx.rec.dispatch(group_, GroupPc{ctx.row0(op.in2), ctx.mem.moeGroups, slots, static_cast<uint32_t>(c.nExpert),
+                                         ctx.mem.moeOrderAt}, 1);
+    }
+    const MatVecOp::Expert up{ctx.row0(op.in2), slots, nUsed, tiles};
     const ActMode downMode = MatVecOp::actMode(op.weight3->type);
     MatVecOp::Input act{ctx.mem.gateSlots, ff};
     if (MatVecOp::pairable(*op.weight, *op.weight2)) {
@@ -65,7 +84,7 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
         else
             act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots);
     }
-    const MatVecOp::Expert down{ctx.row0(op.in2), slots, 1};
+    const MatVecOp::Expert down{ctx.row0(op.in2), slots, 1, tiles};
     matVec_.multiply(ctx, *op.weight3, act, ctx.mem.downSlots, embd, rows, false, &down);
     const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.in3), ctx.row0(op.out), embd, nUsed, ctx.width(op.out),
                        accumulate ? 1u : 0u};

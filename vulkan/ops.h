@@ -92,6 +92,7 @@ public:
         VkDeviceAddress ids = 0;  // [slot] expert id
         uint32_t slots = 0;
         uint32_t actDiv = 1;      // activation row of a slot = slot / actDiv
+        uint32_t maxTiles = 0;    // with the slots grouped by expert (moe_group.comp): the tiled matmul
     };
     // With `up`, out = silu(w · x) * (up · x) (SwiGLU); needs pairable(w, *up).
     void multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
@@ -100,9 +101,13 @@ public:
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
 
 private:
+    // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp).
+    void multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
+                       uint32_t tokens, bool accumulate, const model::WeightRef* up, const Expert* expert);
+
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
-    Shader matVec_;
+    Shader matVec_, matMul_;
 };
 
 class MoeOp {
@@ -110,11 +115,13 @@ public:
     MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elementwise);
     void recordRoute(PlanContext& ctx, const graph::Op& op) const;
     void recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const;
+    // The most tiles moe_group.comp makes of `pairs` (token, slot) pairs over nExpert experts.
+    static uint32_t maxTiles(uint32_t pairs, uint32_t nExpert);
 
 private:
     MatVecOp& matVec_;
     ElementwiseOp& elementwise_;
-    VkPipeline topK_, combine_;
+    VkPipeline topK_, combine_, group_;
 };
 
 // Greedy sampling on the GPU (argmax.comp).
@@ -122,6 +129,16 @@ class ArgmaxOp {
 public:
     explicit ArgmaxOp(PipelineFactory& pipelines);
     void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, bool advance) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
+// Seeded sampling on the GPU (sample.comp), always advancing the token state.
+class SampleOp {
+public:
+    explicit SampleOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n) const;
 
 private:
     VkPipeline pipeline_;

@@ -25,10 +25,13 @@ struct DeviceLayout {
     uint64_t layerKvBytes = 0;  // one layer's K (or V) cache
     VkDeviceAddress ropeTable = 0;
     VkDeviceAddress state = 0;
+    VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h
     VkDeviceAddress ring = 0;
     uint32_t ringCapacity = 0;
     std::array<VkDeviceAddress, kActModes> actSlots{};  // quantized activations, one per mode
     VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
+    VkDeviceAddress moeGroups = 0;  // prefill: moe_group.comp's tiles, then the pair order at int moeOrderAt
+    uint32_t moeOrderAt = 0;
     VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)
     uint32_t attnSplits = 0;           // chunks of 64 positions in the context
 };

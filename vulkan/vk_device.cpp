@@ -1,5 +1,7 @@
 #include "vulkan/vk_device.h"
 
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "vulkan/vk_error.h"
@@ -124,10 +126,20 @@ DeviceCaps Instance::caps(uint32_t index) const {
     return c;
 }
 
+std::shared_ptr<Instance> Instance::shared() {
+    static std::mutex mutex;
+    // Never destroyed: at exit NVIDIA's driver tears itself down before static destructors
+    // run, and a vkDestroyInstance after that crashes (seen on the H100).
+    static auto* instance = new std::shared_ptr<Instance>();
+    const std::lock_guard lock(mutex);
+    if (!*instance) *instance = std::make_shared<Instance>();
+    return *instance;
+}
+
 std::vector<DeviceCaps> listDevices() {
-    Instance instance;
+    const auto instance = Instance::shared();
     std::vector<DeviceCaps> out;
-    for (uint32_t i = 0; i < instance.physicalDevices().size(); ++i) out.push_back(instance.caps(i));
+    for (uint32_t i = 0; i < instance->physicalDevices().size(); ++i) out.push_back(instance->caps(i));
     return out;
 }
 

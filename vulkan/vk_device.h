@@ -39,6 +39,10 @@ public:
     ~Instance();
     Instance(const Instance&) = delete;
     Instance& operator=(const Instance&) = delete;
+    // The process's instance, created on first use and kept: some drivers (NVIDIA's, seen
+    // on the H100) refuse vkCreateInstance after a few dozen create/destroy cycles in one
+    // process, and every tier and device listing can share one.
+    static std::shared_ptr<Instance> shared();
     VkInstance handle() const { return instance_; }
     const std::vector<VkPhysicalDevice>& physicalDevices() const { return physical_; }
     DeviceCaps caps(uint32_t index) const;

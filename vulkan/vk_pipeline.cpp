@@ -9,14 +9,18 @@
 #include "vulkan/shaders/elementwise.h"
 #include "vulkan/shaders/embed.h"
 #include "vulkan/shaders/kv_store.h"
+#include "vulkan/shaders/matmul.h"
+#include "vulkan/shaders/matmul_dot4.h"
 #include "vulkan/shaders/matvec.h"
 #include "vulkan/shaders/matvec_dot4.h"
 #include "vulkan/shaders/moe_combine.h"
+#include "vulkan/shaders/moe_group.h"
 #include "vulkan/shaders/moe_topk.h"
 #include "vulkan/shaders/qk_rope.h"
 #include "vulkan/shaders/quantize.h"
 #include "vulkan/shaders/rms_norm.h"
 #include "vulkan/shaders/rope.h"
+#include "vulkan/shaders/sample.h"
 
 namespace zinc::vk {
 namespace {
@@ -40,10 +44,14 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(Quantize, kQuantize)
         ZINC_SHADER(MatVec, kMatvec)
         ZINC_SHADER(MatVecDot4, kMatvecDot4)
+        ZINC_SHADER(MatMul, kMatmul)
+        ZINC_SHADER(MatMulDot4, kMatmulDot4)
         ZINC_SHADER(MoeTopK, kMoeTopk)
         ZINC_SHADER(MoeCombine, kMoeCombine)
+        ZINC_SHADER(MoeGroup, kMoeGroup)
         ZINC_SHADER(Argmax, kArgmax)
         ZINC_SHADER(QkRope, kQkRope)
+        ZINC_SHADER(Sample, kSample)
 #undef ZINC_SHADER
     }
     return {nullptr, 0};
@@ -63,10 +71,14 @@ const char* shaderName(Shader shader) {
         case Shader::Quantize: return "quantize";
         case Shader::MatVec: return "matvec";
         case Shader::MatVecDot4: return "matvec_dot4";
+        case Shader::MatMul: return "matmul";
+        case Shader::MatMulDot4: return "matmul_dot4";
         case Shader::MoeTopK: return "moe_topk";
         case Shader::MoeCombine: return "moe_combine";
+        case Shader::MoeGroup: return "moe_group";
         case Shader::Argmax: return "argmax";
         case Shader::QkRope: return "qk_rope";
+        case Shader::Sample: return "sample";
     }
     return "?";
 }

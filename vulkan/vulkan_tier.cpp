@@ -10,6 +10,7 @@
 #include <set>
 
 #include "vulkan/graph_recorder.h"
+#include "vulkan/sampler_state.h"
 #include "vulkan/token_state.h"
 #include "vulkan/vk_buffer.h"
 #include "vulkan/vk_device.h"
@@ -30,7 +31,7 @@ constexpr uint32_t kMaxQueries = 8192;  // per-dispatch timestamps of a decode p
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-enum class PlanOutput { Logits, Greedy };
+enum class PlanOutput { Logits, Greedy, Sampled };
 
 struct PlanKey {
     int32_t nTokens;
@@ -53,7 +54,7 @@ public:
           config_(*graph.config),
           contextLength_(options.contextLength > 0 ? options.contextLength : std::min(config_.nCtxTrain, 4096)),
           maxBatch_(std::max(1, options.maxBatch)),
-          instance_(std::make_shared<Instance>()),
+          instance_(Instance::shared()),
           device_(instance_, deviceIndex),
           queue_(device_),
           pipelines_(device_),
@@ -96,14 +97,8 @@ public:
             if (stats_.gpuTimedTokens > 0)
                 s += fmt::format(", GPU {:.3f} ms/token", stats_.decodeGpuSeconds / static_cast<double>(stats_.gpuTimedTokens) * 1e3);
         }
-        if (!opSeconds_.empty()) {
-            std::vector<std::pair<double, std::string>> ops;
-            for (const auto& [label, sec] : opSeconds_) ops.emplace_back(sec, label);
-            std::sort(ops.rbegin(), ops.rend());
-            s += "; GPU time per token by op:";
-            for (const auto& [sec, label] : ops)
-                s += fmt::format(" {} {:.1f} us", label, sec / static_cast<double>(stats_.gpuTimedTokens) * 1e6);
-        }
+        s += describeOps("; GPU time per decode token by op:", opSeconds_, static_cast<double>(stats_.gpuTimedTokens));
+        s += describeOps("; GPU time per prefill token by op:", prefillOpSeconds_, static_cast<double>(prefillTimedTokens_));
         return s;
     }
     int32_t contextLength() const override { return contextLength_; }
@@ -130,23 +125,56 @@ public:
             stats_.decodeTokens += 1;
             stats_.decodeSubmissions += 1;
             stats_.decodeHostSeconds += hostBefore + secondsSince(afterWait);
-            if (timestamps_) readTimestamps(plan);
+            if (timestamps_) readTimestamps(plan, opSeconds_);
+        } else if (timestamps_ && readTimestamps(plan, prefillOpSeconds_)) {
+            prefillTimedTokens_ += n;
         }
     }
 
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
         if (n <= 0) return {};
+        checkGeneration(firstToken, startPos, n, nVocab);
+        return runQueued(planFor({1, false, PlanOutput::Greedy}), firstToken, startPos, n);
+    }
+
+    // The chain runs on the GPU (sample.comp) for a top-k of 1..kMaxDeviceTopK and a penalty
+    // window of at most kMaxRecentTokens; other settings sample on the host from the logits.
+    bool samplesOnDevice(const runtime::SamplerParams& p) const override {
+        const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN != 0;
+        if (penalty && (p.repeatLastN < 0 || p.repeatLastN > kMaxRecentTokens)) return false;
+        return p.greedy() || (p.topK >= 1 && p.topK <= kMaxDeviceTopK);
+    }
+
+    std::vector<int32_t> generateSampled(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,
+                                         std::vector<int32_t> history, int32_t nVocab) override {
+        const auto& p = sampler.params();
+        if (!samplesOnDevice(p)) return Tier::generateSampled(firstToken, startPos, n, sampler, std::move(history), nVocab);
+        if (n <= 0) return {};
+        checkGeneration(firstToken, startPos, n, nVocab);
+        writeSamplerState(p, sampler.draws(), history);
+        auto out = runQueued(planFor({1, false, PlanOutput::Sampled}), firstToken, startPos, n);
+        if (!p.greedy()) sampler.skipDraws(static_cast<uint64_t>(n));
+        return out;
+    }
+
+private:
+    void checkGeneration(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) const {
         if (nVocab != config_.nVocab)
-            throw runtime::TierError(fmt::format("vulkan tier: generateGreedy for {} logits, model has {}", nVocab, config_.nVocab));
+            throw runtime::TierError(fmt::format("vulkan tier: generation for {} logits, model has {}", nVocab, config_.nVocab));
         const int32_t one[] = {firstToken};
         checkRequest(one, startPos, runtime::LogitsWanted::Last, static_cast<size_t>(config_.nVocab));
         if (startPos + n > contextLength_)
-            throw runtime::TierError(fmt::format("vulkan tier: {} greedy tokens from position {} exceed the context length {}",
-                                                 n, startPos, contextLength_));
+            throw runtime::TierError(fmt::format("vulkan tier: {} tokens from position {} exceed the context length {}", n,
+                                                 startPos, contextLength_));
+    }
+
+    // Feeds firstToken, then each token the plan's last kernel picks, with up to kQueueAhead
+    // submissions in flight; reads the ids from the ring as each completes.
+    std::vector<int32_t> runQueued(const Plan& plan, int32_t firstToken, int32_t startPos, int32_t n) {
         const auto start = Clock::now();
         double waited = 0;
+        const int32_t one[] = {firstToken};
         writeState(startPos, one);
-        const Plan& plan = planFor({1, false, PlanOutput::Greedy});
         std::vector<uint64_t> values;
         std::vector<int32_t> out;
         const auto* ring = static_cast<const int32_t*>(ring_.mapped());
@@ -164,9 +192,9 @@ public:
             const size_t i = out.size();
             const auto waitStart = Clock::now();
             queue_.wait(values[i], timeout_,
-                        fmt::format("vulkan tier: greedy token {} at position {}", i, startPos + static_cast<int32_t>(i)));
+                        fmt::format("vulkan tier: generated token {} at position {}", i, startPos + static_cast<int32_t>(i)));
             waited += secondsSince(waitStart);
-            if (timestamps_ && submitted == static_cast<int32_t>(i) + 1) readTimestamps(plan);
+            if (timestamps_ && submitted == static_cast<int32_t>(i) + 1) readTimestamps(plan, opSeconds_);
             out.push_back(ring[i % kRingCapacity]);
         }
         stats_.decodeTokens += n;
@@ -175,7 +203,25 @@ public:
         return out;
     }
 
-private:
+    // The chain's parameters and the last kMaxRecentTokens fed ids for sample.comp.
+    void writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history) {
+        auto* header = static_cast<SamplerStateHeader*>(samplerHost_.mapped());
+        *header = SamplerStateHeader{};
+        header->temperature = p.temperature;
+        header->topP = p.topP;
+        header->minP = p.minP;
+        header->repeatPenalty = p.repeatPenalty;
+        header->topK = p.topK;
+        const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN > 0;
+        header->recentCapacity = penalty ? p.repeatLastN : 0;
+        const size_t recent = penalty ? std::min(history.size(), static_cast<size_t>(p.repeatLastN)) : 0;
+        header->recentCount = static_cast<int32_t>(recent);
+        header->seedLo = static_cast<uint32_t>(p.seed);
+        header->seedHi = static_cast<uint32_t>(p.seed >> 32);
+        header->drawBase = static_cast<uint32_t>(drawBase);
+        std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
+    }
+
     void checkRequest(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
                       size_t logitsSize) const {
         const auto n = static_cast<int64_t>(tokens.size());
@@ -203,6 +249,9 @@ private:
                                   MemoryKind::DeviceLocal, "rope table");
         stateDevice_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::DeviceLocal, "token state");
         stateHost_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::HostVisible, "token state upload");
+        samplerDevice_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::DeviceLocal, "sampler state");
+        samplerHost_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::HostVisible, "sampler state upload");
+        *static_cast<SamplerStateHeader*>(samplerHost_.mapped()) = SamplerStateHeader{};
         ring_ = DeviceBuffer(device_, sizeof(int32_t) * kRingCapacity, MemoryKind::HostVisible, "token id ring");
         logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nVocab), MemoryKind::HostVisible, "logits");
         logitsHostRows_ = 1;
@@ -230,6 +279,11 @@ private:
             layout_.gateSlots = gateSlots_.address();
             layout_.upSlots = upSlots_.address();
             layout_.downSlots = downSlots_.address();
+            const auto pairs = static_cast<uint32_t>(batch * used);
+            layout_.moeOrderAt = 1 + 3 * MoeOp::maxTiles(pairs, static_cast<uint32_t>(c.nExpert));
+            moeGroups_ = DeviceBuffer(device_, sizeof(int32_t) * (layout_.moeOrderAt + pairs), MemoryKind::DeviceLocal,
+                                      "MoE expert groups");
+            layout_.moeGroups = moeGroups_.address();
         }
         layout_.attnSplits = static_cast<uint32_t>((contextLength_ + 63) / 64);  // attention_split.comp's chunk
         if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
@@ -245,6 +299,7 @@ private:
         layout_.layerKvBytes = layerKv;
         layout_.ropeTable = ropeTable_.address();
         layout_.state = stateDevice_.address();
+        layout_.sampler = samplerDevice_.address();
         layout_.ring = ring_.address();
         layout_.ringCapacity = kRingCapacity;
     }
@@ -278,6 +333,7 @@ private:
         beginReusable(loadState_);
         Recorder rec(loadState_, pipelines_.layout());
         rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
+        rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
         rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         end(loadState_);
@@ -290,17 +346,31 @@ private:
         check(vkCreateQueryPool(device_.handle(), &info, nullptr, &queryPool_), "vkCreateQueryPool");
     }
 
+    static std::string describeOps(const char* title, const std::map<std::string, double>& seconds, double tokens) {
+        if (seconds.empty() || tokens <= 0) return {};
+        std::vector<std::pair<double, std::string>> ops;
+        for (const auto& [label, sec] : seconds) ops.emplace_back(sec, label);
+        std::sort(ops.rbegin(), ops.rend());
+        std::string s = title;
+        for (const auto& [sec, label] : ops) s += fmt::format(" {} {:.1f} us", label, sec / tokens * 1e6);
+        return s;
+    }
+
     // Query 0 is the plan's start, 1..n the end of each timed dispatch, n + 1 the plan's end.
-    void readTimestamps(const Plan& plan) {
+    // Decode plans add to the per-token GPU time; every plan to `opSeconds` by op label.
+    bool readTimestamps(const Plan& plan, std::map<std::string, double>& opSeconds) {
         const auto n = static_cast<uint32_t>(plan.labels.size()) + 2;
         std::vector<uint64_t> t(n);
         const VkResult r = vkGetQueryPoolResults(device_.handle(), queryPool_, 0, n, n * sizeof(uint64_t), t.data(),
                                                  sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-        if (r != VK_SUCCESS) return;  // VK_NOT_READY: not timed this time
+        if (r != VK_SUCCESS) return false;  // VK_NOT_READY: not timed this time
         const double ns = device_.caps().timestampPeriodNs * 1e-9;
-        stats_.decodeGpuSeconds += static_cast<double>(t[n - 1] - t[0]) * ns;
-        stats_.gpuTimedTokens += 1;
-        for (size_t i = 0; i < plan.labels.size(); ++i) opSeconds_[plan.labels[i]] += static_cast<double>(t[i + 1] - t[i]) * ns;
+        if (&opSeconds == &opSeconds_) {
+            stats_.decodeGpuSeconds += static_cast<double>(t[n - 1] - t[0]) * ns;
+            stats_.gpuTimedTokens += 1;
+        }
+        for (size_t i = 0; i < plan.labels.size(); ++i) opSeconds[plan.labels[i]] += static_cast<double>(t[i + 1] - t[i]) * ns;
+        return true;
     }
 
     void writeState(int32_t startPos, std::span<const int32_t> tokens) {
@@ -335,7 +405,7 @@ private:
         if (timestamps_) {
             vkCmdResetQueryPool(plan.cmd, queryPool_, 0, kMaxQueries);
             vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queryPool_, 0);
-            if (key.nTokens == 1) rec.timeDispatches(queryPool_, &plan.labels);
+            rec.timeDispatches(queryPool_, &plan.labels);
         }
         const int32_t firstRow = recorder_.record(rec, layout_, weights_, key.nTokens, key.allRows);
         const size_t rowBytes = sizeof(float) * static_cast<size_t>(config_.nVocab);
@@ -349,8 +419,11 @@ private:
             rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                         VK_ACCESS_HOST_READ_BIT);
         } else {
-            recorder_.recordArgmax(rec, layout_, weights_, arena_.address() + logitsOffset + rowBytes * static_cast<size_t>(firstRow),
-                                   true);
+            const VkDeviceAddress logits = arena_.address() + logitsOffset + rowBytes * static_cast<size_t>(firstRow);
+            if (key.output == PlanOutput::Sampled)
+                recorder_.recordSample(rec, layout_, weights_, logits);
+            else
+                recorder_.recordArgmax(rec, layout_, weights_, logits, true);
             rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                         VK_ACCESS_HOST_READ_BIT);
         }
@@ -376,16 +449,18 @@ private:
     GraphRecorder recorder_;
     bool timestamps_;
     std::chrono::milliseconds timeout_;  // every wait for a submission
-    DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, ring_, logitsHost_;
+    DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<DeviceBuffer, kActModes> actSlots_;
-    DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_;
+    DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_;
     DeviceLayout layout_;
     VkCommandBuffer loadState_ = VK_NULL_HANDLE;
     VkQueryPool queryPool_ = VK_NULL_HANDLE;
     std::map<PlanKey, Plan> plans_;
     runtime::TierStats stats_;
-    std::map<std::string, double> opSeconds_;  // decode GPU time by op label (timestamps)
+    std::map<std::string, double> opSeconds_;         // decode GPU time by op label (timestamps)
+    std::map<std::string, double> prefillOpSeconds_;  // batched evaluate() GPU time by op label
+    int64_t prefillTimedTokens_ = 0;
 };
 
 }  // namespace

@@ -38,7 +38,7 @@ public:
           device_(std::move(device)),
           kernels_(*device_),
           memory_(*device_, graph, contextLength_, maxBatch_, options.deviceMemoryLimit),
-          submitter_(*device_, kernels_.gfx(), {.timeoutMs = kfd.timeoutMs, .dumpDir = kfd.dumpPm4Dir}),
+          submitter_(*device_, kernels_.gfx(), {.timeoutMs = kfd.timeoutMs, .dumpDir = kfd.dumpPm4Dir, .route = kfd.route}),
           timestamps_(options.gpuTimestamps) {
         if (options.precision != runtime::Precision::Ggml)
             throw TierError("kfd tier: only the ggml precision (8-bit activations, F16 KV cache) is implemented");
@@ -49,12 +49,12 @@ public:
 
     ~KfdTier() override = default;
 
-    std::string name() const override { return "kfd"; }
+    std::string name() const override { return kfd_.tierName; }
     std::string describe() const override {
         const auto it = plans_.find(PlanShape{1, false, false});
-        std::string s = fmt::format("kfd: {} ({}), weights {:.1f} MiB in VRAM, context {}, KV cache F16 {:.1f} MiB, queue {}", device_->name(),
-                                    device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20), contextLength_,
-                                    double(memory_.kvCacheBytes()) / (1 << 20), submitter_.queue().id);
+        std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM, context {}, KV cache F16 {:.1f} MiB, submit: {}", kfd_.tierName,
+                                    device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20), contextLength_,
+                                    double(memory_.kvCacheBytes()) / (1 << 20), submitter_.route());
         if (it != plans_.end())
             s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", it->second.built.ibDwords, it->second.built.dispatches,
                              it->second.built.barriers);
@@ -135,7 +135,8 @@ private:
         try {
             submitter_.wait(value);
         } catch (const TierError& e) {
-            throw TierError(e.what() + plan.built.describeCpPosition(device_->readQueueState(submitter_.queue())));
+            const std::optional<QueueState> state = submitter_.queueState();
+            throw TierError(e.what() + (state ? plan.built.describeCpPosition(*state) : std::string()));
         }
     }
 

@@ -10,6 +10,7 @@
 
 #include "graph/graph.h"
 #include "kfd/device.h"
+#include "kfd/tier/submitter.h"
 #include "runtime/tier.h"
 
 namespace zinc::kfd {
@@ -20,6 +21,10 @@ struct KfdTierOptions {
     std::string dumpPm4Dir;      // --dump-pm4: the IBs and ring dwords submitted, for `zinc-rt pm4 decode`
     uint32_t timeoutMs = 120000;  // bound on every wait for the GPU
     int32_t queueAhead = 3;       // greedy tokens in flight at once
+    SubmitRoute route = SubmitRoute::Doorbell;  // --submit: a queue + doorbell, or the kernel's ring (CS)
+    // What name() says: "kfd" (T1), or "umq" when the device's queues are amdgpu user queues (T2,
+    // the same PM4 tier over umq/'s device).
+    std::string tierName = "kfd";
     // Tests: called after each op is recorded into a plan (op index, op), to inject packets
     // (e.g. a WAIT_REG_MEM nobody releases).
     std::function<void(PlanBuilder&, size_t, const graph::Op&)> afterOp;

@@ -26,17 +26,24 @@ void writeDwords(const std::filesystem::path& path, std::span<const uint32_t> dw
 }  // namespace
 
 Submitter::Submitter(Device& device, pm4::Gfx gfx, SubmitterOptions options)
-    : device_(device), gfx_(gfx), options_(std::move(options)), storage_(4096), what_(64) {
-    Result<Queue> q = device.createQueue({.ringBytes = options_.ringBytes});
-    if (!q) throw TierError(fmt::format("kfd tier: creating a compute queue on {}: {}", device.name(), q.error().describe()));
-    queue_ = *q;
-    writer_ = std::make_unique<QueueWriter>(device, queue_);
-    Result<Event> e = device.createEvent(true);
-    if (!e) {
-        (void)device.destroyQueue(queue_);
-        throw TierError(fmt::format("kfd tier: creating the fence event on {}: {}", device.name(), e.error().describe()));
+    : device_(device), gfx_(gfx), options_(std::move(options)), storage_(4096), tailStorage_(256), what_(64) {
+    if (options_.route == SubmitRoute::Cs) {
+        Result<std::unique_ptr<KernelRing>> ring = device.openKernelRing();
+        if (!ring) throw TierError(fmt::format("kfd tier: --submit=cs on {}: {}", device.name(), ring.error().describe()));
+        kernelRing_ = std::move(*ring);
+        jobIbs_ = DeviceMemory(device, uint64_t(kJobSlots) * 2 * kJobSlotDwords * 4, MemoryKind::Gtt, "CS head and tail IBs", {.uncached = true});
+    } else {
+        Result<Queue> q = device.createQueue({.ringBytes = options_.ringBytes});
+        if (!q) throw TierError(fmt::format("kfd tier: creating a compute queue on {}: {}", device.name(), q.error().describe()));
+        queue_ = *q;
+        writer_ = std::make_unique<QueueWriter>(device, queue_);
+        Result<Event> e = device.createEvent(true);
+        if (!e) {
+            (void)device.destroyQueue(queue_);
+            throw TierError(fmt::format("kfd tier: creating the fence event on {}: {}", device.name(), e.error().describe()));
+        }
+        event_ = *e;
     }
-    event_ = *e;
     fences_ = DeviceMemory(device, kIdsOffset + 4 * kIdRing, MemoryKind::Gtt, "fence and timestamp page", {.uncached = true});
     if (!options_.dumpDir.empty()) {
         std::filesystem::create_directories(options_.dumpDir);
@@ -54,8 +61,22 @@ Submitter::~Submitter() {
         // Destroying the queue below stops the CP whatever it was doing.
     }
     fences_ = DeviceMemory();
-    (void)device_.destroyEvent(event_);
-    (void)device_.destroyQueue(queue_);
+    jobIbs_ = DeviceMemory();
+    kernelRing_.reset();
+    if (options_.route == SubmitRoute::Doorbell) {
+        (void)device_.destroyEvent(event_);
+        (void)device_.destroyQueue(queue_);
+    }
+}
+
+std::string Submitter::route() const {
+    if (kernelRing_) return "cs, " + kernelRing_->name();
+    return "doorbell, queue " + std::to_string(queue_.id);
+}
+
+std::string Submitter::describeState() const {
+    if (kernelRing_) return kernelRing_->describe();
+    return device_.readQueueState(queue_).describe();
 }
 
 uint64_t Submitter::completed() const { return loadAcquire(fences_.cpu<uint64_t>(kFenceOffset)); }
@@ -71,52 +92,104 @@ uint64_t Submitter::gpuTicks(uint64_t value) const {
 uint64_t Submitter::submit(const TokenSubmission& t, std::span<const uint32_t> ibHostCopy) {
     const uint64_t value = next_;
     const uint64_t stamp = fences_.gpu(kStampsOffset + 16 * (value % kStampSlots));
-    pm4::Stream s(storage_, gfx_);
+    pm4::Stream head(storage_, gfx_);
     // The token state: the previous IB ended with CS_PARTIAL_FLUSH, so no dispatch still reads it.
     if (t.stateAddress)
-        s.writeData({.address = t.stateAddress}, {uint32_t(t.position), uint32_t(t.nTokens), uint32_t(t.kvLength)});
+        head.writeData({.address = t.stateAddress}, {uint32_t(t.position), uint32_t(t.nTokens), uint32_t(t.kvLength)});
     if (!t.tokens.empty()) {
         if (t.tokens.size() > 1024) throw TierError(fmt::format("kfd tier: {}: {} token ids in one submission", t.what, t.tokens.size()));
-        s.writeData({.address = t.tokensAddress}, std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(t.tokens.data()), t.tokens.size()));
+        head.writeData({.address = t.tokensAddress}, std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(t.tokens.data()), t.tokens.size()));
     }
-    s.copyData({.src = pm4::CopySrc::GpuClock, .dst = pm4::CopyDst::Memory, .destination = stamp, .count64 = true});
-    s.indirectBuffer(t.ibAddress, t.ibDwords);
+    head.copyData({.src = pm4::CopySrc::GpuClock, .dst = pm4::CopyDst::Memory, .destination = stamp, .count64 = true});
+    pm4::Stream tail(tailStorage_, gfx_);
     if (t.copySampledId)
-        s.copyData({.src = pm4::CopySrc::Memory, .dst = pm4::CopyDst::Memory, .source = t.tokensAddress,
-                    .destination = fences_.gpu(kIdsOffset + 4 * (value % kIdRing))});
-    s.releaseMem({.gcrCntl = kReleaseFlush, .data = pm4::ReleaseData::GpuClock, .address = stamp + 8});
+        tail.copyData({.src = pm4::CopySrc::Memory, .dst = pm4::CopyDst::Memory, .source = t.tokensAddress,
+                       .destination = fences_.gpu(kIdsOffset + 4 * (value % kIdRing))});
+    tail.releaseMem({.gcrCntl = kReleaseFlush, .data = pm4::ReleaseData::GpuClock, .address = stamp + 8});
     if (!options_.dumpDir.empty()) dumpIb(t.ibName, ibHostCopy);
-    return finishSubmission(s, 0, t.what);
+    return finishSubmission(head.dwords(), {t.ibAddress, t.ibDwords}, tail, t.what);
 }
 
 uint64_t Submitter::submitRaw(std::span<const uint32_t> packets, const std::string& what) {
     if (packets.size() + 64 > storage_.size()) throw TierError(fmt::format("kfd tier: {}: {} dwords is too large a raw submission", what, packets.size()));
     std::copy(packets.begin(), packets.end(), storage_.begin());
-    pm4::Stream s(std::span<uint32_t>(storage_).subspan(packets.size()), gfx_);
-    return finishSubmission(s, uint32_t(packets.size()), what);
+    pm4::Stream tail(tailStorage_, gfx_);
+    return finishSubmission(std::span<const uint32_t>(storage_).first(packets.size()), {}, tail, what);
 }
 
-uint64_t Submitter::finishSubmission(pm4::Stream& s, uint32_t prefixDwords, const std::string& what) {
+uint64_t Submitter::finishSubmission(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what) {
     const uint64_t value = next_++;
-    // The timeline value, after every write of the submission is visible to the host, then the
-    // KFD event signal that wakes a waiting host (tinygrad's signalling pair, FACTS.md §5.7).
-    s.releaseMem({.gcrCntl = kReleaseFlush, .data = pm4::ReleaseData::Value64, .address = fences_.gpu(kFenceOffset), .value = value});
-    s.releaseMem({.data = pm4::ReleaseData::Value32, .interrupt = pm4::ReleaseInterrupt::InterruptAfterWriteConfirm,
-                  .address = event_.mailboxGpuVa, .value = event_.id, .intCtxId = event_.id});
+    // The timeline value, after every write of the submission is visible to the host.
+    tail.releaseMem({.gcrCntl = kReleaseFlush, .data = pm4::ReleaseData::Value64, .address = fences_.gpu(kFenceOffset), .value = value});
     what_[value % what_.size()] = what;
-    const std::span<const uint32_t> dwords(storage_.data(), prefixDwords + s.size());
-    if (Status w = writer_->waitForSpace(uint32_t(dwords.size()), options_.timeoutMs); !w)
-        throw TierError(fmt::format("kfd tier: {}: no room on the ring: {}", what, w.error().describe()));
-    if (Status w = writer_->submit(dwords); !w)
-        throw TierError(fmt::format("kfd tier: {}: submitting: {}", what, w.error().describe()));
-    if (ringDump_.is_open()) {
-        ringDump_.write(reinterpret_cast<const char*>(dwords.data()), std::streamsize(dwords.size() * 4));
-        ringDump_.flush();
+    if (kernelRing_) {
+        submitAsJob(value, head, ib, tail, what);
+    } else {
+        // Then the event signal that wakes a waiting host (tinygrad's signalling pair, FACTS.md §5.7).
+        tail.releaseMem({.data = pm4::ReleaseData::Value32, .interrupt = pm4::ReleaseInterrupt::InterruptAfterWriteConfirm,
+                         .address = event_.mailboxGpuVa, .value = event_.id, .intCtxId = event_.id});
+        submitOnRing(head, ib, tail, what);
     }
     return value;
 }
 
+void Submitter::submitOnRing(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what) {
+    std::vector<uint32_t>& ring = ringStorage_;
+    ring.assign(head.begin(), head.end());
+    if (ib.dwords) {
+        uint32_t packet[8];
+        pm4::Stream s(packet, gfx_);
+        s.indirectBuffer(ib.address, ib.dwords);
+        ring.insert(ring.end(), s.dwords().begin(), s.dwords().end());
+    }
+    ring.insert(ring.end(), tail.dwords().begin(), tail.dwords().end());
+    if (Status w = writer_->waitForSpace(uint32_t(ring.size()), options_.timeoutMs); !w)
+        throw TierError(fmt::format("kfd tier: {}: no room on the ring: {}", what, w.error().describe()));
+    if (Status w = writer_->submit(ring); !w) throw TierError(fmt::format("kfd tier: {}: submitting: {}", what, w.error().describe()));
+    if (ringDump_.is_open()) {
+        ringDump_.write(reinterpret_cast<const char*>(ring.data()), std::streamsize(ring.size() * 4));
+        ringDump_.flush();
+    }
+}
+
+// The CS route: head and tail become IBs of their own in this value's slot (reused once the job
+// that had it retired); the kernel puts [head, plan, tail] on its ring.
+void Submitter::submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what) {
+    if (value > kJobSlots && completed() < value - kJobSlots) wait(value - kJobSlots);
+    if (head.size() > kJobSlotDwords || tail.size() > kJobSlotDwords)
+        throw TierError(fmt::format("kfd tier: {}: {} + {} dwords do not fit a CS job slot", what, head.size(), tail.size()));
+    const uint64_t slot = uint64_t(value % kJobSlots) * 2 * kJobSlotDwords * 4;
+    std::vector<IbRange> ibs;
+    if (!head.empty()) {
+        std::copy(head.begin(), head.end(), jobIbs_.cpu<uint32_t>(slot));
+        ibs.push_back({jobIbs_.gpu(slot), uint32_t(head.size())});
+    }
+    if (ib.dwords) ibs.push_back(ib);
+    std::copy(tail.dwords().begin(), tail.dwords().end(), jobIbs_.cpu<uint32_t>(slot + kJobSlotDwords * 4));
+    ibs.push_back({jobIbs_.gpu(slot + kJobSlotDwords * 4), tail.size()});
+    Result<uint64_t> job = kernelRing_->submit(ibs);
+    if (!job) throw TierError(fmt::format("kfd tier: {}: {}", what, job.error().describe()));
+    jobOf_[value % jobOf_.size()] = *job;
+    if (ringDump_.is_open()) {
+        ringDump_.write(reinterpret_cast<const char*>(head.data()), std::streamsize(head.size() * 4));
+        ringDump_.write(reinterpret_cast<const char*>(tail.dwords().data()), std::streamsize(tail.size() * 4));
+        ringDump_.flush();
+    }
+}
+
 void Submitter::wait(uint64_t value) {
+    if (completed() >= value) return;
+    if (kernelRing_) {
+        const uint64_t job = jobOf_[value % jobOf_.size()];
+        if (Status s = kernelRing_->wait(job, options_.timeoutMs); !s)
+            throw TierError(fmt::format("kfd tier: {}: {} (timeline value {}, {} retired) did not retire: {}", route(), what_[value % what_.size()], value,
+                                        completed(), s.error().describe()));
+        if (completed() < value)
+            throw TierError(fmt::format("kfd tier: {}: {}: the kernel signalled job {} but the fence at {:#x} holds {} (waited for {}): the job did "
+                                        "not run to its end (a GPU fault or reset; on Linux see dmesg)",
+                                        route(), what_[value % what_.size()], job, fences_.gpu(kFenceOffset), completed(), value));
+        return;
+    }
     const Fence fence{fences_.cpu<uint64_t>(kFenceOffset), fences_.gpu(kFenceOffset), &event_};
     if (Status s = waitFence(device_, queue_, fence, value, options_.timeoutMs); !s)
         throw TierError(fmt::format("kfd tier: queue {} on {}: {} (timeline value {}, {} retired) did not retire: {}; event {} "

@@ -1,10 +1,14 @@
 #pragma once
-// The ring side of the kfd tier: one PM4 compute queue, and per token one submission —
-// the token state written by the CP (WRITE_DATA), a GPU-clock stamp, the recorded plan as one
-// INDIRECT_BUFFER, optionally the sampled id copied out (COPY_DATA), then RELEASE_MEMs for the
-// end timestamp and the timeline fence value, and one doorbell. Several submissions may be in
-// flight; every wait is bounded and fails with a TierError naming the queue, the token, rptr,
-// wptr, the fence memory and the packet the CP is on.
+// The submission side of the PM4 tier: per token one submission — the token state written by
+// the CP (WRITE_DATA), a GPU-clock stamp, the recorded plan as one indirect buffer, optionally
+// the sampled id copied out (COPY_DATA), then RELEASE_MEMs for the end timestamp and the
+// timeline fence value. Two routes to the CP carry the same packets:
+//   doorbell  a queue of ours (a KFD queue, or an amdgpu user queue on umq/): head + INDIRECT_BUFFER
+//             + tail + the event signal on the ring, then one doorbell;
+//   cs        the kernel's ring (kfd/kernel_ring.h, the amdgpu CS ioctl): head and tail written as
+//             two small IBs, the job is [head, plan, tail], completion is the kernel's syncobj.
+// Several submissions may be in flight; every wait is bounded and fails with a TierError naming
+// the route, the token, the fence memory and (doorbell) rptr, wptr and the packet the CP is on.
 #include <cstdint>
 #include <fstream>
 #include <memory>
@@ -14,16 +18,21 @@
 #include <vector>
 
 #include "kfd/device.h"
+#include "kfd/kernel_ring.h"
 #include "kfd/queue_writer.h"
 #include "kfd/tier/tier_memory.h"
 #include "pm4/stream.h"
 
 namespace zinc::kfd {
 
+// How a submission reaches the command processor (`--submit`).
+enum class SubmitRoute : uint8_t { Doorbell, Cs };
+
 struct SubmitterOptions {
     uint32_t timeoutMs = 60000;  // per wait; the timer covers one token's submission
     std::string dumpDir;         // --dump-pm4: write every IB once and the ring dwords submitted
     uint32_t ringBytes = 64 * 1024;
+    SubmitRoute route = SubmitRoute::Doorbell;
 };
 
 // What one submission carries besides its IB.
@@ -62,25 +71,38 @@ public:
     // GPU clock ticks between the start and end stamps of submission `value` (0 if unknown).
     uint64_t gpuTicks(uint64_t value) const;
 
-    const Queue& queue() const { return queue_; }
+    // "doorbell, queue 3" / "cs, amdgpu CS, context 1, compute ring 0 (...)".
+    std::string route() const;
+    // The route's state for an error report: the queue's rptr/wptr/packet, or the CS jobs.
+    std::string describeState() const;
+    // Doorbell route: the queue's state (the simulated GPU also says where its CP is in an IB).
+    std::optional<QueueState> queueState() const {
+        return kernelRing_ ? std::nullopt : std::optional<QueueState>(device_.readQueueState(queue_));
+    }
     Device& device() { return device_; }
 
 private:
-    // Submits storage_[0, prefixDwords) followed by `s` (a stream over the rest) and the fence.
-    uint64_t finishSubmission(pm4::Stream& s, uint32_t prefixDwords, const std::string& what);
+    // Puts head, the IB (when ib.dwords), tail and the fence on the route.
+    uint64_t finishSubmission(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
+    void submitOnRing(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
+    void submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
     void dumpIb(const std::string& ibName, std::span<const uint32_t> ib);
 
     static constexpr uint32_t kStampSlots = 256;
     static constexpr uint64_t kFenceOffset = 0, kStampsOffset = 64, kIdsOffset = kStampsOffset + 16 * kStampSlots;
+    static constexpr uint32_t kJobSlots = 16, kJobSlotDwords = 2048;  // cs: head + tail IBs of jobs in flight
 
     Device& device_;
     pm4::Gfx gfx_;
     SubmitterOptions options_;
-    Queue queue_;
+    Queue queue_;                        // doorbell
     std::unique_ptr<QueueWriter> writer_;
     Event event_;
+    std::unique_ptr<KernelRing> kernelRing_;  // cs
+    DeviceMemory jobIbs_;                     // cs: per slot a head IB then a tail IB (GTT)
+    std::vector<uint64_t> jobOf_ = std::vector<uint64_t>(64);  // cs: timeline value -> kernel job
     DeviceMemory fences_;  // timeline fence, timestamps, sampled ids (GTT, uncached)
-    std::vector<uint32_t> storage_;
+    std::vector<uint32_t> storage_, tailStorage_, ringStorage_;
     uint64_t next_ = 1;
     std::vector<std::string> what_;  // per in-flight value, for errors (value % size)
     std::ofstream ringDump_;

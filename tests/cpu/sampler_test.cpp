@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "runtime/sampler.h"
@@ -85,6 +86,47 @@ TEST(Sampler, TemperatureFollowsTheSoftmax) {
     int ones = 0;
     for (int i = 0; i < 4000; ++i) ones += s.sample(two, {}) == 1;
     EXPECT_NEAR(ones / 4000.0, 0.75, 0.03);
+}
+
+// The draws a GPU repeats (vulkan/shaders/sample.comp): a pure function of (seed, index),
+// uniform on [0, 1), and the 64-bit seed's both halves matter.
+TEST(Sampler, UniformDrawIsAFunctionOfSeedAndIndex) {
+    EXPECT_EQ(uniformDraw(5, 17), uniformDraw(5, 17));
+    EXPECT_NE(uniformDraw(5, 17), uniformDraw(5, 18));
+    EXPECT_NE(uniformDraw(5, 17), uniformDraw(5 + (uint64_t{1} << 32), 17));
+    double sum = 0;
+    for (uint64_t i = 0; i < 20000; ++i) {
+        const float u = uniformDraw(42, i);
+        ASSERT_GE(u, 0.0f);
+        ASSERT_LT(u, 1.0f);
+        sum += u;
+    }
+    EXPECT_NEAR(sum / 20000, 0.5, 0.01);
+}
+
+TEST(Sampler, ExpAccurateIsWithinTwoUlpsOfLibm) {
+    for (float x = -87.0f; x < 88.0f; x += 0.137f) {
+        const float want = std::exp(x);
+        EXPECT_NEAR(expAccurate(x), want, 2.5f * (std::nextafter(want, INFINITY) - want)) << x;
+    }
+    EXPECT_EQ(expAccurate(-200.0f), 0.0f);
+    EXPECT_EQ(expAccurate(0.0f), 1.0f);
+}
+
+TEST(Sampler, DrawsCountOnlySampledTokens) {
+    SamplerParams p;
+    p.temperature = 1.0f;
+    Sampler s(p);
+    const std::vector<float> logits = {0.0f, 1.0f, 2.0f};
+    s.sample(logits, {});
+    s.sample(logits, {});
+    EXPECT_EQ(s.draws(), 2u);
+    s.skipDraws(3);
+    EXPECT_EQ(s.draws(), 5u);
+    p.temperature = 0.0f;
+    Sampler greedy(p);
+    greedy.sample(logits, {});
+    EXPECT_EQ(greedy.draws(), 0u);
 }
 
 }  // namespace

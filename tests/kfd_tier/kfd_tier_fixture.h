@@ -19,6 +19,7 @@
 #include "runtime/cpu/cpu_tier.h"
 #include "runtime/session.h"
 #include "tests/test_paths.h"
+#include "umq/sim_amdgpu.h"
 
 namespace zinc::test {
 
@@ -39,12 +40,44 @@ inline std::shared_ptr<kfd::Device> simDevice(const std::string& gfx = "gfx1100"
     return device;
 }
 
+// One simulated amdgpu render node per target (the umq and cs doors), sharing the runner.
+inline std::shared_ptr<kfd::Device> simDrmDevice(const std::string& gfx = "gfx1100") {
+    static std::map<std::string, std::shared_ptr<kfd::Device>> devices;
+    auto& device = devices[gfx];
+    if (!device) {
+        auto sim = umq::openSimulatedDrmDevice(gfx, {.runner = sharedRunner()});
+        if (!sim) throw std::runtime_error(sim.error().describe());
+        device = *sim;
+    }
+    return device;
+}
+
 struct Loaded {
     std::unique_ptr<model::Model> model;
     graph::Graph graph;
     std::unique_ptr<runtime::Tier> tier;
     std::unique_ptr<runtime::Session> session;
 };
+
+// The doors to the simulated GPU: a KFD queue + doorbell, an amdgpu user queue + doorbell (the
+// umq tier), the amdgpu CS ioctl (the kfd tier's cs route).
+enum class Door { Kfd, Umq, Cs };
+
+inline Loaded loadOnDoor(const std::string& file, Door door, int32_t contextLength = 256) {
+    Loaded l;
+    l.model = model::Model::load(sharedPath("models/" + file));
+    l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
+    runtime::TierOptions options;
+    options.threads = 2;
+    options.contextLength = contextLength;
+    options.maxBatch = 16;
+    kfd::KfdTierOptions o;
+    o.route = door == Door::Cs ? kfd::SubmitRoute::Cs : kfd::SubmitRoute::Doorbell;
+    o.tierName = door == Door::Umq ? "umq" : "kfd";
+    l.tier = kfd::makeKfdTier(l.graph, options, door == Door::Kfd ? simDevice() : simDrmDevice(), o);
+    l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
+    return l;
+}
 
 inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 256, const std::string& gfx = "gfx1100") {
     Loaded l;

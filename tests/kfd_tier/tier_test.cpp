@@ -176,8 +176,36 @@ TEST(KfdTierCli, ProbeOnTheSimulatedGpuPassesEveryRung) {
                                            "NOP retired", "doorbell observed", "fence retired", "GPU wait released by the CPU",
                                            "copy (WRITE_DATA/COPY_DATA)", "trivial dispatch", "one real kernel equal to the cpu tier",
                                            "one token equal to the cpu tier", "every op of one token equal to the cpu tier",
-                                           "whole graph, 8 tokens"};
+                                           "whole graph, 8 tokens",
+                                           // the amdgpu doors: user queues (T2), then the CS ioctl route
+                                           "umq: door open", "umq: device found", "umq: memory mapped (VRAM, GTT, doorbell)",
+                                           "umq: queue created", "umq: NOP retired", "umq: doorbell observed", "umq: fence retired",
+                                           "umq: GPU wait released by the CPU", "umq: copy (WRITE_DATA/COPY_DATA)", "umq: trivial dispatch",
+                                           "umq: one token equal to the cpu tier", "cs: door open", "cs: device found",
+                                           "cs: job retired (IB chunk, syncobj wait)", "cs: one token equal to the cpu tier"};
     EXPECT_EQ(names, want);
+    EXPECT_TRUE(j["doors"]["umq"]["open"].get<bool>());
+    EXPECT_TRUE(j["doors"]["cs"]["open"].get<bool>());
+}
+
+// Without --sim on a machine without AMD devices: the KFD ladder fails at its first rung and
+// each amdgpu door is listed shut with its reason, its rungs skipped (a shut door is no failure).
+TEST(KfdTierCli, ProbeWithoutDevicesSaysWhyEachDoorIsShut) {
+    if (std::filesystem::exists("/dev/kfd") || std::filesystem::exists("/dev/dri")) GTEST_SKIP() << "this machine has GPU device nodes";
+    const auto r = test::runZinc("probe --json");
+    EXPECT_EQ(r.exitCode, 1) << r.output;
+    const auto j = nlohmann::json::parse(r.output);
+    const std::string noNode = "no amdgpu render node: looked for /dev/dri/renderD* bound to the amdgpu driver and found none";
+    EXPECT_FALSE(j["doors"]["umq"]["open"].get<bool>());
+    EXPECT_EQ(j["doors"]["umq"]["reason"], noNode);
+    EXPECT_EQ(j["doors"]["cs"]["reason"], noNode);
+    for (const auto& rung : j["rungs"]) {
+        const std::string name = rung["name"];
+        if (name == "umq: door open" || name == "cs: door open") {
+            EXPECT_TRUE(rung["skipped"].get<bool>()) << name;
+            EXPECT_EQ(rung["detail"], "shut: " + noNode) << name;
+        }
+    }
 }
 
 TEST(KfdTierCli, DumpedPm4DecodesWithPm4Decode) {

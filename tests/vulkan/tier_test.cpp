@@ -133,7 +133,9 @@ TEST_P(VulkanQuantMixTest, MatchesCpu) {
     model::makeModel(options);
     auto cpu = test::loadPath(path, false);
     auto gpu = test::loadPath(path, true);
-    const std::vector<int32_t> prompt = {1, 17, 200, 33, 400, 5, 6, 77};
+    // 40 tokens: the tiled matmul of prefill (16 or more), a partial tile of tokens and rows.
+    std::vector<int32_t> prompt(40);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 53 + 1) % 480) + 1;
     expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), 0.1f, 0.01f, "batched prefill");
     for (int32_t t : {4, 99})
         expectNearCpu(gpu.session->step(t), cpu.session->step(t), 0.1f, 0.01f, "decode after token " + std::to_string(t));
@@ -160,6 +162,57 @@ TEST(VulkanTier, BatchedPrefillEqualsStepByStep) {
     std::span<const float> stepped;
     for (int32_t t : prompt) stepped = b.session->step(t);
     EXPECT_LT(maxAbsDiff(batched, stepped), 1e-3f);
+}
+
+runtime::SamplerParams storySampling(uint64_t seed) {
+    runtime::SamplerParams p;
+    p.temperature = 0.9f;
+    p.topK = 40;
+    p.topP = 0.95f;
+    p.minP = 0.05f;
+    p.repeatPenalty = 1.1f;
+    p.repeatLastN = 64;
+    p.seed = seed;
+    return p;
+}
+
+// Feeds a prompt, samples its first token on the host, then n more on the GPU (sample.comp)
+// or, with onHost, through the tier's logits and the host sampler.
+std::vector<int32_t> sampleStory(uint64_t seed, int32_t n, bool onHost) {
+    auto gpu = test::load("stories260K.gguf", true);
+    const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+    gpu.session->feed(prompt);
+    runtime::Sampler sampler(storySampling(seed));
+    std::vector<int32_t> out = {sampler.sample(gpu.session->logits(), gpu.session->history())};
+    EXPECT_TRUE(gpu.tier->samplesOnDevice(sampler.params()));
+    std::vector<int32_t> history = prompt;
+    history.push_back(out[0]);
+    const int32_t vocab = gpu.model->config().nVocab;
+    const auto rest = onHost ? gpu.tier->runtime::Tier::generateSampled(out[0], 5, n, sampler, history, vocab)
+                             : gpu.tier->generateSampled(out[0], 5, n, sampler, history, vocab);
+    out.insert(out.end(), rest.begin(), rest.end());
+    EXPECT_EQ(sampler.draws(), static_cast<uint64_t>(n + 1));
+    return out;
+}
+
+TEST(VulkanTier, SeededSamplingOnTheGpuEqualsTheHostChain) {
+    ZINC_REQUIRE_VULKAN();
+    const auto onGpu = sampleStory(1234, 48, false);
+    EXPECT_EQ(onGpu, sampleStory(1234, 48, true));
+    EXPECT_EQ(onGpu, sampleStory(1234, 48, false));  // the same seed, the same tokens
+    EXPECT_NE(onGpu, sampleStory(99, 48, false));
+}
+
+TEST(VulkanTier, SamplingSettingsBeyondTheGpuChainSampleOnTheHost) {
+    ZINC_REQUIRE_VULKAN();
+    auto gpu = test::load("stories260K.gguf", true);
+    auto p = storySampling(1);
+    EXPECT_TRUE(gpu.tier->samplesOnDevice(p));
+    p.topK = 0;  // the whole vocabulary: sorted on the host
+    EXPECT_FALSE(gpu.tier->samplesOnDevice(p));
+    p.topK = 40;
+    p.repeatLastN = 1000;
+    EXPECT_FALSE(gpu.tier->samplesOnDevice(p));
 }
 
 TEST(VulkanTier, MissingDeviceIsAClearError) {

@@ -25,7 +25,7 @@ VkSemaphore timelineSemaphore(const vk::Device& device) {
 
 TEST(VulkanWait, NeverSignalledSemaphoreTimesOutWithQueueState) {
     ZINC_REQUIRE_VULKAN();
-    vk::Device device(std::make_shared<vk::Instance>(), 0);
+    vk::Device device(vk::Instance::shared(), 0);
     vk::Queue queue(device);
     const VkSemaphore never = timelineSemaphore(device);
     VkCommandBuffer cmd = queue.allocate();
@@ -59,7 +59,7 @@ TEST(VulkanWait, NeverSignalledSemaphoreTimesOutWithQueueState) {
 // A value nobody will ever submit: the same bounded error, not a hang.
 TEST(VulkanWait, WaitPastTheLastSubmissionTimesOut) {
     ZINC_REQUIRE_VULKAN();
-    vk::Device device(std::make_shared<vk::Instance>(), 0);
+    vk::Device device(vk::Instance::shared(), 0);
     vk::Queue queue(device);
     EXPECT_THROW(queue.wait(queue.submitted() + 1, std::chrono::milliseconds(100), "a fence nobody signals"), vk::VkError);
 }

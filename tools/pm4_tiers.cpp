@@ -1,0 +1,142 @@
+#include "tools/pm4_tiers.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "kfd/tier/kfd_tier.h"
+#include "umq/availability.h"
+#include "umq/drm_device.h"
+#include "umq/sim_amdgpu.h"
+#include "vulkan/vk_device.h"
+
+namespace zinc::tools {
+namespace {
+
+using runtime::TierError;
+constexpr const char* kNoFallback = "; pass --sim to run on the simulated GPU (no fallback is made)";
+
+kfd::SubmitRoute routeOf(const GlobalOptions& g) {
+    if (g.submit == "cs") return kfd::SubmitRoute::Cs;
+    if (g.submit == "doorbell") return kfd::SubmitRoute::Doorbell;
+    throw TierError(fmt::format("unknown --submit '{}' (doorbell or cs)", g.submit));
+}
+
+}  // namespace
+
+std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& g, const std::string& tierLabel, bool userQueues) {
+    if (g.sim) {
+        kfd::Result<std::shared_ptr<umq::DrmDevice>> sim = umq::openSimulatedDrmDevice(g.gfx);
+        if (!sim) throw TierError(fmt::format("{}: simulated amdgpu {}: {}", tierLabel, g.gfx, sim.error().describe()));
+        return *sim;
+    }
+    const umq::HostFacts host = umq::readHostFacts();
+    const umq::DoorReport door = userQueues ? umq::umqDoor(host) : umq::csDoor(host);
+    if (!door.open) throw TierError(fmt::format("{}: {}{}", tierLabel, door.reason, kNoFallback));
+    umq::DrmOptions options;
+    options.renderPath = host.amdgpuRenderNodes.front();
+    kfd::Result<std::unique_ptr<umq::DrmDevice>> opened = umq::openDrmDevice(options);
+    if (!opened) throw TierError(fmt::format("{}: opening {}: {}{}", tierLabel, options.renderPath, opened.error().describe(), kNoFallback));
+    if (userQueues)
+        if (const std::string refusal = (*opened)->userQueueRefusal(); !refusal.empty())
+            throw TierError(fmt::format("{}: {}{}", tierLabel, refusal, kNoFallback));
+    return std::shared_ptr<kfd::Device>(std::move(*opened));
+}
+
+std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,
+                                           const GlobalOptions& g) {
+    kfd::KfdTierOptions o;
+    o.dumpPm4Dir = g.dumpPm4;
+    o.timeoutMs = options.waitTimeoutMs;
+    o.route = routeOf(g);
+    o.tierName = name;
+    if (name == "umq") {
+        if (o.route == kfd::SubmitRoute::Cs)
+            throw TierError("umq tier: --submit=cs is the kfd tier's second route; the umq tier submits through its user queue's doorbell "
+                            "(use --tier=kfd --submit=cs)");
+        return kfd::makeKfdTier(graph, options, openAmdgpuNode(g, "umq tier", true), o);
+    }
+    if (o.route == kfd::SubmitRoute::Cs) return kfd::makeKfdTier(graph, options, openAmdgpuNode(g, "kfd tier (--submit=cs)", false), o);
+    return kfd::makeKfdTier(graph, options, kfd::openDevice({.simulated = g.sim, .gfx = g.gfx}), o);
+}
+
+namespace {
+
+// The umq door as far as this machine goes: the host's facts, then the node's own answer.
+std::string umqRefusal(AutoChoice& c) {
+    const umq::HostFacts host = umq::readHostFacts();
+    if (const umq::DoorReport door = umq::umqDoor(host); !door.open) return door.reason;
+    umq::DrmOptions options;
+    options.renderPath = host.amdgpuRenderNodes.front();
+    kfd::Result<std::unique_ptr<umq::DrmDevice>> opened = umq::openDrmDevice(options);
+    if (!opened) return "opening " + options.renderPath + ": " + opened.error().describe();
+    if (std::string refusal = (*opened)->userQueueRefusal(); !refusal.empty()) return refusal;
+    c.why = umq::umqDoor(host, (*opened)->facts().userqIpMask).reason;
+    c.device = std::shared_ptr<kfd::Device>(std::move(*opened));
+    return "";
+}
+
+std::string kfdRefusal(AutoChoice& c) {
+    if (!std::filesystem::exists("/dev/kfd")) return "no /dev/kfd";
+    try {
+        c.device = kfd::openDevice({.simulated = false});
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    c.why = c.device->name();
+    return "";
+}
+
+std::string vulkanRefusal(AutoChoice& c) {
+    std::vector<std::string> cpuOnly;
+    for (const auto& d : vk::listDevices()) {
+        if (!d.usable()) continue;
+        if (d.type == "cpu") {
+            cpuOnly.push_back(d.name);
+            continue;
+        }
+        c.vulkanDevice = int32_t(d.index);
+        c.why = fmt::format("Vulkan device {}: {}", d.index, d.name);
+        return "";
+    }
+    if (!cpuOnly.empty()) return fmt::format("only a CPU Vulkan driver ({}), slower than the cpu tier", fmt::join(cpuOnly, ", "));
+    return "no usable Vulkan GPU";
+}
+
+}  // namespace
+
+AutoChoice chooseAutoTier(const GlobalOptions& g) {
+    AutoChoice c;
+    if (g.sim) {
+        c.tier = "kfd";
+        c.why = fmt::format("--sim: the kfd tier on the simulated {}, the simulator's reference path; --tier=umq --sim runs its user queues", g.gfx);
+        return c;
+    }
+    const std::pair<const char*, std::string (*)(AutoChoice&)> doors[] = {
+        {"umq", umqRefusal}, {"kfd", kfdRefusal}, {"vulkan", vulkanRefusal}};
+    for (const auto& [tier, refusal] : doors) {
+        std::string why;
+        try {
+            why = refusal(c);
+        } catch (const std::exception& e) {
+            why = e.what();
+        }
+        if (why.empty()) {
+            c.tier = tier;
+            return c;
+        }
+        c.device.reset();
+        c.unavailable.push_back(fmt::format("{} unavailable: {}", tier, why));
+    }
+    c.tier = "cpu";
+    c.why = "every core of this machine";
+    return c;
+}
+
+std::string describe(const AutoChoice& c) {
+    std::string line = fmt::format("tier auto: chose {} ({}", c.tier, c.why);
+    for (const std::string& u : c.unavailable) line += "; " + u;
+    return line + ")";
+}
+
+}  // namespace zinc::tools

@@ -1,0 +1,38 @@
+#pragma once
+// The PM4 tiers by door (tiers.md): `kfd` = the PM4 tier on a KFD queue + doorbell
+// (--submit=doorbell) or on the amdgpu CS ioctl (--submit=cs); `umq` = the same PM4 tier on an
+// amdgpu user-mode queue + doorbell. And `--tier=auto`: the best tier this machine opens.
+// Nothing here falls back: a door that is shut is an error that says why.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kfd/device.h"
+#include "runtime/tier.h"
+#include "tools/cli_common.h"
+
+namespace zinc::tools {
+
+// kfd with --submit=doorbell|cs, or umq; throws TierError with the one-line reason.
+std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,
+                                           const GlobalOptions& global);
+
+// The amdgpu render node for `tierLabel` ("umq tier", "kfd tier (--submit=cs)"): the simulated
+// one with --sim, else the first amdgpu node; with `userQueues` it must offer compute user queues.
+std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& global, const std::string& tierLabel, bool userQueues);
+
+struct AutoChoice {
+    std::string tier;                      // cpu | vulkan | kfd | umq
+    std::string why;
+    std::vector<std::string> unavailable;  // "umq unavailable: reason", best first
+    int32_t vulkanDevice = 0;
+    std::shared_ptr<kfd::Device> device;   // the PM4 device already opened while choosing
+};
+// umq > kfd > vulkan (a GPU, not a CPU driver such as lavapipe) > cpu, by what opens here.
+// Never the simulator unless --sim is given; with --sim: the kfd tier on the simulated GPU.
+AutoChoice chooseAutoTier(const GlobalOptions& global);
+// "tier auto: chose cpu (...; umq unavailable: ...; kfd unavailable: ...)".
+std::string describe(const AutoChoice& choice);
+
+}  // namespace zinc::tools

@@ -1,0 +1,29 @@
+#pragma once
+// The sampler block sample.comp reads (its k* constants): the chain's parameters, the seed
+// and the first draw index, then a ring of the recent token ids for the repetition penalty,
+// which the shader extends with every token it samples. Written by the host before a
+// generation, copied to the device with the token state.
+#include <cstdint>
+
+namespace zinc::vk {
+
+inline constexpr int32_t kMaxDeviceTopK = 256;     // sample.comp's candidate slots
+inline constexpr int32_t kMaxRecentTokens = 256;   // penalty window the device keeps
+
+struct SamplerStateHeader {
+    float temperature = 0;
+    float topP = 1;
+    float minP = 0;
+    float repeatPenalty = 1;
+    int32_t topK = 0;
+    int32_t recentCapacity = 0;  // the penalty window (repeat_last_n); 0 = no penalty
+    int32_t recentCount = 0;     // ids the host wrote (at most recentCapacity)
+    uint32_t seedLo = 0, seedHi = 0;
+    uint32_t drawBase = 0;       // the draw index of the first token sampled
+    int32_t reserved[6] = {};
+};
+static_assert(sizeof(SamplerStateHeader) == 16 * sizeof(int32_t), "recent ids start at int 16 (sample.comp kRecent)");
+
+inline constexpr size_t kSamplerStateBytes = sizeof(SamplerStateHeader) + sizeof(int32_t) * kMaxRecentTokens;
+
+}  // namespace zinc::vk

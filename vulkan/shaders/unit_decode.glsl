@@ -1,0 +1,73 @@
+// Decoding one 32-value unit of a quantized weight row into 8-bit quants and scales, shared
+// by the matvec (decode) and the tiled matmul (prefill). Needs weights.glsl and TYPE.
+// Quants stored unsigned with this offset (value = q - off); Q8_0's are signed bytes.
+const int kOffset = TYPE == kQ4_0 ? 8 : TYPE == kQ5_0 ? 16 : TYPE == kQ6_K ? 32 : 0;
+const bool kHasMin = TYPE == kQ4_1 || TYPE == kQ5_1 || TYPE == kQ4_K || TYPE == kQ5_K;
+
+// Byte j (0..3) of word w.
+uint byteOf(uint w, uint j) { return (w >> (8u * j)) & 0xFFu; }
+
+// Unit u (32 values) of a quantized row: 32 quants packed 4 per word, and how to scale them:
+// dot = d_act * (fa * (dot of quants 0..15 - off * act sum 0..15) + fb * (16..31 ...)) + fm * s_act.
+void decodeUnit(U16Buf w, UintBuf w32, uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
+    fm = 0.0;
+    if (TYPE == kQ8_0) {
+        const uint blk = row + u * 34u;
+        fa = fb = rdHalf(w, blk);
+        rd32x8(w32, blk + 2u, wq);
+    } else if (TYPE == kQ4_0 || TYPE == kQ4_1 || TYPE == kQ5_0 || TYPE == kQ5_1) {
+        const bool five = TYPE == kQ5_0 || TYPE == kQ5_1;
+        const uint size = TYPE == kQ4_0 ? 18u : TYPE == kQ4_1 ? 20u : TYPE == kQ5_0 ? 22u : 24u;
+        const uint blk = row + u * size;
+        const uint qhAt = blk + (kHasMin ? 4u : 2u);
+        const uint qs = qhAt + (five ? 4u : 0u);
+        const uint qh = five ? rd32(w, qhAt) : 0u;
+        for (uint i = 0u; i < 4u; ++i) {
+            const uint word = rd32(w, qs + 4u * i);
+            wq[i] = word & 0x0F0F0F0Fu;
+            wq[i + 4u] = (word >> 4) & 0x0F0F0F0Fu;
+            if (five) {
+                wq[i] |= spreadBits4((qh >> (4u * i)) & 0xFu);
+                wq[i + 4u] |= spreadBits4((qh >> (16u + 4u * i)) & 0xFu);
+            }
+        }
+        fa = fb = rdHalf(w, blk);
+        if (kHasMin) fm = rdHalf(w, blk + 2u);
+    } else if (TYPE == kQ4_K || TYPE == kQ5_K) {
+        // 4-byte aligned blocks: d and dmin, then 12 bytes of 6-bit scales and mins.
+        const uint b = u / 8u, j = u % 8u, c = j / 2u;
+        const uint blk = (row + b * (TYPE == kQ4_K ? 144u : 176u)) / 4u;
+        const vec2 dm = unpackHalf2x16(w32.v[blk]);
+        const uint s0 = w32.v[blk + 1u], s1 = w32.v[blk + 2u], s2 = w32.v[blk + 3u];
+        uint sc, mn;
+        if (j < 4u) {
+            sc = byteOf(s0, j) & 63u;
+            mn = byteOf(s1, j) & 63u;
+        } else {
+            sc = (byteOf(s2, j - 4u) & 0xFu) | ((byteOf(s0, j - 4u) >> 6) << 4);
+            mn = (byteOf(s2, j - 4u) >> 4) | ((byteOf(s1, j - 4u) >> 6) << 4);
+        }
+        const uint qs = blk + (TYPE == kQ4_K ? 4u : 12u) + 8u * c;
+        for (uint i = 0u; i < 8u; ++i) {
+            wq[i] = (w32.v[qs + i] >> (4u * (j & 1u))) & 0x0F0F0F0Fu;
+            if (TYPE == kQ5_K) wq[i] |= ((w32.v[blk + 4u + i] >> j) & 0x01010101u) << 4;
+        }
+        fa = fb = dm.x * float(sc);
+        fm = -dm.y * float(mn);
+    } else {  // Q6_K: 210-byte blocks, 2-byte aligned
+        const uint b = u / 8u, g = u % 8u, h = g / 4u, kq = g % 4u;
+        const uint blk = row + b * 210u;
+        const uint ql = blk + 64u * h + 32u * (kq & 1u);
+        const uint qh = blk + 128u + 32u * h;
+        uint los[8], his[8];
+        rd32x8(w32, ql, los);
+        rd32x8(w32, qh, his);
+        for (uint i = 0u; i < 8u; ++i)
+            wq[i] = ((los[i] >> (4u * (kq >> 1))) & 0x0F0F0F0Fu) | (((his[i] >> (2u * kq)) & 0x03030303u) << 4);
+        const float d = rdHalf(w, blk + 208u);
+        const uint sc = rd16(w, blk + 192u + 8u * h + 2u * kq);
+        fa = d * float(bitfieldExtract(int(sc), 0, 8));
+        fb = d * float(bitfieldExtract(int(sc), 8, 8));
+    }
+}
+
