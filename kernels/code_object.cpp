@@ -264,7 +264,17 @@ private:
             fail(fmt::format("ELF flags say {} but the metadata says {}", mach, co_.target_));
         const MsgValue* list = meta.find("amdhsa.kernels");
         if (!list || list->kind != MsgValue::Kind::Array) fail("metadata has no amdhsa.kernels array");
-        for (const auto& k : list->items) co_.kernels_.push_back(kernel(k));
+        for (const auto& k : list->items) {
+            KernelInfo info = kernel(k);
+            // find() and findByEntry() (how the simulated CP finds what to run) need both unique.
+            for (const KernelInfo& other : co_.kernels_) {
+                if (other.name == info.name) fail(fmt::format("kernel '{}' is listed twice in amdhsa.kernels", info.name));
+                if (other.entryAddress == info.entryAddress)
+                    fail(fmt::format("kernels '{}' and '{}' have the same entry address 0x{:x} (descriptor '{}')", other.name,
+                                     info.name, info.entryAddress, info.symbol));
+            }
+            co_.kernels_.push_back(std::move(info));
+        }
     }
 
     KernelInfo kernel(const MsgValue& m) {

@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (const KernelInfo& k : object.kernels()) {
             check(k.descriptorAddress + 64 <= imageSize, "a kernel descriptor outside the image");
             check(object.find(k.name) == &k, "find() does not return the kernel by its name");
-            (void)object.findByEntry(k.entryAddress);
+            check(object.findByEntry(k.entryAddress) == &k, "findByEntry() does not return the kernel at its entry");
         }
     } catch (const CodeObjectError&) {
     }
