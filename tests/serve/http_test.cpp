@@ -52,7 +52,9 @@ model::TokenizerData byteLevelVocabulary(const std::string& chatTemplate) {
 class ServeHttp : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        const auto data = byteLevelVocabulary("{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}");
+        // A Qwen3-style template (ChatML markers and the enable_thinking switch).
+        const auto data = byteLevelVocabulary(
+            "{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}{% if not enable_thinking %}<think>{% endif %}");
         const model::Tokenizer tokenizer(data);
         cycle_ = new std::vector<int32_t>(tokenizer.encode(kCycleText, false, false));
         const std::string path = (test::scratchDir() / "cycle.gguf").string();
@@ -203,6 +205,22 @@ TEST_F(ServeHttp, AStreamedStopStringNeverLeaks) {
     // The tokens of 😀 and 中, and the first byte of 文 that completed the stop string.
     const auto before = tokenizer().encode("😀中", false, false);
     EXPECT_EQ(usage["completion_tokens"].get<size_t>(), before.size() + 3);
+}
+
+TEST_F(ServeHttp, Qwen3ThinkingIsSwitchedOffPerRequest) {
+    const json messages = {{{"role", "user"}, {"content", "hi"}}};
+    auto promptTokens = [&](json extra) {
+        json body = {{"messages", messages}, {"max_tokens", 1}};
+        body.update(extra);
+        auto res = post("/v1/chat/completions", body.dump());
+        EXPECT_TRUE(res && res->status == 200);
+        return res ? json::parse(res->body)["usage"]["prompt_tokens"].get<size_t>() : 0;
+    };
+    const size_t thinking = promptTokens(json::object());
+    const size_t emptyThinkBlock = tokenizer().encode("<think>\n\n</think>\n\n", false, true).size();
+    EXPECT_EQ(promptTokens({{"chat_template_kwargs", {{"enable_thinking", false}}}}), thinking + emptyThinkBlock);
+    EXPECT_EQ(promptTokens({{"enable_thinking", false}}), thinking + emptyThinkBlock);
+    EXPECT_EQ(promptTokens({{"enable_thinking", true}}), thinking);
 }
 
 TEST_F(ServeHttp, TheNextTurnReusesTheCachedPrefix) {
