@@ -69,11 +69,13 @@ void runServe(ServeOptions& o, const GlobalOptions& global) {
                engine->tier->describe(), o.server.queue);
     fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}\n", o.server.modelName, o.server.host, port);
     std::fflush(stdout);
+    bool listened = false;
     {
         StopOnSignal stopper(server);
-        server.listen();
+        listened = server.listen();
     }
     server.stop();
+    if (!listened) throw std::runtime_error(fmt::format("accepting connections on port {} failed", port));
     fmt::print(stderr, "zinc-rt serve: stopped\n");
 }
 

@@ -294,7 +294,7 @@ int ApiServer::bind() {
     return impl_->port = port;
 }
 
-void ApiServer::listen() { impl_->http.listen_after_bind(); }
+bool ApiServer::listen() { return impl_->http.listen_after_bind(); }
 
 void ApiServer::stop() {
     if (!impl_) return;

@@ -36,8 +36,8 @@ public:
 
     // Binds host:port; returns the port (the one picked for port 0). Throws std::runtime_error.
     int bind();
-    // Serves until stop(); call after bind().
-    void listen();
+    // Serves until stop() (true) or until accepting connections fails (false); call after bind().
+    bool listen();
     // Stops listening, cancels the running and queued requests; safe from any thread.
     void stop();
 
