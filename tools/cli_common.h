@@ -50,6 +50,7 @@ void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& params);
 // Each command registers itself on the app and runs when selected.
 void addRunCommand(CLI::App& app, const GlobalOptions& global);
 void addChatCommand(CLI::App& app, const GlobalOptions& global);
+void addServeCommand(CLI::App& app, const GlobalOptions& global);
 void addScoreCommand(CLI::App& app, const GlobalOptions& global);
 void addBenchCommand(CLI::App& app, const GlobalOptions& global);
 void addGgufCommand(CLI::App& app, const GlobalOptions& global);

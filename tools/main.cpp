@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);
+    addServeCommand(app, global);
     addScoreCommand(app, global);
     addBenchCommand(app, global);
     addGgufCommand(app, global);
