@@ -68,6 +68,11 @@ uint64_t Submitter::gpuTicks(uint64_t value) const {
     return end > begin ? end - begin : 0;
 }
 
+std::pair<uint64_t, uint64_t> Submitter::gpuStamps(uint64_t value) const {
+    const uint64_t slot = kStampsOffset + 16 * (value % kStampSlots);
+    return {loadAcquire(fences_.cpu<uint64_t>(slot)), loadAcquire(fences_.cpu<uint64_t>(slot + 8))};
+}
+
 uint64_t Submitter::submit(const TokenSubmission& t, std::span<const uint32_t> ibHostCopy) {
     const uint64_t value = next_;
     const uint64_t stamp = fences_.gpu(kStampsOffset + 16 * (value % kStampSlots));

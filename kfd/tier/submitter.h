@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,6 +62,8 @@ public:
     int32_t sampledId(uint64_t value) const;
     // GPU clock ticks between the start and end stamps of submission `value` (0 if unknown).
     uint64_t gpuTicks(uint64_t value) const;
+    // The start and end stamps themselves (GPU clock ticks), for traces.
+    std::pair<uint64_t, uint64_t> gpuStamps(uint64_t value) const;
 
     const Queue& queue() const { return queue_; }
     Device& device() { return device_; }
