@@ -104,7 +104,7 @@ public:
         if (log) {
             log->tier = name();
             log->device = describe();
-            log->queueNames = {fmt::format("kfd: {} queue {}", device_->caps().gfxName, submitter_.queue().id)};
+            log->queueNames = {fmt::format("{}: {} ({})", name(), device_->name(), device_->caps().gfxName)};
         }
     }
     void setCapture(runtime::Capture* capture) override { instrument().setCapture(capture); }

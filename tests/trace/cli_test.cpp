@@ -87,10 +87,16 @@ TEST(AbCli, RejectsOneTier) {
         << r.output;
 }
 
-TEST(TraceCli, TierThatIsNotBuiltIsAnError) {
-    const auto r = runZinc("--tier=umq trace " + stories() + " -n 1");
-    EXPECT_EQ(r.exitCode, 1);
-    EXPECT_NE(r.output.find("zinc-rt: error: tier 'umq' is not available in this build"), std::string::npos) << r.output;
+TEST(TraceCli, AModelWithoutTokenizerNeedsTokenIds) {
+    const auto model = test::sharedPath("models/tiny-qwen3-q8_0.gguf");
+    const auto r = runZinc("trace " + model + " -n 1 --out \"\"");
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.output.find("zinc-rt: error: --prompt: the model has no tokenizer; give the prompt as --tokens \"1 2 3\""),
+              std::string::npos)
+        << r.output;
+    const auto ok = runZinc("trace " + model + " --tokens \"1 2 3\" -n 2 --out \"\"");
+    EXPECT_EQ(ok.exitCode, 0) << ok.output;
+    EXPECT_NE(ok.output.find("trace: 2 decode tokens on cpu"), std::string::npos) << ok.output;
 }
 
 }  // namespace
