@@ -160,7 +160,8 @@ std::string tokenTimelineSvg(const Timeline& t, const std::string& title, size_t
             const graph::Op& op = t.graph->ops[static_cast<size_t>(e.op)];
             body += rect(x(e.beginNs), y + 14, x(e.endNs) - x(e.beginNs), 18, kKindColours[static_cast<size_t>(op.kind)],
                          fmt::format("{} ({}, layer {}): {:.1f} us", op.label, graph::opKindName(op.kind), op.layer,
-                                     (e.endNs - e.beginNs) * 1e-3));
+                                     (e.endNs - e.beginNs) * 1e-3),
+                         " stroke=\"white\" stroke-width=\"0.4\"");
         }
     }
     std::string out;
