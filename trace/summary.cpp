@@ -96,8 +96,8 @@ std::string formatSummary(const Summary& s) {
     if (s.tokens == 0) return out + "no decode tokens were traced\n";
     out += fmt::format("per token: {:.3f} ms per evaluate() call, of which the host's own {:.3f} ms and waiting {:.3f} ms",
                        s.stepMs, s.hostMs, s.waitMs);
-    if (s.hasDevice) out += fmt::format("; device {:.3f} ms", s.deviceMs);
-    out += fmt::format("; {:.2f} submissions, {} op events\n", s.submissionsPerToken, s.opEventsPerToken);
+    if (s.hasDevice) out += fmt::format("; device {:.3f} ms, {:.2f} submissions", s.deviceMs, s.submissionsPerToken);
+    out += fmt::format("; {} op events\n", s.opEventsPerToken);
     out += fmt::format("between tokens: host idle {:.3f} ms", s.hostGapMs);
     if (s.hasDevice) out += fmt::format(", device idle {:.3f} ms", s.deviceGapMs);
     out += fmt::format("; {:.1f} tok/s\n", s.tokensPerSecond);

@@ -101,15 +101,8 @@ std::string header(double height, const std::string& title) {
            text(kLeft, 24, title, "start", 15, "bold");
 }
 
-}  // namespace
-
-std::string tokenTimelineSvg(const Timeline& t, const std::string& title, size_t maxTokens) {
-    const size_t rows = std::min(t.tokens.size(), maxTokens);
-    std::map<int32_t, std::vector<const Event*>> hostOf;  // step -> its host spans
-    for (const Event& e : t.events)
-        if (e.kind == EventKind::Step || e.kind == EventKind::Submit || e.kind == EventKind::Wait) hostOf[e.step].push_back(&e);
-    // One scale for every row: the longest token, unless a few outliers (a cold first token)
-    // would squash the rest; those rows are cut at the edge and labelled with their length.
+// How long each drawn token lasts (ms from its call's start to the last thing it did).
+std::vector<double> tokenLengths(const Timeline& t, size_t rows) {
     std::vector<double> lengths;
     for (size_t i = 0; i < rows; ++i) {
         const TokenRecord& token = t.tokens[i];
@@ -117,52 +110,94 @@ std::string tokenTimelineSvg(const Timeline& t, const std::string& title, size_t
         for (size_t index : token.ops) end = std::max(end, t.events[index].endNs);
         lengths.push_back((end - token.stepBegin) * 1e-6);
     }
-    std::vector<double> sorted = lengths;
-    std::sort(sorted.begin(), sorted.end());
-    double rangeMs = sorted.empty() ? 1 : sorted.back();
-    if (sorted.size() >= 4 && rangeMs > 1.5 * sorted[(sorted.size() - 1) * 3 / 4])
-        rangeMs = 1.25 * sorted[(sorted.size() - 1) * 3 / 4];
-    if (rangeMs <= 0) rangeMs = 1;
+    return lengths;
+}
+
+// One scale for every row: the longest token, unless a few outliers (a cold first token)
+// would squash the rest; those rows are cut at the edge and labelled with their length.
+double timelineRange(std::vector<double> lengths) {
+    std::sort(lengths.begin(), lengths.end());
+    double range = lengths.empty() ? 1 : lengths.back();
+    if (lengths.size() >= 4 && range > 1.5 * lengths[(lengths.size() - 1) * 3 / 4]) range = 1.25 * lengths[(lengths.size() - 1) * 3 / 4];
+    return range > 0 ? range : 1;
+}
+
+// One token's row at height y: its host spans, a strip per layer, its ops.
+class TokenRow {
+public:
+    TokenRow(const Timeline& t, const TokenRecord& token, double y, double scale)
+        : t_(t), token_(token), y_(y), scale_(scale) {}
+
+    std::string draw(std::vector<const Event*> host) const {
+        std::string out;
+        std::stable_partition(host.begin(), host.end(), [](const Event* e) { return e->kind == EventKind::Step; });
+        for (const Event* e : host) {  // the call first, its submit and wait over it
+            const bool step = e->kind == EventKind::Step;
+            const char* colour = step ? kStepColour : e->kind == EventKind::Submit ? kSubmitColour : kWaitColour;
+            out += rect(x(e->beginNs), y_ + (step ? 0 : 2), x(e->endNs) - x(e->beginNs), step ? 10 : 6, colour,
+                        fmt::format("{}: {:.3f} ms", runtime::eventKindName(e->kind), (e->endNs - e->beginNs) * 1e-6));
+        }
+        return out + layers() + ops();
+    }
+
+private:
+    double x(int64_t ns) const {
+        return std::min(kLeft + static_cast<double>(ns - token_.stepBegin) * 1e-6 * scale_, kWidth - kRight);
+    }
+
+    std::string layers() const {
+        std::map<int32_t, std::pair<int64_t, int64_t>> span;
+        for (size_t index : token_.ops) {
+            const Event& e = t_.events[index];
+            if (e.layer < 0) continue;
+            auto [it, fresh] = span.try_emplace(e.layer, e.beginNs, e.endNs);
+            if (!fresh) it->second = {std::min(it->second.first, e.beginNs), std::max(it->second.second, e.endNs)};
+        }
+        std::string out;
+        for (const auto& [layer, s] : span)
+            out += rect(x(s.first), y_ + 33, x(s.second) - x(s.first), 3, layer % 2 ? "#404040" : "#b0b0b0",
+                        fmt::format("layer {}: {:.3f} ms", layer, (s.second - s.first) * 1e-6));
+        return out;
+    }
+
+    std::string ops() const {
+        std::string out;
+        for (size_t index : token_.ops) {
+            const Event& e = t_.events[index];
+            if (e.endNs <= e.beginNs) continue;  // fused: no span of its own
+            const graph::Op& op = t_.graph->ops[static_cast<size_t>(e.op)];
+            out += rect(x(e.beginNs), y_ + 14, x(e.endNs) - x(e.beginNs), 18, kKindColours[static_cast<size_t>(op.kind)],
+                        fmt::format("{} ({}, layer {}): {:.1f} us", op.label, graph::opKindName(op.kind), op.layer,
+                                    (e.endNs - e.beginNs) * 1e-3),
+                        " stroke=\"white\" stroke-width=\"0.4\"");
+        }
+        return out;
+    }
+
+    const Timeline& t_;
+    const TokenRecord& token_;
+    double y_, scale_;
+};
+
+}  // namespace
+
+std::string tokenTimelineSvg(const Timeline& t, const std::string& title, size_t maxTokens) {
+    const size_t rows = std::min(t.tokens.size(), maxTokens);
+    std::map<int32_t, std::vector<const Event*>> hostOf;  // step -> its host spans
+    for (const Event& e : t.events)
+        if (e.kind == EventKind::Step || e.kind == EventKind::Submit || e.kind == EventKind::Wait) hostOf[e.step].push_back(&e);
+    const std::vector<double> lengths = tokenLengths(t, rows);
+    const double rangeMs = timelineRange(lengths);
     const double top = 70, rowHeight = 38, scale = (kWidth - kLeft - kRight) / rangeMs;
     const double bottom = top + rowHeight * static_cast<double>(rows);
     std::string body = axis(rangeMs, top, bottom);
     for (size_t i = 0; i < rows; ++i) {
         const TokenRecord& token = t.tokens[i];
         const double y = top + rowHeight * static_cast<double>(i) + 4;
-        auto x = [&](int64_t ns) {
-            return std::min(kLeft + static_cast<double>(ns - token.stepBegin) * 1e-6 * scale, kWidth - kRight);
-        };
         body += text(kLeft - 8, y + 20, fmt::format("token {} (pos {})", i, token.position), "end", 11);
+        body += TokenRow(t, token, y, scale).draw(hostOf[token.step]);
         if (lengths[i] > rangeMs)
             body += text(kWidth - kRight, y + 9, fmt::format("cut: {:.2f} ms long", lengths[i]), "end", 10, "bold");
-        auto& host = hostOf[token.step];  // the call first, its submit and wait over it
-        std::stable_partition(host.begin(), host.end(), [](const Event* e) { return e->kind == EventKind::Step; });
-        for (const Event* e : host) {
-            const char* colour = e->kind == EventKind::Step ? kStepColour : e->kind == EventKind::Submit ? kSubmitColour : kWaitColour;
-            body += rect(x(e->beginNs), y + (e->kind == EventKind::Step ? 0 : 2), x(e->endNs) - x(e->beginNs),
-                         e->kind == EventKind::Step ? 10 : 6, colour,
-                         fmt::format("{}: {:.3f} ms", runtime::eventKindName(e->kind), (e->endNs - e->beginNs) * 1e-6));
-        }
-        // Alternating bands behind each layer's ops, then the ops.
-        std::map<int32_t, std::pair<int64_t, int64_t>> layerSpan;
-        for (size_t index : token.ops) {
-            const Event& e = t.events[index];
-            if (e.layer < 0) continue;
-            auto [it, fresh] = layerSpan.try_emplace(e.layer, e.beginNs, e.endNs);
-            if (!fresh) it->second = {std::min(it->second.first, e.beginNs), std::max(it->second.second, e.endNs)};
-        }
-        for (const auto& [layer, span] : layerSpan)
-            body += rect(x(span.first), y + 33, x(span.second) - x(span.first), 3, layer % 2 ? "#404040" : "#b0b0b0",
-                         fmt::format("layer {}: {:.3f} ms", layer, (span.second - span.first) * 1e-6));
-        for (size_t index : token.ops) {
-            const Event& e = t.events[index];
-            if (e.endNs <= e.beginNs) continue;  // fused: no span of its own
-            const graph::Op& op = t.graph->ops[static_cast<size_t>(e.op)];
-            body += rect(x(e.beginNs), y + 14, x(e.endNs) - x(e.beginNs), 18, kKindColours[static_cast<size_t>(op.kind)],
-                         fmt::format("{} ({}, layer {}): {:.1f} us", op.label, graph::opKindName(op.kind), op.layer,
-                                     (e.endNs - e.beginNs) * 1e-3),
-                         " stroke=\"white\" stroke-width=\"0.4\"");
-        }
     }
     std::string out;
     double y = bottom + 16;
