@@ -58,5 +58,7 @@ void addMakeModelCommand(CLI::App& app, const GlobalOptions& global);
 void addPm4Command(CLI::App& app, const GlobalOptions& global);
 void addProbeCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
+void addTraceCommand(CLI::App& app, const GlobalOptions& global);
+void addAbCommand(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace zinc::tools

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
     addPm4Command(app, global);
     addProbeCommand(app, global);
     addDevicesCommand(app, global);
+    addTraceCommand(app, global);
+    addAbCommand(app, global);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
