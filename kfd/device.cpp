@@ -68,6 +68,11 @@ std::string QueueState::describe() const {
         }
         if (!packetAtRptr.empty()) text += "]";
     }
+    if (insideIb) {
+        std::snprintf(line, sizeof line, "; the CP is inside an IB (depth %u) at the packet at 0x%llx", insideIb->depth,
+                      static_cast<unsigned long long>(insideIb->packetAddress));
+        text += line;
+    }
     if (lastFence) {
         std::snprintf(line, sizeof line, "; last fence: 0x%llx written to 0x%llx",
                       static_cast<unsigned long long>(lastFence->value), static_cast<unsigned long long>(lastFence->address));

@@ -118,6 +118,13 @@ struct QueueState {
     std::string packetName;              // its decoded name
     std::optional<FenceRecord> lastFence;  // simulator: the last RELEASE_MEM it retired
     std::optional<QueueFault> fault;
+    // Simulator: the packet the CP is on inside an IB the ring called (rptr only shows the
+    // INDIRECT_BUFFER packet); the kfd tier maps it to the op of its plan.
+    struct IbPosition {
+        uint32_t depth = 0;
+        uint64_t packetAddress = 0;
+    };
+    std::optional<IbPosition> insideIb;
 
     uint32_t pendingDwords() const { return ringDwords ? uint32_t((wptr % ringDwords + ringDwords - rptr) % ringDwords) : 0; }
     std::string describe() const;

@@ -112,6 +112,11 @@ void SimQueue::onRptr(uint64_t rptr) {
     std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(queue_.rptr())).store(uint32_t(rptr % queue_.ringDwords()), std::memory_order_release);
 }
 
+void SimQueue::onPacket(uint32_t depth, uint64_t address) {
+    cpAddress_.store(address, std::memory_order_relaxed);
+    cpDepth_.store(depth, std::memory_order_release);
+}
+
 QueueState SimQueue::state() const {
     QueueState s;
     s.queueId = queue_.id;
@@ -125,6 +130,9 @@ QueueState SimQueue::state() const {
         s.fault = fault_;
     }
     fillPacketAtRptr(queue_, s);
+    // Only while work is pending: once the ring drains the last position is history.
+    if (const uint32_t depth = cpDepth_.load(std::memory_order_acquire); depth > 0 && s.pendingDwords() > 0)
+        s.insideIb = QueueState::IbPosition{depth, cpAddress_.load(std::memory_order_relaxed)};
     return s;
 }
 

@@ -45,6 +45,7 @@ private:
     void execute(uint64_t wptr);
     void onRelease(const pm4::ReleaseEvent& release) override;
     void onRptr(uint64_t rptr) override;
+    void onPacket(uint32_t depth, uint64_t address) override;
 
     const Queue queue_;
     SimMemory& memory_;
@@ -52,6 +53,8 @@ private:
     std::atomic<bool> stop_{false};
     std::unique_ptr<pm4::Clock> clock_;
     std::unique_ptr<pm4::Executor> executor_;  // used by the CP thread only
+    std::atomic<uint32_t> cpDepth_{0};          // where the CP is (onPacket), read by state()
+    std::atomic<uint64_t> cpAddress_{0};
 
     mutable std::mutex mutex_;  // guards everything below
     std::condition_variable wake_;

@@ -208,6 +208,7 @@ ExecResult Executor::run(Source src, uint32_t depth) {
             return fail(unknown ? FaultKind::UnknownOpcode : FaultKind::MalformedPacket, parsed.error->reason);
         }
         ++stats_.packets;
+        if (observer_) observer_->onPacket(depth, src.addressOf(pos));
         Step step = executePacket(parsed.packet, depth);
         if (step.fault) {
             if (step.located) {

@@ -100,6 +100,9 @@ public:
     virtual void onRelease(const ReleaseEvent&) {}
     virtual void onEventWrite(uint32_t /*eventType*/, uint32_t /*eventIndex*/) {}
     virtual void onRptr(uint64_t /*rptr*/) {}  // ring execution: a packet has been consumed
+    // Before each packet runs: its IB depth (0 = the top-level stream or ring) and GPU address
+    // (0 for a host stream). Where the CP is when a wait never ends.
+    virtual void onPacket(uint32_t /*depth*/, uint64_t /*address*/) {}
 };
 
 enum class FaultKind {

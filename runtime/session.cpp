@@ -16,7 +16,7 @@ Session::Session(const model::ModelConfig& config, Tier& tier)
 
 void Session::checkRoom(size_t n) const {
     if (history_.size() + n > static_cast<size_t>(tier_.contextLength()))
-        throw TierError(fmt::format("context full: {} tokens cached + {} new > context length {} (use --ctx to raise it)",
+        throw ContextFull(fmt::format("context full: {} tokens cached + {} new > context length {} (use --ctx to raise it)",
                                     history_.size(), n, tier_.contextLength()));
 }
 

@@ -25,12 +25,19 @@ struct SessionStats {
 // abandon the rest (a cancelled request); the batches already run stay in the history.
 using FeedProgress = std::function<void(size_t done, size_t total)>;
 
+// A prompt or a token that does not fit the context: zinc-rt refuses (it does not slide the
+// window or drop the oldest tokens); the message says how many tokens and the length.
+class ContextFull : public TierError {
+public:
+    using TierError::TierError;
+};
+
 class Session {
 public:
     Session(const model::ModelConfig& config, Tier& tier);
 
     // Appends tokens to the history and runs them (batched when more than one); returns the
-    // logits after the last one. Throws TierError when the context would overflow.
+    // logits after the last one. Throws ContextFull when the context would overflow.
     std::span<const float> feed(std::span<const int32_t> tokens, const FeedProgress& progress = {});
     // Chat turns: keeps the cached prefix shared with `prompt` and feeds only the rest (the
     // last prompt token is always run so that fresh logits exist). Returns how many tokens

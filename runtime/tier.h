@@ -35,6 +35,8 @@ struct TierOptions {
     Precision precision = Precision::Ggml;
     bool gpuTimestamps = false;  // GPU tiers: time every submission with timestamp queries
     int32_t device = 0;          // GPU tiers: which device (`zinc-rt devices` lists them)
+    uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for a submission
+    uint64_t deviceMemoryLimit = 0;   // GPU tiers: bytes of device memory to use at most; 0 = all it has
 };
 
 // What a tier measured about its own work (GPU tiers; the cpu tier reports nothing). Decode

@@ -35,16 +35,21 @@ void GlobalOptions::readEnvironment() {
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
-           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit);
+           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit) +
+           fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\n", waitTimeoutMs, deviceMemoryMiB);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {
+    if (batch < 1) throw runtime::TierError(fmt::format("--batch {}: a prefill step takes at least 1 token", batch));
+    if (contextLength < 0) throw runtime::TierError(fmt::format("--ctx {}: the context length is 0 (the model's) or more", contextLength));
     runtime::TierOptions o;
     o.threads = threads;
     o.contextLength = contextLength;
     o.maxBatch = batch;
     o.device = device;
     o.gpuTimestamps = gpuTimestamps;
+    o.waitTimeoutMs = waitTimeoutMs;
+    o.deviceMemoryLimit = deviceMemoryMiB << 20;
     if (precision == "f32")
         o.precision = runtime::Precision::F32;
     else if (precision != "ggml")
@@ -68,6 +73,7 @@ std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Gr
         kfd::KfdTierOptions o;
         o.dumpPm4Dir = g.dumpPm4;
         o.tierName = choice.tier;
+        o.timeoutMs = options.waitTimeoutMs;
         return kfd::makeKfdTier(graph, options, choice.device, o);
     }
     throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));

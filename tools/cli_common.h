@@ -25,6 +25,8 @@ struct GlobalOptions {
     std::string gfx = "gfx1100"; // the simulated GPU's target (gfx1100 | gfx1201)
     std::string dumpPm4;         // kfd tier: folder for the IBs and ring dwords submitted
     std::string submit = "doorbell";  // kfd tier: doorbell (a KFD queue) or cs (the amdgpu CS ioctl)
+    uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for the GPU
+    uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
     bool printConfig = false;
 
     // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH, ZINC_DEVICE before parsing.

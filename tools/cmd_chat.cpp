@@ -54,7 +54,13 @@ size_t uncachedTokens(const std::vector<int32_t>& history, const std::vector<int
 void runChat(const ChatOptions& o, const GlobalOptions& global) {
     auto engine = openEngine(o.model, global);
     const auto& tokenizer = engine->model->tokenizer();
-    const auto family = model::resolveChatTemplate(tokenizer.chatTemplate(), o.templateName);
+    model::ChatTemplateFamily family;
+    try {
+        family = model::resolveChatTemplate(tokenizer.chatTemplate(), o.templateName);
+    } catch (const model::ModelError& e) {
+        if (!o.templateName.empty()) throw;
+        throw model::ModelError(fmt::format("{}: {} (--template NAME)", o.model, e.what()));
+    }
     fmt::print(stderr, "model: {}\ntier: {}\ntemplate: {}\nsampling: {}\ntype /reset to start over, /exit or Ctrl-D to quit\n",
                engine->model->config().summary(), engine->tier->describe(), model::chatTemplateName(family),
                o.sampling.describe());
@@ -77,10 +83,16 @@ void runChat(const ChatOptions& o, const GlobalOptions& global) {
         const auto prompt = serve::encodeConversation(tokenizer, family, messages, !o.noThink);
         session.resetStats();
         int32_t reused = 0;
-        {
+        try {
             const PrefillProgress progress(uncachedTokens(session.history(), prompt),
                                            static_cast<size_t>(engine->tier->maxBatch()));
             reused = session.feedReusingPrefix(prompt, std::cref(progress));
+        } catch (const runtime::ContextFull& e) {
+            // The conversation no longer fits: refuse this turn, keep the chat.
+            messages.pop_back();
+            session.reset();
+            fmt::print(stderr, "zinc-rt: error: {}; the turn was dropped, /reset to start over\n", e.what());
+            continue;
         }
         std::string answer;
         const auto result = generate(session, sampler, &tokenizer, o.maxTokens, [&](std::string_view text) {

@@ -38,6 +38,12 @@ int main(int argc, char** argv) {
                    "kfd tier: doorbell (a KFD queue of ours) or cs (the same IBs through the amdgpu CS ioctl, the kernel's ring)")
         ->check(CLI::IsMember({"doorbell", "cs"}))
         ->capture_default_str();
+    app.add_option("--wait-timeout", global.waitTimeoutMs,
+                   "GPU tiers: give up waiting for the GPU after this many ms, with the queue's state")
+        ->capture_default_str()->check(CLI::Range(1u, 3600000u));
+    app.add_option("--device-memory", global.deviceMemoryMiB,
+                   "GPU tiers: MiB of device memory to use at most; 0 = all the device has")
+        ->capture_default_str();
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);

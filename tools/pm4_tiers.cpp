@@ -47,6 +47,7 @@ std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph:
                                            const GlobalOptions& g) {
     kfd::KfdTierOptions o;
     o.dumpPm4Dir = g.dumpPm4;
+    o.timeoutMs = options.waitTimeoutMs;
     o.route = routeOf(g);
     o.tierName = name;
     if (name == "umq") {

@@ -45,13 +45,21 @@ VkCommandBuffer Queue::allocate() {
 
 void Queue::free(VkCommandBuffer cmd) { vkFreeCommandBuffers(device_.handle(), pool_, 1, &cmd); }
 
-uint64_t Queue::submit(std::span<const VkCommandBuffer> cmds) {
+uint64_t Queue::submit(std::span<const VkCommandBuffer> cmds, SemaphoreWait waitFor) {
     const uint64_t value = next_;
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
     timeline.signalSemaphoreValueCount = 1;
     timeline.pSignalSemaphoreValues = &value;
     VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     info.pNext = &timeline;
+    const VkPipelineStageFlags waitStage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    if (waitFor.semaphore) {
+        timeline.waitSemaphoreValueCount = 1;
+        timeline.pWaitSemaphoreValues = &waitFor.value;
+        info.waitSemaphoreCount = 1;
+        info.pWaitSemaphores = &waitFor.semaphore;
+        info.pWaitDstStageMask = &waitStage;
+    }
     info.commandBufferCount = static_cast<uint32_t>(cmds.size());
     info.pCommandBuffers = cmds.data();
     info.signalSemaphoreCount = 1;
@@ -76,8 +84,10 @@ void Queue::wait(uint64_t value, std::chrono::milliseconds timeout, const std::s
     const VkResult r = vkWaitSemaphores(device_.handle(), &info, ns);
     if (r == VK_TIMEOUT)
         throw VkError("vkWaitSemaphores", r,
-                      fmt::format("{}: submission {} did not finish within {} ms (timeline at {}, {} submitted)", what,
-                                  value, timeout.count(), completed(), submitted()));
+                      fmt::format("{}: submission {} did not finish within {} ms on queue family {} of device {} ({}); "
+                                  "its timeline semaphore is at {} (the last submission retired), {} submitted",
+                                  what, value, timeout.count(), device_.queueFamily(), device_.caps().index,
+                                  device_.caps().name, completed(), submitted()));
     check(r, "vkWaitSemaphores", fmt::format("{}: submission {}", what, value));
 }
 

@@ -13,6 +13,12 @@
 
 namespace zinc::vk {
 
+// A timeline semaphore value a submission waits for before it starts.
+struct SemaphoreWait {
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    uint64_t value = 0;
+};
+
 class Queue {
 public:
     explicit Queue(const Device& device);
@@ -23,10 +29,10 @@ public:
     VkCommandBuffer allocate();
     void free(VkCommandBuffer cmd);
     // Submits the command buffers in order; returns the timeline value that signals when
-    // they are done.
-    uint64_t submit(std::span<const VkCommandBuffer> cmds);
+    // they are done. `waitFor` (tests: a semaphore value nobody signals) holds them back.
+    uint64_t submit(std::span<const VkCommandBuffer> cmds, SemaphoreWait waitFor = {});
     // Waits until `value` signals; throws VkError (VK_TIMEOUT, VK_ERROR_DEVICE_LOST, ...)
-    // naming `what` after `timeout`.
+    // naming `what`, the queue and its timeline (completed / submitted) after `timeout`.
     void wait(uint64_t value, std::chrono::milliseconds timeout, const std::string& what);
     uint64_t completed() const;
     uint64_t submitted() const { return next_ - 1; }

@@ -25,7 +25,6 @@ namespace {
 using namespace zinc::vk;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kSubmissionTimeout = std::chrono::seconds(120);
 constexpr uint32_t kRingCapacity = 4096;
 constexpr int32_t kQueueAhead = 3;  // greedy tokens in flight at once
 constexpr size_t kMaxPlans = 16;
@@ -62,10 +61,11 @@ public:
           device_(instance_, deviceIndex),
           queue_(device_),
           pipelines_(device_),
-          weights_(device_, queue_, graph),
+          weights_(device_, queue_, graph, deviceMemoryBudget(graph, contextLength_, maxBatch_, options.deviceMemoryLimit)),
           memoryPlan_(graph::planMemory(graph, maxBatch_)),
           recorder_(pipelines_, graph, device_.caps().integerDotProduct),
-          timestamps_(options.gpuTimestamps && device_.caps().timestamps) {
+          timestamps_(options.gpuTimestamps && device_.caps().timestamps),
+          timeout_(options.waitTimeoutMs) {
         if (options.precision != runtime::Precision::Ggml)
             throw runtime::TierError("vulkan tier: only the ggml precision (8-bit activations, F16 KV cache) is implemented");
         allocate();
@@ -124,7 +124,7 @@ public:
         const uint64_t value = queue_.submit(cmds);
         const auto submitted = Clock::now();
         const double hostBefore = secondsSince(start);
-        queue_.wait(value, kSubmissionTimeout, fmt::format("vulkan tier: {} token(s) at position {}", n, startPos));
+        queue_.wait(value, timeout_, fmt::format("vulkan tier: {} token(s) at position {}", n, startPos));
         const auto afterWait = Clock::now();
         const size_t vocab = static_cast<size_t>(config_.nVocab);
         std::memcpy(logits.data(), logitsHost_.mapped(), vocab * sizeof(float) * static_cast<size_t>(plan.logitsRows));
@@ -214,7 +214,7 @@ private:
             }
             const size_t i = out.size();
             const auto waitStart = Clock::now();
-            queue_.wait(values[i], kSubmissionTimeout,
+            queue_.wait(values[i], timeout_,
                         fmt::format("vulkan tier: generated token {} at position {}", i, startPos + static_cast<int32_t>(i)));
             waited += secondsSince(waitStart);
             if (timestamps_ && submitted == static_cast<int32_t>(i) + 1) readTimestamps(plan, opSeconds_);
@@ -346,7 +346,7 @@ private:
         queue_.runOnce([&](VkCommandBuffer cmd) {
             const VkBufferCopy region{0, 0, ropeTable_.bytes()};
             vkCmdCopyBuffer(cmd, staging.handle(), ropeTable_.handle(), 1, &region);
-        }, kSubmissionTimeout, "rope table upload");
+        }, timeout_, "rope table upload");
     }
 
     // The command buffer that copies the host's token state to the device copy the kernels
@@ -485,6 +485,7 @@ private:
     graph::MemoryPlan memoryPlan_;
     GraphRecorder recorder_;
     bool timestamps_;
+    std::chrono::milliseconds timeout_;  // every wait for a submission
     DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<DeviceBuffer, kActModes> actSlots_;

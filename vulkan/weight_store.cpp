@@ -102,7 +102,35 @@ private:
 
 }  // namespace
 
-WeightStore::WeightStore(const Device& device, Queue& queue, const graph::Graph& graph) {
+DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, int32_t contextLength, int32_t maxBatch,
+                                      uint64_t limitBytes) {
+    const model::ModelConfig& c = *graph.config;
+    DeviceMemoryBudget b;
+    b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(c.nLayer) * uint64_t(std::max(0, contextLength)) * uint64_t(c.kvDim());  // K and V, F16
+    b.activationBytes = graph::planMemory(graph, maxBatch).arenaBytes;
+    b.limitBytes = limitBytes;
+    return b;
+}
+
+namespace {
+
+void checkFits(const Device& device, uint64_t weightBytes, const DeviceMemoryBudget& budget) {
+    const uint64_t heap = device.caps().deviceLocalBytes;
+    const bool capped = budget.limitBytes > 0 && budget.limitBytes < heap;
+    const uint64_t available = capped ? budget.limitBytes : heap;
+    const uint64_t needed = weightBytes + budget.kvCacheBytes + budget.activationBytes;
+    if (needed <= available) return;
+    const auto mib = [](uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
+    throw runtime::TierError(fmt::format(
+        "vulkan tier: the model needs {:.1f} MiB of device memory (weights {:.1f}, KV cache {:.1f}, activations {:.1f}) "
+        "but device {} ({}) has {:.1f} MiB{}; lower --ctx or --batch, or use a smaller model",
+        mib(needed), mib(weightBytes), mib(budget.kvCacheBytes), mib(budget.activationBytes), device.caps().index,
+        device.caps().name, mib(available), capped ? fmt::format(" to use (--device-memory; {:.1f} MiB in all)", mib(heap)) : ""));
+}
+
+}  // namespace
+
+WeightStore::WeightStore(const Device& device, Queue& queue, const graph::Graph& graph, const DeviceMemoryBudget& budget) {
     const auto tensors = tensorsOf(graph);
     const size_t limit = std::min<size_t>(kChunkLimit, device.caps().maxAllocationBytes);
     // Pack tensors into chunks in graph order.
@@ -120,6 +148,9 @@ WeightStore::WeightStore(const Device& device, Queue& queue, const graph::Graph&
         plan.back().emplace_back(w, chunkBytes.back());
         chunkBytes.back() += bytes;
     }
+    uint64_t weightBytes = 0;
+    for (size_t bytes : chunkBytes) weightBytes += bytes;
+    checkFits(device, weightBytes, budget);
     Uploader uploader(device, queue);
     for (size_t c = 0; c < plan.size(); ++c) {
         if (chunkBytes[c] == 0) continue;

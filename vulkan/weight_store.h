@@ -12,9 +12,21 @@
 
 namespace zinc::vk {
 
+// What the tier needs in device memory besides the weights, and how much it may use. The
+// WeightStore checks the whole before it allocates anything, so a model too large for the
+// device is one error saying how much is needed and how much there is.
+struct DeviceMemoryBudget {
+    uint64_t kvCacheBytes = 0;
+    uint64_t activationBytes = 0;
+    uint64_t limitBytes = 0;  // 0: the device's largest device-local heap
+};
+DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, int32_t contextLength, int32_t maxBatch,
+                                      uint64_t limitBytes);
+
 class WeightStore {
 public:
-    WeightStore(const Device& device, Queue& queue, const graph::Graph& graph);
+    // Throws TierError when weights plus the budget's other needs exceed what the device has.
+    WeightStore(const Device& device, Queue& queue, const graph::Graph& graph, const DeviceMemoryBudget& budget = {});
     // Throws TierError when the tensor was not uploaded.
     VkDeviceAddress address(const model::WeightRef& w) const;
     uint64_t bytes() const { return bytes_; }

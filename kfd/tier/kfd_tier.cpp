@@ -39,7 +39,7 @@ public:
           kfd_(kfd),
           device_(std::move(device)),
           kernels_(*device_),
-          memory_(*device_, graph, contextLength_, maxBatch_),
+          memory_(*device_, graph, contextLength_, maxBatch_, options.deviceMemoryLimit),
           submitter_(*device_, kernels_.gfx(), {.timeoutMs = kfd.timeoutMs, .dumpDir = kfd.dumpPm4Dir, .route = kfd.route}),
           timestamps_(options.gpuTimestamps) {
         if (options.precision != runtime::Precision::Ggml)
@@ -87,7 +87,7 @@ public:
         const uint64_t value = submitter_.submit(s, plan.built.hostCopy);
         const auto submitted = Clock::now();
         const double hostBefore = secondsSince(start);
-        submitter_.wait(value);
+        waitFor(value, plan);
         const auto afterWait = Clock::now();
         const size_t vocab = size_t(config_.nVocab);
         const int32_t rows = all ? n : 1;
@@ -137,7 +137,7 @@ public:
             const uint64_t value = inFlight.front();
             inFlight.pop_front();
             const auto waitStart = Clock::now();
-            submitter_.wait(value);
+            waitFor(value, plan);
             waited += secondsSince(waitStart);
             out.push_back(submitter_.sampledId(value));
             if (timestamps_) addGpuTime(value);
@@ -149,6 +149,16 @@ public:
     }
 
 private:
+    // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in.
+    void waitFor(uint64_t value, const RecordedPlan& plan) {
+        try {
+            submitter_.wait(value);
+        } catch (const TierError& e) {
+            const std::optional<QueueState> state = submitter_.queueState();
+            throw TierError(e.what() + (state ? plan.built.describeCpPosition(*state) : std::string()));
+        }
+    }
+
     TokenSubmission submission(const RecordedPlan& plan, int32_t position, std::string what) const {
         TokenSubmission s;
         s.ibAddress = plan.built.ib.gpu();
@@ -201,7 +211,7 @@ private:
             for (auto it = plans_.begin(); it != plans_.end();)
                 it = it->first.nTokens > 1 ? plans_.erase(it) : std::next(it);
         }
-        return plans_.emplace(shape, recordGraph(*device_, kernels_, graph_, memory_, shape)).first->second;
+        return plans_.emplace(shape, recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp)).first->second;
     }
 
     const graph::Graph& graph_;

@@ -4,6 +4,7 @@
 // greedy tokens sampled on the GPU and queued ahead. Runs on any kfd::Device: /dev/kfd, or the
 // simulated GPU (selected explicitly, never as a fallback).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,8 @@
 
 namespace zinc::kfd {
 
+class PlanBuilder;
+
 struct KfdTierOptions {
     std::string dumpPm4Dir;      // --dump-pm4: the IBs and ring dwords submitted, for `zinc-rt pm4 decode`
     uint32_t timeoutMs = 120000;  // bound on every wait for the GPU
@@ -22,6 +25,9 @@ struct KfdTierOptions {
     // What name() says: "kfd" (T1), or "umq" when the device's queues are amdgpu user queues (T2,
     // the same PM4 tier over umq/'s device).
     std::string tierName = "kfd";
+    // Tests: called after each op is recorded into a plan (op index, op), to inject packets
+    // (e.g. a WAIT_REG_MEM nobody releases).
+    std::function<void(PlanBuilder&, size_t, const graph::Op&)> afterOp;
 };
 
 // Which GPU: the Linux KFD device, or the simulated GPU of a gfx target.

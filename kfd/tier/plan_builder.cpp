@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "kernels/code_object.h"
 #include "kernels/embedded.h"
 #include "kfd/dispatch_packets.h"
+#include "kfd/packet_names.h"
 #include "runtime/tier.h"
 
 namespace zinc::kfd {
@@ -73,6 +75,7 @@ void PlanBuilder::launchBytes(std::string_view kernel, std::span<const uint8_t> 
     if (args.size() > (k.info->kernargSegmentSize + 7) / 8 * 8 || k.info->kernargSegmentSize > kKernargSlot)
         throw TierError(fmt::format("kfd tier: op {}: {} bytes of arguments for kernel {} whose kernarg segment is {} bytes",
                                     label, args.size(), kernel, k.info->kernargSegmentSize));
+    ops_.emplace_back(stream_.size(), std::string(label));
     bool needsBarrier = false;
     for (ResourceKey r : reads) needsBarrier |= written_.count(r) > 0;
     for (ResourceKey w : writes) needsBarrier |= written_.count(w) > 0 || read_.count(w) > 0;
@@ -103,7 +106,20 @@ PlanBuilder::Finished PlanBuilder::finish(const std::string& what) {
     f.kernargs = std::move(kernargs_);
     f.dispatches = dispatches_;
     f.barriers = barriers_;
+    f.ops = std::move(ops_);
     return f;
+}
+
+std::string PlanBuilder::Finished::describeCpPosition(const QueueState& state) const {
+    if (!state.insideIb || !ib) return "";
+    const uint64_t address = state.insideIb->packetAddress, base = ib.gpu();
+    if (address < base || address >= base + uint64_t(ibDwords) * 4) return "";
+    const auto dword = uint32_t((address - base) / 4);
+    // The last dispatch whose packets begin at or before that dword.
+    auto op = std::upper_bound(ops.begin(), ops.end(), dword, [](uint32_t d, const auto& o) { return d < o.first; });
+    std::string where = fmt::format("; the CP is at IB dword {} ({})", dword, packetShape(hostCopy[dword]).name);
+    if (op == ops.begin()) return where + ", before the first dispatch";
+    return where + fmt::format(" in op '{}' (dispatch {} of {})", std::prev(op)->second, std::prev(op) - ops.begin() + 1, ops.size());
 }
 
 }  // namespace zinc::kfd

@@ -81,6 +81,12 @@ public:
         uint32_t dispatches = 0;
         uint32_t barriers = 0;
         std::vector<uint32_t> hostCopy;  // the IB as written (for --dump-pm4)
+        // Per dispatch: the IB dword where its packets (barrier included) begin, and its op.
+        std::vector<std::pair<uint32_t, std::string>> ops;
+
+        // Where in this plan the CP of `state` is, as "; the CP is at IB dword N (PACKET) in op
+        // 'LABEL' (dispatch i of n)", or "" when it is not inside this IB.
+        std::string describeCpPosition(const QueueState& state) const;
     };
     // Copies the IB into GPU memory. The kernarg arena was written as dispatches were added.
     Finished finish(const std::string& what);
@@ -94,6 +100,7 @@ private:
     std::vector<uint32_t> storage_;
     pm4::Stream stream_;
     std::set<ResourceKey> written_, read_;  // since the last barrier
+    std::vector<std::pair<uint32_t, std::string>> ops_;
     uint32_t dispatches_ = 0, barriers_ = 0;
 };
 

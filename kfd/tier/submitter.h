@@ -77,6 +77,10 @@ public:
     std::string route() const;
     // The route's state for an error report: the queue's rptr/wptr/packet, or the CS jobs.
     std::string describeState() const;
+    // Doorbell route: the queue's state (the simulated GPU also says where its CP is in an IB).
+    std::optional<QueueState> queueState() const {
+        return kernelRing_ ? std::nullopt : std::optional<QueueState>(device_.readQueueState(queue_));
+    }
     Device& device() { return device_; }
 
 private:

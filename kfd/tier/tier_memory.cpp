@@ -67,9 +67,42 @@ uint64_t actRowBytes(ActFormat format, int64_t k) {
     return 4 * n;
 }
 
-TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch)
+namespace {
+
+// Every weight the graph uses, once, in graph order.
+std::vector<const model::WeightRef*> weightsOf(const graph::Graph& graph) {
+    std::vector<const model::WeightRef*> refs;
+    std::set<const model::WeightRef*> seen;
+    for (const auto& op : graph.ops)
+        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+            if (w && seen.insert(w).second) refs.push_back(w);
+    return refs;
+}
+
+uint64_t alignedWeightBytes(const model::WeightRef& w) { return (w.nbytes + 255) / 256 * 256; }
+
+void checkFits(const Device& device, uint64_t weights, uint64_t kvCache, uint64_t activations, uint64_t limitBytes) {
+    const uint64_t vram = device.caps().vramBytes;
+    const bool capped = limitBytes > 0 && (vram == 0 || limitBytes < vram);
+    const uint64_t available = capped ? limitBytes : vram;
+    const uint64_t needed = weights + kvCache + activations;
+    if (available == 0 || needed <= available) return;  // 0: the device does not say
+    const auto mib = [](uint64_t bytes) { return double(bytes) / (1 << 20); };
+    throw TierError(fmt::format("kfd tier: the model needs {:.1f} MiB of VRAM (weights {:.1f}, KV cache {:.1f}, activations {:.1f}) "
+                                "but {} has {:.1f} MiB{}; lower --ctx or --batch, or use a smaller model",
+                                mib(needed), mib(weights), mib(kvCache), mib(activations), device.name(), mib(available),
+                                capped ? fmt::format(" to use (--device-memory; {:.1f} MiB in all)", mib(vram)) : ""));
+}
+
+}  // namespace
+
+TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes)
     : graph_(&graph), plan_(graph::planMemory(graph, maxBatch)) {
     const auto& c = *graph.config;
+    uint64_t weightBytes = 0;
+    for (const model::WeightRef* w : weightsOf(graph)) weightBytes += alignedWeightBytes(*w);
+    checkFits(device, weightBytes, 2 * 2 * uint64_t(contextLength) * uint64_t(c.kvDim()) * uint64_t(c.nLayer), plan_.arenaBytes,
+              limitBytes);
     uploadWeights(device, graph);
     arena_ = DeviceMemory(device, plan_.arenaBytes, MemoryKind::Vram, "activation arena");
     layerKvBytes_ = 2 * uint64_t(contextLength) * uint64_t(c.kvDim());  // F16 rows of kvDim
@@ -101,17 +134,13 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
 // One VRAM allocation for every weight the graph uses, each 256-byte aligned, copied once in
 // GGUF block layout (the kernels read blocks as the file stores them).
 void TierMemory::uploadWeights(Device& device, const graph::Graph& graph) {
-    std::vector<const model::WeightRef*> refs;
-    std::set<const model::WeightRef*> seen;
-    for (const auto& op : graph.ops)
-        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
-            if (w && seen.insert(w).second) refs.push_back(w);
+    const std::vector<const model::WeightRef*> refs = weightsOf(graph);
     uint64_t total = 0;
     std::vector<uint64_t> offsets;
     for (const model::WeightRef* w : refs) {
         if (!w->present()) throw TierError(fmt::format("kfd tier: weight {} has no data", w->name));
         offsets.push_back(total);
-        total += (w->nbytes + 255) / 256 * 256;
+        total += alignedWeightBytes(*w);
     }
     weights_ = DeviceMemory(device, total, MemoryKind::Vram, "weights");
     for (size_t i = 0; i < refs.size(); ++i) {

@@ -56,7 +56,9 @@ struct TokenStateBlock {
 
 class TierMemory {
 public:
-    TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch);
+    // Checks first that weights, KV cache and activations fit the device's VRAM (or
+    // `limitBytes` when smaller and not 0): a TierError says how much is needed and available.
+    TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes = 0);
 
     uint64_t weight(const model::WeightRef& w) const;  // device address of its first byte
     uint64_t weightBytes() const { return weights_.size(); }
