@@ -23,24 +23,6 @@ namespace {
 constexpr uint64_t kUnsignalledSlot = ~0ull;  // kfd_events.c UNSIGNALED_EVENT_SLOT
 constexpr uint32_t kDoorbellSlots = uint32_t(uapi::kDoorbellFrameBytes / uapi::kDoorbellBytes);
 
-// kernels::SvmAllocator as the memory model's SVM source.
-class PoclSvm final : public SvmSource {
-public:
-    explicit PoclSvm(kernels::SvmAllocator& svm) : svm_(svm) {}
-    void* allocate(uint64_t bytes, uint64_t alignment) override {
-        try {
-            return svm_.alloc(bytes, alignment);
-        } catch (const std::exception&) {
-            return nullptr;
-        }
-    }
-    void release(void* base) override { svm_.free(base); }
-    const char* name() const override { return "PoCL fine-grained SVM"; }
-
-private:
-    kernels::SvmAllocator& svm_;
-};
-
 class SimDevice final : public Device, private SimInterruptSink {
 public:
     SimDevice(GpuCaps caps, std::shared_ptr<kernels::PoclRunner> runner)

@@ -1,5 +1,7 @@
 #include "kfd/sim_memory.h"
 
+#include "kernels/svm_allocator.h"
+
 #include <sys/mman.h>
 
 #include <atomic>
@@ -9,6 +11,16 @@
 #include <mutex>
 
 namespace zinc::kfd {
+
+void* PoclSvm::allocate(uint64_t bytes, uint64_t alignment) {
+    try {
+        return svm_.alloc(bytes, alignment);
+    } catch (const std::exception&) {
+        return nullptr;  // out of SVM: the caller reports the allocation that failed
+    }
+}
+
+void PoclSvm::release(void* base) { svm_.free(base); }
 namespace {
 
 constexpr uint64_t kPage = 4096;

@@ -17,6 +17,10 @@
 #include "kfd/device.h"
 #include "pm4/memory.h"
 
+namespace zinc::kernels {
+class SvmAllocator;
+}  // namespace zinc::kernels
+
 namespace zinc::kfd {
 
 // Where SVM comes from: kernels::SvmAllocator, behind this seam so the memory model does not
@@ -27,6 +31,19 @@ public:
     virtual void* allocate(uint64_t bytes, uint64_t alignment) = 0;  // zero-filled; null when out of memory
     virtual void release(void* base) = 0;
     virtual const char* name() const = 0;
+};
+
+// kernels::SvmAllocator (PoCL fine-grained SVM) as the memory model's SVM source: GPU
+// addresses are host pointers the PoCL kernels can dereference.
+class PoclSvm final : public SvmSource {
+public:
+    explicit PoclSvm(kernels::SvmAllocator& svm) : svm_(svm) {}
+    void* allocate(uint64_t bytes, uint64_t alignment) override;
+    void release(void* base) override;
+    const char* name() const override { return "PoCL fine-grained SVM"; }
+
+private:
+    kernels::SvmAllocator& svm_;
 };
 
 class SimMemory final : public pm4::MemoryInterface {

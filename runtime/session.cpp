@@ -20,7 +20,7 @@ void Session::checkRoom(size_t n) const {
                                     history_.size(), n, tier_.contextLength()));
 }
 
-std::span<const float> Session::feed(std::span<const int32_t> tokens) {
+std::span<const float> Session::feed(std::span<const int32_t> tokens, const FeedProgress& progress) {
     if (tokens.empty()) return logits_;
     checkRoom(tokens.size());
     const auto start = std::chrono::steady_clock::now();
@@ -29,18 +29,19 @@ std::span<const float> Session::feed(std::span<const int32_t> tokens) {
         const auto chunk = tokens.subspan(i, std::min(batch, tokens.size() - i));
         tier_.evaluate(chunk, static_cast<int32_t>(history_.size()), LogitsWanted::Last, logits_);
         history_.insert(history_.end(), chunk.begin(), chunk.end());
+        if (progress) progress(i + chunk.size(), tokens.size());
     }
     stats_.prefillTokens += static_cast<int64_t>(tokens.size());
     stats_.prefillSeconds += secondsSince(start);
     return logits_;
 }
 
-int32_t Session::feedReusingPrefix(std::span<const int32_t> prompt) {
+int32_t Session::feedReusingPrefix(std::span<const int32_t> prompt, const FeedProgress& progress) {
     size_t common = 0;
     while (common < history_.size() && common < prompt.size() && history_[common] == prompt[common]) ++common;
     if (common == prompt.size() && common > 0) --common;  // re-run the last token for its logits
     history_.resize(common);
-    feed(prompt.subspan(common));
+    feed(prompt.subspan(common), progress);
     return static_cast<int32_t>(common);
 }
 

@@ -3,6 +3,7 @@
 // logits, and timing. Prompts are fed in batches (prefill); generated tokens one at a time.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct SessionStats {
     double decodeTokensPerSecond() const { return decodeSeconds > 0 ? decodeTokens / decodeSeconds : 0; }
 };
 
+// Called after each prefill batch with the tokens run so far and the total. It may throw to
+// abandon the rest (a cancelled request); the batches already run stay in the history.
+using FeedProgress = std::function<void(size_t done, size_t total)>;
+
 // A prompt or a token that does not fit the context: zinc-rt refuses (it does not slide the
 // window or drop the oldest tokens); the message says how many tokens and the length.
 class ContextFull : public TierError {
@@ -33,11 +38,11 @@ public:
 
     // Appends tokens to the history and runs them (batched when more than one); returns the
     // logits after the last one. Throws ContextFull when the context would overflow.
-    std::span<const float> feed(std::span<const int32_t> tokens);
+    std::span<const float> feed(std::span<const int32_t> tokens, const FeedProgress& progress = {});
     // Chat turns: keeps the cached prefix shared with `prompt` and feeds only the rest (the
     // last prompt token is always run so that fresh logits exist). Returns how many tokens
     // were reused from the cache.
-    int32_t feedReusingPrefix(std::span<const int32_t> prompt);
+    int32_t feedReusingPrefix(std::span<const int32_t> prompt, const FeedProgress& progress = {});
     // Runs one token in decode mode (one graph step).
     std::span<const float> step(int32_t token);
     // Feeds `token` and n - 1 tokens the tier samples on the device (Tier::generateSampled);

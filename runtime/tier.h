@@ -10,6 +10,8 @@
 
 #include "graph/graph.h"
 #include "runtime/sampler.h"
+#include "runtime/capture.h"
+#include "runtime/events.h"
 
 namespace zinc::runtime {
 
@@ -102,6 +104,17 @@ public:
     }
 
     virtual TierStats stats() const { return {}; }
+
+    // Tracing (runtime/events.h): events of the following evaluate() calls go to `log`
+    // (nullptr: off, nothing is recorded). A tier that cannot trace throws TierError.
+    virtual void setEventLog(EventLog* log) {
+        if (log) throw TierError(name() + " tier: records no events (runtime/events.h)");
+    }
+    // Debug capture (runtime/capture.h): op outputs of the following one-token evaluate()
+    // calls go to `capture` (nullptr: off). A tier that cannot capture throws TierError.
+    virtual void setCapture(Capture* capture) {
+        if (capture) throw TierError(name() + " tier: cannot capture op outputs (runtime/capture.h)");
+    }
 };
 
 }  // namespace zinc::runtime

@@ -52,6 +52,7 @@ void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& params);
 // Each command registers itself on the app and runs when selected.
 void addRunCommand(CLI::App& app, const GlobalOptions& global);
 void addChatCommand(CLI::App& app, const GlobalOptions& global);
+void addServeCommand(CLI::App& app, const GlobalOptions& global);
 void addScoreCommand(CLI::App& app, const GlobalOptions& global);
 void addBenchCommand(CLI::App& app, const GlobalOptions& global);
 void addGgufCommand(CLI::App& app, const GlobalOptions& global);
@@ -59,5 +60,7 @@ void addMakeModelCommand(CLI::App& app, const GlobalOptions& global);
 void addPm4Command(CLI::App& app, const GlobalOptions& global);
 void addProbeCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
+void addTraceCommand(CLI::App& app, const GlobalOptions& global);
+void addAbCommand(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace zinc::tools

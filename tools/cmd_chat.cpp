@@ -1,15 +1,20 @@
-// `zinc-rt chat`: an interactive conversation in the model's own chat template. The KV cache
-// is kept between turns: each turn renders the whole conversation and only the tokens after
-// the cached common prefix are run.
+// `zinc-rt chat`: an interactive conversation in the model's own chat template (the prompt
+// code is shared with `zinc-rt serve`). The KV cache is kept between turns: each turn renders
+// the whole conversation and only the tokens after the cached common prefix are run. A long
+// prefill shows its progress; every answer ends with its speed.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 #include "model/tokenizer/chat_template.h"
 #include "runtime/session.h"
 #include "tools/cli_common.h"
 #include "tools/generate.h"
+#include "tools/serve/chat_prompt.h"
 
 namespace zinc::tools {
 namespace {
@@ -23,12 +28,27 @@ struct ChatOptions {
     runtime::SamplerParams sampling;
 };
 
-std::vector<int32_t> encodeConversation(const model::Tokenizer& tokenizer, model::ChatTemplateFamily family,
-                                        const std::vector<model::ChatMessage>& messages, bool think) {
-    const std::string text = model::applyChatTemplate(family, messages, true, think);
-    // Templates that spell out the BOS text (Llama 3) must not get a second BOS.
-    const bool bosInText = tokenizer.bos() >= 0 && text.rfind(tokenizer.tokenText(tokenizer.bos()), 0) == 0;
-    return tokenizer.encode(text, !bosInText, true);
+// A line on stderr while a long prompt is prefilled ("prefill 1024/3000 tokens"), rewritten
+// after each batch and erased at the end; only on a terminal, and only when there is more
+// than one batch to wait for.
+class PrefillProgress {
+public:
+    PrefillProgress(size_t newTokens, size_t batch) : shown_(newTokens > batch && isatty(fileno(stderr))) {}
+    ~PrefillProgress() {
+        if (shown_) fmt::print(stderr, "\r\033[K");
+    }
+    void operator()(size_t done, size_t total) const {
+        if (shown_ && done < total) fmt::print(stderr, "\rprefill {}/{} tokens", done, total);
+    }
+
+private:
+    bool shown_;
+};
+
+size_t uncachedTokens(const std::vector<int32_t>& history, const std::vector<int32_t>& prompt) {
+    size_t common = 0;
+    while (common < history.size() && common < prompt.size() && history[common] == prompt[common]) ++common;
+    return prompt.size() - common;
 }
 
 void runChat(const ChatOptions& o, const GlobalOptions& global) {
@@ -60,11 +80,13 @@ void runChat(const ChatOptions& o, const GlobalOptions& global) {
         }
         if (line.empty()) continue;
         messages.push_back({"user", line});
-        const auto prompt = encodeConversation(tokenizer, family, messages, !o.noThink);
+        const auto prompt = serve::encodeConversation(tokenizer, family, messages, !o.noThink);
         session.resetStats();
         int32_t reused = 0;
         try {
-            reused = session.feedReusingPrefix(prompt);
+            const PrefillProgress progress(uncachedTokens(session.history(), prompt),
+                                           static_cast<size_t>(engine->tier->maxBatch()));
+            reused = session.feedReusingPrefix(prompt, std::cref(progress));
         } catch (const runtime::ContextFull& e) {
             // The conversation no longer fits: refuse this turn, keep the chat.
             messages.pop_back();

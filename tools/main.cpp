@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);
+    addServeCommand(app, global);
     addScoreCommand(app, global);
     addBenchCommand(app, global);
     addGgufCommand(app, global);
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
     addPm4Command(app, global);
     addProbeCommand(app, global);
     addDevicesCommand(app, global);
+    addTraceCommand(app, global);
+    addAbCommand(app, global);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

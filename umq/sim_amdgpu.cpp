@@ -35,23 +35,6 @@ constexpr uint32_t kKernelRingBytes = 64 * 1024;
 constexpr uint64_t kVaStart = 0x200000, kVaEnd = 0x800000000000;  // amdgpu's 47-bit user range
 constexpr uint32_t kEopBytes = 2048;
 
-class PoclSvm final : public kfd::SvmSource {
-public:
-    explicit PoclSvm(kernels::SvmAllocator& svm) : svm_(svm) {}
-    void* allocate(uint64_t bytes, uint64_t alignment) override {
-        try {
-            return svm_.alloc(bytes, alignment);
-        } catch (const std::exception&) {
-            return nullptr;
-        }
-    }
-    void release(void* base) override { svm_.free(base); }
-    const char* name() const override { return "PoCL fine-grained SVM"; }
-
-private:
-    kernels::SvmAllocator& svm_;
-};
-
 std::string hexs(uint64_t v) {
     char text[24];
     std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
@@ -62,7 +45,7 @@ class Driver final : public SimAmdgpu, private kfd::SimInterruptSink {
 public:
     Driver(kfd::GpuCaps caps, SimAmdgpuOptions options, std::shared_ptr<kernels::PoclRunner> runner)
         : caps_(std::move(caps)), options_(std::move(options)), runner_(std::move(runner)),
-          svm_(runner_ ? std::make_unique<PoclSvm>(runner_->svm()) : nullptr), memory_(svm_.get()),
+          svm_(runner_ ? std::make_unique<kfd::PoclSvm>(runner_->svm()) : nullptr), memory_(svm_.get()),
           dispatcher_(memory_, runner_.get()), gfx_(caps_.gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11) {}
     ~Driver() override;
 

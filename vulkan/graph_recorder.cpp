@@ -73,7 +73,7 @@ GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& gra
       sample_(pipelines) {}
 
 int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens,
-                              bool allRows) {
+                              bool allRows, const OpHook& afterOps) {
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
     pendingHeadOps_.clear();
@@ -84,7 +84,10 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
             ctx.rows = 1;
         }
         rec.setLabel(op.label);
+        const size_t first = i;
+        const uint32_t dispatched = rec.dispatches();
         recordOp(ctx, i);
+        if (afterOps) afterOps(ctx, first, i, rec.dispatches() - dispatched);
     }
     return ctx.firstRow;
 }

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "vulkan/graph_recorder.h"
+#include "vulkan/plan_instrument.h"
 #include "vulkan/sampler_state.h"
 #include "vulkan/token_state.h"
 #include "vulkan/vk_buffer.h"
@@ -30,6 +31,7 @@ constexpr size_t kMaxPlans = 16;
 constexpr uint32_t kMaxQueries = 8192;  // per-dispatch timestamps of a decode plan
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+int64_t nsOf(Clock::time_point t) { return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count(); }
 
 enum class PlanOutput { Logits, Greedy, Sampled };
 
@@ -37,6 +39,7 @@ struct PlanKey {
     int32_t nTokens;
     bool allRows;
     PlanOutput output;
+    bool instrumented = false;  // PlanInstrument's variant (tracing, capture)
     auto operator<=>(const PlanKey&) const = default;
 };
 
@@ -109,13 +112,17 @@ public:
                   std::span<float> logits) override {
         const auto start = Clock::now();
         const auto n = static_cast<int32_t>(tokens.size());
+        runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
+        if (log) log->beginStep(startPos, n);
         checkRequest(tokens, startPos, which, logits.size());
         writeState(startPos, tokens);
         const bool all = which == runtime::LogitsWanted::All && n > 1;
         if (all) ensureLogitsRows(n);
-        const Plan& plan = planFor({n, all, PlanOutput::Logits});
+        const bool instrumented = n == 1 && instrument_ && instrument_->active();
+        const Plan& plan = planFor({n, all, PlanOutput::Logits, instrumented});
         const VkCommandBuffer cmds[] = {loadState_, plan.cmd};
         const uint64_t value = queue_.submit(cmds);
+        const auto submitted = Clock::now();
         const double hostBefore = secondsSince(start);
         queue_.wait(value, timeout_, fmt::format("vulkan tier: {} token(s) at position {}", n, startPos));
         const auto afterWait = Clock::now();
@@ -129,6 +136,22 @@ public:
         } else if (timestamps_ && readTimestamps(plan, prefillOpSeconds_)) {
             prefillTimedTokens_ += n;
         }
+        if (instrumented) instrument_->collect();
+        if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
+    }
+
+    void setEventLog(runtime::EventLog* log) override {
+        instrument().setLog(log);
+        if (log) {
+            log->tier = name();
+            log->device = describe();
+            log->queueNames = {fmt::format("vulkan: {} queue family {}", device_.caps().name, device_.queueFamily())};
+        }
+        dropInstrumentedPlan();
+    }
+    void setCapture(runtime::Capture* capture) override {
+        instrument().setCapture(capture);
+        dropInstrumentedPlan();
     }
 
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
@@ -390,6 +413,17 @@ private:
         logitsHostRows_ = maxBatch_;
     }
 
+    PlanInstrument& instrument() {
+        if (!instrument_) instrument_ = std::make_unique<PlanInstrument>(device_, graph_, arena_, memoryPlan_);
+        return *instrument_;
+    }
+    void dropInstrumentedPlan() {  // recorded again with the new settings when next needed
+        if (auto it = plans_.find({1, false, PlanOutput::Logits, true}); it != plans_.end()) {
+            queue_.free(it->second.cmd);
+            plans_.erase(it);
+        }
+    }
+
     void dropPlans() {
         for (auto& [key, plan] : plans_) queue_.free(plan.cmd);
         plans_.clear();
@@ -407,7 +441,9 @@ private:
             vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queryPool_, 0);
             rec.timeDispatches(queryPool_, &plan.labels);
         }
-        const int32_t firstRow = recorder_.record(rec, layout_, weights_, key.nTokens, key.allRows);
+        if (key.instrumented) instrument_->beginPlan(plan.cmd);
+        const int32_t firstRow = recorder_.record(rec, layout_, weights_, key.nTokens, key.allRows,
+                                                  key.instrumented ? instrument_->hook() : GraphRecorder::OpHook{});
         const size_t rowBytes = sizeof(float) * static_cast<size_t>(config_.nVocab);
         const size_t logitsOffset = memoryPlan_.offsets[static_cast<size_t>(graph_.logits)];
         plan.logitsRows = key.allRows ? key.nTokens : 1;
@@ -430,6 +466,7 @@ private:
         if (timestamps_)
             vkCmdWriteTimestamp(plan.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool_,
                                 static_cast<uint32_t>(plan.labels.size()) + 1);
+        if (key.instrumented) instrument_->endPlan(plan.cmd);
         end(plan.cmd);
         plan.dispatches = rec.dispatches();
         if (key.nTokens == 1 && key.output == PlanOutput::Logits) stats_.dispatchesPerToken = plan.dispatches;
@@ -461,6 +498,7 @@ private:
     std::map<std::string, double> opSeconds_;         // decode GPU time by op label (timestamps)
     std::map<std::string, double> prefillOpSeconds_;  // batched evaluate() GPU time by op label
     int64_t prefillTimedTokens_ = 0;
+    std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "kfd/tier/graph_recorder.h"
+#include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/submitter.h"
 #include "kfd/tier/tier_memory.h"
@@ -20,6 +21,7 @@ using Clock = std::chrono::steady_clock;
 using runtime::TierError;
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+int64_t nsOf(Clock::time_point t) { return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count(); }
 
 // The GPU clock counter RELEASE_MEM / COPY_DATA sample runs at 100 MHz on RDNA (the simulated
 // GPU counts in 10 ns steps too).
@@ -73,12 +75,17 @@ public:
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which, std::span<float> logits) override {
         const auto start = Clock::now();
         const auto n = static_cast<int32_t>(tokens.size());
+        runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
+        if (log) log->beginStep(startPos, n);
         checkRequest(tokens, startPos, which, logits.size());
         const bool all = which == runtime::LogitsWanted::All && n > 1;
-        const RecordedPlan& plan = planFor({n, all, false});
+        const bool instrumented = n == 1 && instrument_ && instrument_->active();
+        const RecordedPlan& plan = instrumented ? instrument_->plan() : planFor({n, all, false});
         TokenSubmission s = submission(plan, startPos, fmt::format("{} token(s) at position {}", n, startPos));
         s.tokens = tokens;
+        if (instrumented) s.ibName += "-instrumented";
         const uint64_t value = submitter_.submit(s, plan.built.hostCopy);
+        const auto submitted = Clock::now();
         const double hostBefore = secondsSince(start);
         waitFor(value, plan);
         const auto afterWait = Clock::now();
@@ -88,7 +95,19 @@ public:
         const size_t offset = memory_.plan().offsets[size_t(graph_.logits)];
         std::memcpy(logits.data(), arena + offset + vocab * 4 * size_t(all ? 0 : n - 1), vocab * 4 * size_t(rows));
         if (n == 1) account(1, hostBefore + secondsSince(afterWait), value);
+        if (instrumented) instrument_->collect(submitter_.gpuStamps(value));
+        if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
     }
+
+    void setEventLog(runtime::EventLog* log) override {
+        instrument().setLog(log);
+        if (log) {
+            log->tier = name();
+            log->device = describe();
+            log->queueNames = {fmt::format("{}: {} ({})", name(), device_->name(), device_->caps().gfxName)};
+        }
+    }
+    void setCapture(runtime::Capture* capture) override { instrument().setCapture(capture); }
 
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
         if (n <= 0) return {};
@@ -180,6 +199,11 @@ private:
         if (logitsSize < want) throw TierError(fmt::format("kfd tier: logits buffer holds {} floats, {} needed", logitsSize, want));
     }
 
+    PlanInstrument& instrument() {
+        if (!instrument_) instrument_ = std::make_unique<PlanInstrument>(*device_, kernels_, graph_, memory_);
+        return *instrument_;
+    }
+
     const RecordedPlan& planFor(const PlanShape& shape) {
         if (auto it = plans_.find(shape); it != plans_.end()) return it->second;
         if (plans_.size() >= kMaxPlans) {
@@ -199,6 +223,7 @@ private:
     KernelTable kernels_;
     TierMemory memory_;
     std::map<PlanShape, RecordedPlan> plans_;
+    std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
     Submitter submitter_;  // after the plans: destroyed first, waiting for what is in flight
     bool timestamps_;
     runtime::TierStats stats_;

@@ -83,6 +83,11 @@ uint64_t Submitter::completed() const { return loadAcquire(fences_.cpu<uint64_t>
 
 int32_t Submitter::sampledId(uint64_t value) const { return loadAcquire(fences_.cpu<int32_t>(kIdsOffset + 4 * (value % kIdRing))); }
 
+std::pair<uint64_t, uint64_t> Submitter::gpuStamps(uint64_t value) const {
+    const uint64_t slot = kStampsOffset + 16 * (value % kStampSlots);
+    return {loadAcquire(fences_.cpu<uint64_t>(slot)), loadAcquire(fences_.cpu<uint64_t>(slot + 8))};
+}
+
 uint64_t Submitter::gpuTicks(uint64_t value) const {
     const uint64_t slot = kStampsOffset + 16 * (value % kStampSlots);
     const uint64_t begin = loadAcquire(fences_.cpu<uint64_t>(slot)), end = loadAcquire(fences_.cpu<uint64_t>(slot + 8));

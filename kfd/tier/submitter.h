@@ -68,6 +68,8 @@ public:
     uint64_t submitted() const { return next_ - 1; }
     // The id the argmax of submission `value` wrote (valid once it retired).
     int32_t sampledId(uint64_t value) const;
+    // The start and end GPU-clock stamps of submission `value` themselves, for traces.
+    std::pair<uint64_t, uint64_t> gpuStamps(uint64_t value) const;
     // GPU clock ticks between the start and end stamps of submission `value` (0 if unknown).
     uint64_t gpuTicks(uint64_t value) const;
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "runtime/cpu/op_context.h"
+#include "runtime/cpu/op_events.h"
 #include "runtime/cpu/quant_dot.h"
 
 namespace zinc::cpu {
@@ -44,12 +45,15 @@ public:
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
                   std::span<float> logits) override {
         const auto n = static_cast<int32_t>(tokens.size());
+        StepTrace trace(events_, capture_, startPos, n);
         checkRequest(tokens, startPos, which, logits.size());
         fillRopeTables(startPos, n);
         OpContext ctx{graph_, plan_, arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
         bool pastLayers = false;
-        for (const auto& op : graph_.ops) {
+        trace.opsBegin();
+        for (size_t i = 0; i < graph_.ops.size(); ++i) {
+            const graph::Op& op = graph_.ops[i];
             // After the last layer only the tokens whose logits are wanted go on.
             if (!pastLayers && op.layer < 0 && op.kind != OpKind::Embed) {
                 pastLayers = true;
@@ -59,12 +63,24 @@ public:
                 }
             }
             runOp(ctx, op);
+            trace.afterOp(ctx, i);
         }
         const size_t vocab = static_cast<size_t>(config_.nVocab);
         for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t)
             std::memcpy(logits.data() + static_cast<size_t>(t - ctx.firstRow) * vocab, ctx.f32(graph_.logits, t),
                         vocab * sizeof(float));
+        trace.finish();
     }
+
+    void setEventLog(runtime::EventLog* log) override {
+        events_ = log;
+        if (log) {
+            log->tier = name();
+            log->device = describe();
+            log->queueNames = {fmt::format("cpu: {} threads", pool_.threads())};
+        }
+    }
+    void setCapture(runtime::Capture* capture) override { capture_ = capture; }
 
 private:
     void checkRequest(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
@@ -124,6 +140,8 @@ private:
     runtime::Precision precision_;
     AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_;
+    runtime::EventLog* events_ = nullptr;  // tracing off unless set
+    runtime::Capture* capture_ = nullptr;
 };
 
 }  // namespace

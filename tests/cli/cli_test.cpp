@@ -222,3 +222,35 @@ TEST(Cli, MakeModelWritesALoadableModel) {
 
 }  // namespace
 }  // namespace zinc
+
+namespace zinc {
+namespace {
+
+// A prompt of several prefill batches shows "prefill N/M tokens" on a terminal (util-linux's
+// `script` gives the command one) and nothing of the kind when stderr is a file or pipe.
+TEST(Cli, ChatShowsPrefillProgressOnlyOnATerminal) {
+    const auto input = test::scratchDir() / "chat-long-input.txt";
+    {
+        std::ofstream in(input);
+        for (int i = 0; i < 100; ++i) in << "hello ";
+        in << "\n/exit\n";
+    }
+    const std::string chat = test::zincRtBinary() + " --threads 2 --batch 32 chat " + model("qwen3-tiny.gguf") +
+                             " -n 2 --seed 1 < " + input.string();
+    FILE* pipe = popen(("script -qec '" + chat + "' /dev/null").c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string onTerminal;
+    std::array<char, 4096> buf;
+    for (size_t n; (n = fread(buf.data(), 1, buf.size(), pipe)) > 0;) onTerminal.append(buf.data(), n);
+    EXPECT_EQ(pclose(pipe), 0) << onTerminal;
+    EXPECT_NE(onTerminal.find("\rprefill 32/"), std::string::npos) << onTerminal;
+    EXPECT_NE(onTerminal.find("\r\033[K"), std::string::npos) << "the progress line is erased";
+    const auto piped = runZinc("chat " + model("qwen3-tiny.gguf") + " --threads 2 --batch 32 -n 2 --seed 1 < " +
+                               input.string());
+    ASSERT_EQ(piped.exitCode, 0) << piped.output;
+    EXPECT_EQ(piped.output.find("prefill "), std::string::npos) << piped.output;
+    EXPECT_NE(piped.output.find("tok/s"), std::string::npos) << piped.output;
+}
+
+}  // namespace
+}  // namespace zinc

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `zinc-rt serve` on loopback as clients meet it: the official openai npm package (driven by
+# Node), then curl for malformed JSON, a prompt over the context, an unknown model, concurrent
+# clients against a small queue, a client that drops mid-stream, and a stream of valid UTF-8.
+# Needs ZINC_RT, ZINC_SHARED and SERVE_WORK (a folder for node_modules and scratch files).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+model="$ZINC_SHARED/models/qwen3-tiny.gguf"
+work="$SERVE_WORK/clients"
+mkdir -p "$work"
+failures=0
+pass() { echo "ok - $1"; }
+fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+expect() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected '$3', got '$2'"; fi; }
+# The value at a path of the JSON on stdin, e.g. `field error.code`.
+field() {
+  node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
+    let v = JSON.parse(s); for (const k of process.argv[1].split(".")) v = v?.[k];
+    console.log(typeof v === "object" ? JSON.stringify(v) : v); })' "$1"
+}
+post() {  # post PATH BODY OUTFILE -> prints the HTTP status
+  curl -s --max-time 60 -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$2" "$base$1"
+}
+
+# Node packages, installed once per lockfile.
+mkdir -p "$SERVE_WORK/node"
+cp "$here/node/package.json" "$here/node/package-lock.json" "$here/node/openai_client.mjs" "$SERVE_WORK/node/"
+if ! cmp -s "$here/node/package-lock.json" "$SERVE_WORK/node/node_modules/.installed-lock.json"; then
+  (cd "$SERVE_WORK/node" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL - npm ci"; exit 1; }
+  cp "$here/node/package-lock.json" "$SERVE_WORK/node/node_modules/.installed-lock.json"
+fi
+
+"$ZINC_RT" --threads 2 --ctx 1024 serve "$model" --port 0 --queue 2 --model-name tiny >"$work/serve.out" 2>"$work/serve.err" &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
+for _ in $(seq 300); do
+  grep -q "listening on http://" "$work/serve.out" && break
+  kill -0 $server 2>/dev/null || break
+  sleep 0.1
+done
+base=$(grep -o "http://[0-9.:]*" "$work/serve.out")
+[ -n "$base" ] || { echo "FAIL - the server did not start"; cat "$work/serve.err"; exit 1; }
+pass "zinc-rt serve --port 0 listens on $base"
+
+# (a) the official openai package
+if node "$SERVE_WORK/node/openai_client.mjs" "$base" tiny; then pass "openai package"; else fail "openai package"; fi
+
+# (b) curl
+expect "malformed JSON -> 400" "$(post /v1/chat/completions '{"messages": [' "$work/bad.json")" 400
+expect "malformed JSON names the problem" "$(field error.type <"$work/bad.json")" invalid_request_error
+
+long=$(printf 'hello %.0s' $(seq 3000))
+expect "prompt over the context -> 400" "$(post /v1/completions "{\"prompt\":\"$long\"}" "$work/long.json")" 400
+if field error.message <"$work/long.json" | grep -q "maximum context length is 1024 tokens"; then
+  pass "the 400 names the limit"; else fail "the 400 names the limit: $(cat "$work/long.json")"; fi
+expect "its code" "$(field error.code <"$work/long.json")" context_length_exceeded
+
+expect "unknown model -> 404" \
+  "$(post /v1/chat/completions '{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}' "$work/model.json")" 404
+expect "its code" "$(field error.code <"$work/model.json")" model_not_found
+
+# 8 clients at once against --queue 2: each one is answered, with text or with 429.
+for i in $(seq 8); do
+  post /v1/completions "{\"prompt\":\"Once upon a time\",\"max_tokens\":48,\"seed\":$i}" "$work/c$i.json" >"$work/c$i.code" &
+done
+wait $(jobs -p | grep -v "^$server\$")
+ok=0 busy=0
+for i in $(seq 8); do
+  code=$(cat "$work/c$i.code")
+  if [ "$code" = 200 ] && [ "$(field object <"$work/c$i.json")" = text_completion ]; then ok=$((ok + 1))
+  elif [ "$code" = 429 ] && [ "$(field error.code <"$work/c$i.json")" = rate_limit_exceeded ]; then busy=$((busy + 1))
+  else fail "concurrent client $i: $code $(cat "$work/c$i.json")"; fi
+done
+[ $((ok + busy)) = 8 ] && [ $ok -ge 1 ] && pass "8 concurrent clients: $ok answered, $busy told 429"
+
+# A client that drops mid-stream: its generation (no token limit, end-of-generation tokens
+# banned, so it would run to the full context) is cancelled, and the next request is answered.
+cancelled_before=$(curl -s "$base/health" | field cancelled)
+curl -sN --max-time 60 -H 'Content-Type: application/json' "$base/v1/completions" \
+  --data-binary '{"prompt":"Once upon a time","stream":true,"logit_bias":{"1022":-100,"1023":-100}}' | head -c 400 >"$work/dropped.txt"
+expect "a request after a dropped stream -> 200" \
+  "$(post /v1/completions '{"prompt":"Once upon a time","max_tokens":4}' "$work/next.json")" 200
+expect "the dropped stream's generation was cancelled" \
+  "$(curl -s "$base/health" | field cancelled)" "$((cancelled_before + 1))"
+
+# Streams carry only whole UTF-8 characters, and say what the whole answer says.
+curl -sN --max-time 60 -H 'Content-Type: application/json' "$base/v1/completions" -o "$work/stream.txt" \
+  --data-binary '{"prompt":"Once upon a time","max_tokens":64,"seed":11,"stream":true}'
+if iconv -f UTF-8 -t UTF-8 "$work/stream.txt" >/dev/null 2>&1; then pass "the event stream is valid UTF-8"
+else fail "the event stream is valid UTF-8"; fi
+streamed=$(grep '^data: {' "$work/stream.txt" | sed 's/^data: //' |
+  node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () =>
+    process.stdout.write(s.trim().split("\n").map(l => JSON.parse(l).choices[0].text).join("")))')
+post /v1/completions '{"prompt":"Once upon a time","max_tokens":64,"seed":11}' "$work/whole.json" >/dev/null
+expect "streamed text equals the whole answer" "$streamed" "$(field choices.0.text <"$work/whole.json")"
+grep -v "^$" "$work/stream.txt" | tail -n 1 | grep -qx 'data: \[DONE\]' && pass "the stream ends with [DONE]" || fail "the stream ends with [DONE]"
+
+kill -TERM $server
+wait $server
+expect "SIGTERM stops the server cleanly" "$?" 0
+trap - EXIT
+echo "serve clients: $failures failed"
+[ $failures -eq 0 ]

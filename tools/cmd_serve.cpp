@@ -1,0 +1,101 @@
+// `zinc-rt serve`: the OpenAI-compatible HTTP API (tools/serve) on a model opened on --tier.
+// Prints "listening on http://HOST:PORT" on stdout once requests can be taken; SIGINT or
+// SIGTERM stops it cleanly (running and queued requests are cancelled).
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <thread>
+
+#include "model/tokenizer/chat_template.h"
+#include "tools/cli_common.h"
+#include "tools/serve/api_server.h"
+
+namespace zinc::tools {
+namespace {
+
+struct ServeOptions {
+    std::string model;
+    serve::ServerOptions server;
+    bool noThink = false;
+};
+
+// SIGINT/SIGTERM are blocked in every thread (the mask is inherited) and taken here instead,
+// so that stopping the server happens on an ordinary thread.
+class StopOnSignal {
+public:
+    explicit StopOnSignal(serve::ApiServer& server) {
+        thread_ = std::thread([this, &server] {
+            sigset_t set = stopSignals();
+            const timespec tick{0, 200'000'000};
+            while (!done_) {
+                if (sigtimedwait(&set, nullptr, &tick) > 0) {
+                    server.stop();
+                    return;
+                }
+            }
+        });
+    }
+    ~StopOnSignal() {
+        done_ = true;
+        thread_.join();
+    }
+    static sigset_t stopSignals() {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        return set;
+    }
+
+private:
+    std::atomic<bool> done_{false};
+    std::thread thread_;
+};
+
+void runServe(ServeOptions& o, const GlobalOptions& global) {
+    const sigset_t stopSignals = StopOnSignal::stopSignals();
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    auto engine = openEngine(o.model, global);
+    if (o.server.modelName.empty()) o.server.modelName = std::filesystem::path(o.model).stem().string();
+    o.server.enableThinking = !o.noThink;
+    serve::ApiServer server(*engine->model, *engine->tier, o.server);
+    const int port = server.bind();
+    fmt::print(stderr, "model: {}\ntier: {}\nqueue: {} waiting requests at most\n", engine->model->config().summary(),
+               engine->tier->describe(), o.server.queue);
+    fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}\n", o.server.modelName, o.server.host, port);
+    std::fflush(stdout);
+    bool listened = false;
+    {
+        StopOnSignal stopper(server);
+        listened = server.listen();
+    }
+    server.stop();
+    if (!listened) throw std::runtime_error(fmt::format("accepting connections on port {} failed", port));
+    fmt::print(stderr, "zinc-rt serve: stopped\n");
+}
+
+}  // namespace
+
+void addServeCommand(CLI::App& app, const GlobalOptions& global) {
+    auto o = std::make_shared<ServeOptions>();
+    auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server: /v1/chat/completions, /v1/completions, /v1/models");
+    cmd->add_option("model", o->model, "GGUF model file")->required();
+    cmd->add_option("--host", o->server.host, "address to listen on")->capture_default_str();
+    cmd->add_option("--port", o->server.port, "port; 0 = any free port (printed when ready)")
+        ->capture_default_str()->check(CLI::Range(0, 65535));
+    cmd->add_option("--queue", o->server.queue, "requests that may wait while one runs; more get 429")
+        ->capture_default_str()->check(CLI::Range(1, 4096));
+    cmd->add_option("--model-name", o->server.modelName, "the model id clients use (default: the file name without .gguf)");
+    cmd->add_option("--template", o->server.templateName,
+                    "override the chat template family: chatml, qwen3, llama3, llama2, gemma, phi3");
+    cmd->add_flag("--no-think", o->noThink, "Qwen3: answer without a thinking block unless a request asks for one");
+    addSamplingOptions(*cmd, o->server.sampling);
+    cmd->callback([o, &global] { runServe(*o, global); });
+}
+
+}  // namespace zinc::tools

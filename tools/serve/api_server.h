@@ -1,0 +1,49 @@
+#pragma once
+// `zinc-rt serve`: an OpenAI-compatible HTTP API over one model on one tier.
+//   GET  /health, GET /v1/models, GET /v1/models/{id}
+//   POST /v1/chat/completions, POST /v1/completions   (streaming as server-sent events, or not)
+// One engine thread generates; requests wait in a bounded FIFO (429 when it is full). A client
+// that goes away cancels its request. Every error is OpenAI's error JSON.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+#include "runtime/sampler.h"
+#include "runtime/tier.h"
+
+namespace zinc::serve {
+
+struct ServerOptions {
+    std::string host = "127.0.0.1";
+    int port = 8080;                 // 0: any free port (bind() says which)
+    size_t queue = 4;                // requests that may wait while one is generated
+    std::string modelName;           // the id clients send as "model"; required
+    std::string templateName;        // chat template family by name; empty: from the GGUF
+    bool enableThinking = true;      // Qwen3, when a request does not say
+    runtime::SamplerParams sampling; // defaults for what a request leaves out (seed: drawn per request)
+    bool logRequests = true;         // one line per request on stderr
+};
+
+class ApiServer {
+public:
+    // Resolves the chat template (throws model::ModelError naming an unknown one) and starts
+    // the engine thread. model and tier must outlive the server.
+    ApiServer(const model::Model& model, runtime::Tier& tier, ServerOptions options);
+    ~ApiServer();
+    ApiServer(const ApiServer&) = delete;
+    ApiServer& operator=(const ApiServer&) = delete;
+
+    // Binds host:port; returns the port (the one picked for port 0). Throws std::runtime_error.
+    int bind();
+    // Serves until stop() (true) or until accepting connections fails (false); call after bind().
+    bool listen();
+    // Stops listening, cancels the running and queued requests; safe from any thread.
+    void stop();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zinc::serve
