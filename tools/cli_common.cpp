@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "kfd/tier/kfd_tier.h"
+#include "kfd/tier/pm4_tier.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "tools/pm4_tiers.h"
 #include "vulkan/vulkan_tier.h"
@@ -70,11 +70,11 @@ std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Gr
         if (choice.tier == "vulkan") return vulkan::makeVulkanTier(graph, options, choice.vulkanDevice);
         if (choice.tier == "cpu") return cpu::makeCpuTier(graph, options);
         if (!choice.device) return makePm4Tier(choice.tier, graph, options, g);
-        kfd::KfdTierOptions o;
+        kfd::Pm4TierOptions o;
         o.dumpPm4Dir = g.dumpPm4;
         o.tierName = choice.tier;
         o.timeoutMs = options.waitTimeoutMs;
-        return kfd::makeKfdTier(graph, options, choice.device, o);
+        return kfd::makePm4Tier(graph, options, choice.device, o);
     }
     throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));
 }

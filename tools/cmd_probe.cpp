@@ -1,6 +1,6 @@
 // `zinc-rt probe [--sim] [--json] [--gfx gfx1100|gfx1201]`: the bring-up ladder (DESIGN.md
 // "probe rungs"), rung by rung, from finding the device to the whole decode graph on it:
-// device found -> VM acquired -> the queue rungs of kfd/ladder.h (memory, queue, NOP, doorbell,
+// device found -> VM acquired -> the queue rungs of kfd/device/ladder.h (memory, queue, NOP, doorbell,
 // fence, GPU wait, copy, trivial dispatch) -> one real kernel equal to the cpu tier -> one
 // token equal to the cpu tier -> every op of that token equal to the cpu tier's (the check mode:
 // names the first op that differs) -> the whole graph, N greedy tokens equal to the cpu tier.
@@ -19,10 +19,11 @@
 #include "graph/graph.h"
 #include "kernels/kernel_args.h"
 #include "kernels/pocl_runner.h"
-#include "kfd/kernel_ring.h"
-#include "kfd/ladder.h"
-#include "kfd/sim_device.h"
-#include "kfd/tier/kfd_tier.h"
+#include "kfd/device/kernel_ring.h"
+#include "kfd/device/ladder.h"
+#include "kfd/linux/linux_device.h"
+#include "kfd/sim/sim_device.h"
+#include "kfd/tier/pm4_tier.h"
 #include "kfd/tier/op_trace.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/submitter.h"
@@ -188,9 +189,9 @@ std::string oneTokenRung(Models& m, const std::string& path, const std::string& 
     options.contextLength = 128;
     options.maxBatch = 8;
     m.cpu = cpu::makeCpuTier(m.graph, options);
-    kfd::KfdTierOptions kfdOptions;
+    kfd::Pm4TierOptions kfdOptions;
     kfdOptions.timeoutMs = timeoutMs;
-    m.gpu = kfd::makeKfdTier(m.graph, options, device, kfdOptions);
+    m.gpu = kfd::makePm4Tier(m.graph, options, device, kfdOptions);
     const auto vocab = size_t(m.model->config().nVocab);
     std::vector<float> want(vocab), got(vocab);
     const int32_t token = 1;
@@ -314,11 +315,11 @@ std::string tokenOnDoor(Models& m, const std::string& path, const std::shared_pt
         m.graph = graph::buildDecodeGraph(m.model->config(), m.model->weights());
         m.cpu = cpu::makeCpuTier(m.graph, options);
     }
-    kfd::KfdTierOptions o;
+    kfd::Pm4TierOptions o;
     o.timeoutMs = timeoutMs;
     o.route = route;
     o.tierName = tierName;
-    auto gpu = kfd::makeKfdTier(m.graph, options, device, o);
+    auto gpu = kfd::makePm4Tier(m.graph, options, device, o);
     const auto vocab = size_t(m.model->config().nVocab);
     std::vector<float> want(vocab), got(vocab);
     const int32_t token = 1;

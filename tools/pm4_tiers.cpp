@@ -4,7 +4,9 @@
 
 #include <filesystem>
 
-#include "kfd/tier/kfd_tier.h"
+#include "kfd/linux/linux_device.h"
+#include "kfd/sim/sim_device.h"
+#include "kfd/tier/pm4_tier.h"
 #include "umq/availability.h"
 #include "umq/drm_device.h"
 #include "umq/sim_amdgpu.h"
@@ -23,6 +25,27 @@ kfd::SubmitRoute routeOf(const GlobalOptions& g) {
 }
 
 }  // namespace
+
+std::shared_ptr<kfd::Device> openKfdNode(const GlobalOptions& g) {
+    if (g.sim) {
+        kfd::Result<std::unique_ptr<kfd::Device>> sim = kfd::openSimulatedDevice(g.gfx);
+        if (!sim) throw TierError(fmt::format("kfd tier: simulated GPU {}: {}", g.gfx, sim.error().describe()));
+        return std::shared_ptr<kfd::Device>(std::move(*sim));
+    }
+    const std::string kfdPath = "/dev/kfd";
+    if (!std::filesystem::exists(kfdPath))
+        throw TierError(fmt::format(
+            "kfd tier: no KFD device: looked for {} (the amdgpu kernel driver's compute interface) and found nothing; "
+            "pass --sim to run on the simulated GPU (no fallback is made)",
+            kfdPath));
+    kfd::LinuxOptions options;
+    options.kfdPath = kfdPath;
+    kfd::Result<std::unique_ptr<kfd::Device>> opened = kfd::openLinuxDevice(options);
+    if (!opened)
+        throw TierError(fmt::format("kfd tier: opening {}: {} (pass --sim to run on the simulated GPU; no fallback is made)",
+                                    kfdPath, opened.error().describe()));
+    return std::shared_ptr<kfd::Device>(std::move(*opened));
+}
 
 std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& g, const std::string& tierLabel, bool userQueues) {
     if (g.sim) {
@@ -45,7 +68,7 @@ std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& g, const std::s
 
 std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,
                                            const GlobalOptions& g) {
-    kfd::KfdTierOptions o;
+    kfd::Pm4TierOptions o;
     o.dumpPm4Dir = g.dumpPm4;
     o.timeoutMs = options.waitTimeoutMs;
     o.route = routeOf(g);
@@ -54,10 +77,10 @@ std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph:
         if (o.route == kfd::SubmitRoute::Cs)
             throw TierError("umq tier: --submit=cs is the kfd tier's second route; the umq tier submits through its user queue's doorbell "
                             "(use --tier=kfd --submit=cs)");
-        return kfd::makeKfdTier(graph, options, openAmdgpuNode(g, "umq tier", true), o);
+        return kfd::makePm4Tier(graph, options, openAmdgpuNode(g, "umq tier", true), o);
     }
-    if (o.route == kfd::SubmitRoute::Cs) return kfd::makeKfdTier(graph, options, openAmdgpuNode(g, "kfd tier (--submit=cs)", false), o);
-    return kfd::makeKfdTier(graph, options, kfd::openDevice({.simulated = g.sim, .gfx = g.gfx}), o);
+    if (o.route == kfd::SubmitRoute::Cs) return kfd::makePm4Tier(graph, options, openAmdgpuNode(g, "kfd tier (--submit=cs)", false), o);
+    return kfd::makePm4Tier(graph, options, openKfdNode(g), o);
 }
 
 namespace {
@@ -79,7 +102,9 @@ std::string umqRefusal(AutoChoice& c) {
 std::string kfdRefusal(AutoChoice& c) {
     if (!std::filesystem::exists("/dev/kfd")) return "no /dev/kfd";
     try {
-        c.device = kfd::openDevice({.simulated = false});
+        GlobalOptions real;
+        real.sim = false;
+        c.device = openKfdNode(real);
     } catch (const std::exception& e) {
         return e.what();
     }

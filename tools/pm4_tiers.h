@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "kfd/device.h"
+#include "kfd/device/device.h"
 #include "runtime/tier.h"
 #include "tools/cli_common.h"
 
@@ -17,6 +17,9 @@ namespace zinc::tools {
 // kfd with --submit=doorbell|cs, or umq; throws TierError with the one-line reason.
 std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,
                                            const GlobalOptions& global);
+
+// The KFD door: the simulated GPU of --gfx with --sim, else /dev/kfd (its first GPU node).
+std::shared_ptr<kfd::Device> openKfdNode(const GlobalOptions& global);
 
 // The amdgpu render node for `tierLabel` ("umq tier", "kfd tier (--submit=cs)"): the simulated
 // one with --sim, else the first amdgpu node; with `userQueues` it must offer compute user queues.

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <fmt/format.h>
 
-#include "kfd/caps.h"
+#include "kfd/device/caps.h"
 #include "umq/amdgpu_uapi.h"
 
 namespace zinc::umq {

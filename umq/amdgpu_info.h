@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kfd/result.h"
+#include "kfd/device/result.h"
 
 namespace zinc::umq {
 

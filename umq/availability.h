@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kfd/result.h"
+#include "kfd/device/result.h"
 
 namespace zinc::umq {
 

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <thread>
 
-#include "kfd/kernel_ring.h"
+#include "kfd/device/kernel_ring.h"
 #include "umq/amdgpu_uapi.h"
 #include "umq/drm_ioctl.h"
 

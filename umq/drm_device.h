@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "kfd/device.h"
-#include "kfd/syscalls.h"
+#include "kfd/device/device.h"
+#include "kfd/device/syscalls.h"
 
 namespace zinc::umq {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kfd/kernel_ring.h"
+#include "kfd/device/kernel_ring.h"
 #include "umq/drm_device.h"
 
 namespace zinc::umq {

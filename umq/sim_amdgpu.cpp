@@ -17,10 +17,10 @@
 
 #include "kernels/code_object.h"
 #include "kernels/pocl_runner.h"
-#include "kfd/kernel_ring.h"
-#include "kfd/sim_dispatch.h"
-#include "kfd/sim_memory.h"
-#include "kfd/sim_queue.h"
+#include "kfd/device/kernel_ring.h"
+#include "kfd/sim/sim_dispatch.h"
+#include "kfd/sim/sim_memory.h"
+#include "kfd/sim/sim_queue.h"
 #include "pm4/stream.h"
 #include "umq/amdgpu_uapi.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "kfd/device.h"
+#include "kfd/device/device.h"
 
 namespace zinc::kfd {
 

@@ -7,8 +7,8 @@
 
 #include "kernels/code_object.h"
 #include "kernels/embedded.h"
-#include "kfd/dispatch_packets.h"
-#include "kfd/packet_names.h"
+#include "kfd/device/dispatch_packets.h"
+#include "kfd/device/packet_names.h"
 #include "runtime/tier.h"
 
 namespace zinc::kfd {

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kfd/device.h"
+#include "kfd/device/device.h"
 #include "kfd/tier/tier_memory.h"
 #include "pm4/stream.h"
 

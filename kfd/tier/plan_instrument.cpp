@@ -9,7 +9,7 @@
 namespace zinc::kfd {
 namespace {
 
-// The GPU clock counter RELEASE_MEM and COPY_DATA sample ticks at 100 MHz on RDNA (kfd_tier.cpp
+// The GPU clock counter RELEASE_MEM and COPY_DATA sample ticks at 100 MHz on RDNA (pm4_tier.cpp
 // assumes the same; the simulated GPU counts in 10 ns steps). Unverified on hardware.
 constexpr int64_t kNsPerGpuTick = 10;
 constexpr ResourceKey kCaptureKey = 4'000'000;  // + op index: a captured row (op_trace.cpp uses 3'000'000)

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "graph/graph.h"
-#include "kfd/device.h"
+#include "kfd/device/device.h"
 #include "kfd/tier/graph_recorder.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/tier_memory.h"

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "kfd/device.h"
-#include "kfd/kernel_ring.h"
-#include "kfd/queue_writer.h"
+#include "kfd/device/device.h"
+#include "kfd/device/kernel_ring.h"
+#include "kfd/device/queue_writer.h"
 #include "kfd/tier/tier_memory.h"
 #include "pm4/stream.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kfd/kfd_uapi.h"
-#include "kfd/syscalls.h"
+#include "kfd/device/kfd_uapi.h"
+#include "kfd/device/syscalls.h"
 
 namespace zinc::kfd::testing {
 

@@ -6,8 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "kfd/device.h"
-#include "kfd/kfd_uapi.h"
+#include "kfd/device/device.h"
+#include "kfd/device/kfd_uapi.h"
+#include "kfd/linux/linux_device.h"
 #include "tests/kfd/fake_kfd.h"
 #include "tests/kfd/fake_sysfs.h"
 

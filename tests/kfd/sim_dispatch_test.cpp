@@ -10,8 +10,8 @@
 #include "kernels/embedded.h"
 #include "kernels/kernel_args.h"
 #include "kernels/pocl_runner.h"
-#include "kfd/dispatch_packets.h"
-#include "kfd/ladder.h"
+#include "kfd/device/dispatch_packets.h"
+#include "kfd/device/ladder.h"
 #include "tests/kfd/sim_test_support.h"
 
 namespace zinc::kfd {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "kfd/queue_writer.h"
-#include "kfd/sim_device.h"
+#include "kfd/device/queue_writer.h"
+#include "kfd/sim/sim_device.h"
 #include "pm4/stream.h"
 
 namespace zinc::kernels {

@@ -2,7 +2,7 @@
 // GPU node laid out as kfd_topology.c publishes them.
 #include <gtest/gtest.h>
 
-#include "kfd/topology.h"
+#include "kfd/linux/topology.h"
 #include "tests/kfd/fake_sysfs.h"
 
 namespace zinc::kfd {

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kfd/caps.h"
-#include "kfd/kfd_uapi.h"
+#include "kfd/device/caps.h"
+#include "kfd/device/kfd_uapi.h"
 
 namespace zinc::kfd {
 namespace {

@@ -12,7 +12,7 @@
 namespace zinc {
 namespace {
 
-TEST(KfdTier, HungOpIsNamedWithTheQueueState) {
+TEST(Pm4Tier, HungOpIsNamedWithTheQueueState) {
     auto device = test::simDevice();
     kfd::DeviceMemory flag(*device, 4096, kfd::MemoryKind::Gtt, "never written flag");
     const uint64_t flagAddress = flag.gpu();
@@ -20,7 +20,7 @@ TEST(KfdTier, HungOpIsNamedWithTheQueueState) {
     const graph::Graph graph = graph::buildDecodeGraph(model->config(), model->weights());
     std::string hungOp;
     bool armed = true;
-    kfd::KfdTierOptions kfdOptions;
+    kfd::Pm4TierOptions kfdOptions;
     kfdOptions.timeoutMs = 500;
     kfdOptions.afterOp = [&](kfd::PlanBuilder& b, size_t index, const graph::Op& op) {
         if (!armed || index != 7) return;
@@ -30,7 +30,7 @@ TEST(KfdTier, HungOpIsNamedWithTheQueueState) {
     runtime::TierOptions options;
     options.contextLength = 64;
     options.maxBatch = 4;
-    auto tier = kfd::makeKfdTier(graph, options, device, kfdOptions);  // records the decode plan
+    auto tier = kfd::makePm4Tier(graph, options, device, kfdOptions);  // records the decode plan
     ASSERT_FALSE(hungOp.empty());
     armed = false;  // the prefill plan, recorded on first use, runs to its fence
     runtime::Session session(model->config(), *tier);

@@ -13,8 +13,8 @@
 
 #include "graph/graph.h"
 #include "kernels/pocl_runner.h"
-#include "kfd/sim_device.h"
-#include "kfd/tier/kfd_tier.h"
+#include "kfd/sim/sim_device.h"
+#include "kfd/tier/pm4_tier.h"
 #include "model/model.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "runtime/session.h"
@@ -71,10 +71,10 @@ inline Loaded loadOnDoor(const std::string& file, Door door, int32_t contextLeng
     options.threads = 2;
     options.contextLength = contextLength;
     options.maxBatch = 16;
-    kfd::KfdTierOptions o;
+    kfd::Pm4TierOptions o;
     o.route = door == Door::Cs ? kfd::SubmitRoute::Cs : kfd::SubmitRoute::Doorbell;
     o.tierName = door == Door::Umq ? "umq" : "kfd";
-    l.tier = kfd::makeKfdTier(l.graph, options, door == Door::Kfd ? simDevice() : simDrmDevice(), o);
+    l.tier = kfd::makePm4Tier(l.graph, options, door == Door::Kfd ? simDevice() : simDrmDevice(), o);
     l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
     return l;
 }
@@ -87,7 +87,7 @@ inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 25
     options.threads = 2;
     options.contextLength = contextLength;
     options.maxBatch = 16;
-    l.tier = kfd ? kfd::makeKfdTier(l.graph, options, simDevice(gfx)) : cpu::makeCpuTier(l.graph, options);
+    l.tier = kfd ? kfd::makePm4Tier(l.graph, options, simDevice(gfx)) : cpu::makeCpuTier(l.graph, options);
     l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
     return l;
 }

@@ -25,7 +25,7 @@ std::vector<int32_t> cpuGreedy(test::Loaded& cpu, int32_t first, int32_t n) {
     return out;
 }
 
-TEST(KfdTier, StoriesGreedyOnTheGpuEqualsCpuFor64Tokens) {
+TEST(Pm4Tier, StoriesGreedyOnTheGpuEqualsCpuFor64Tokens) {
     auto cpu = test::load("stories260K.gguf", false);
     auto gpu = test::load("stories260K.gguf", true);
     const auto want = cpuGreedy(cpu, 1, 64);
@@ -37,7 +37,7 @@ TEST(KfdTier, StoriesGreedyOnTheGpuEqualsCpuFor64Tokens) {
 // RDNA4's code object (gfx1201: user SGPRs and RSRC values of its own) through the same plan:
 // the same ids as on gfx1100, and the cpu tier's on the trained and dense models (random MoE
 // routing has near-ties where the last bit of an exp decides, see the goldens' outliers).
-TEST(KfdTier, Gfx1201GreedyEqualsGfx1100AndCpu) {
+TEST(Pm4Tier, Gfx1201GreedyEqualsGfx1100AndCpu) {
     for (const char* file : {"stories260K.gguf", "qwen3-tiny.gguf", "qwen3moe-tiny.gguf"}) {
         auto cpu = test::load(file, false);
         auto rdna3 = test::load(file, true, 256, "gfx1100");
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(Kfd, KfdVsCpuTest,
 
 // A fence that never signals: the CP sits in a WAIT_REG_MEM on memory nobody writes. The wait
 // gives up after its bound with the queue's state instead of hanging.
-TEST(KfdTier, FenceTimesOutWithQueueState) {
+TEST(Pm4Tier, FenceTimesOutWithQueueState) {
     auto device = test::simDevice();
     kfd::DeviceMemory flag(*device, 4096, kfd::MemoryKind::Gtt, "never written flag");
     kfd::SubmitterOptions options;

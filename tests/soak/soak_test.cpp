@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "kfd/sim_device.h"
-#include "kfd/tier/kfd_tier.h"
+#include "kfd/sim/sim_device.h"
+#include "kfd/tier/pm4_tier.h"
 #include "model/model.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "runtime/sampler.h"
@@ -77,7 +77,7 @@ public:
         if (tierName == "kfd") {
             auto sim = kfd::openSimulatedDevice("gfx1100");
             if (!sim) throw std::runtime_error(sim.error().describe());
-            tier_ = kfd::makeKfdTier(graph_, options, std::shared_ptr<kfd::Device>(std::move(*sim)));
+            tier_ = kfd::makePm4Tier(graph_, options, std::shared_ptr<kfd::Device>(std::move(*sim)));
         }
         session_ = std::make_unique<runtime::Session>(model_->config(), *tier_);
     }

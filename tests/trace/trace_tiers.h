@@ -10,8 +10,8 @@
 
 #include "graph/graph.h"
 #include "kernels/pocl_runner.h"
-#include "kfd/sim_device.h"
-#include "kfd/tier/kfd_tier.h"
+#include "kfd/sim/sim_device.h"
+#include "kfd/tier/pm4_tier.h"
 #include "model/model.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "tests/test_paths.h"
@@ -75,7 +75,7 @@ inline Opened openPath(const std::string& path, TierKind kind, int32_t contextLe
     switch (kind) {
         case TierKind::Cpu: o.tier = cpu::makeCpuTier(o.graph, options); break;
         case TierKind::Vulkan: o.tier = vulkan::makeVulkanTier(o.graph, options, 0); break;
-        case TierKind::Kfd: o.tier = kfd::makeKfdTier(o.graph, options, simulatedGpu()); break;
+        case TierKind::Kfd: o.tier = kfd::makePm4Tier(o.graph, options, simulatedGpu()); break;
     }
     return o;
 }

@@ -1,4 +1,4 @@
-// The CS ioctl route (kfd/kernel_ring.h over umq/drm_cs.cpp): a context, jobs of IB chunks with
+// The CS ioctl route (kfd/device/kernel_ring.h over umq/drm_cs.cpp): a context, jobs of IB chunks with
 // a BO list and a SYNCOBJ_OUT, waits on the syncobj; the simulated driver runs each job on its
 // kernel ring and refuses chunks amdgpu refuses.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cerrno>
 
-#include "kfd/kernel_ring.h"
+#include "kfd/device/kernel_ring.h"
 #include "pm4/stream.h"
 #include "tests/umq/umq_test_support.h"
 #include "umq/amdgpu_uapi.h"

@@ -1,12 +1,12 @@
 // The render-node device (umq/drm_device.cpp) over the simulated amdgpu driver: the ioctls it
 // makes and their arguments, the driver refusing what amdgpu refuses, and the bring-up ladder of
-// kfd/ladder.h climbed on an amdgpu user queue (ring, rptr/wptr, EOP and doorbell BOs, USERQ).
+// kfd/device/ladder.h climbed on an amdgpu user queue (ring, rptr/wptr, EOP and doorbell BOs, USERQ).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cerrno>
 
-#include "kfd/ladder.h"
+#include "kfd/device/ladder.h"
 #include "tests/umq/umq_test_support.h"
 #include "umq/amdgpu_uapi.h"
 
@@ -120,7 +120,7 @@ TEST(Umq, WithoutUserQueuesCreateQueueSaysWhy) {
     EXPECT_EQ(q.error().errnum, EOPNOTSUPP);
 }
 
-// kfd/ladder.h on a user queue: the same rungs as on a KFD queue, through the USERQ door.
+// kfd/device/ladder.h on a user queue: the same rungs as on a KFD queue, through the USERQ door.
 class UmqLadder : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(UmqLadder, EveryRungPassesOnAUserQueue) {

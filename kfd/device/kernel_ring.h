@@ -1,0 +1,33 @@
+#pragma once
+// The kernel's own compute ring, reached through a submit ioctl (amdgpu CS, FACTS.md §6.1): the
+// caller hands over indirect buffers, the kernel puts an INDIRECT_BUFFER for each on its ring,
+// then its own fence, and signals a syncobj when the job retires. The third front door to the
+// command processor, beside a KFD queue + doorbell and an amdgpu user queue + doorbell: the same
+// IBs, but no ring or doorbell of ours.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "kfd/device/result.h"
+
+namespace zinc::kfd {
+
+struct IbRange {
+    uint64_t address = 0;  // GPU VA of the first dword
+    uint32_t dwords = 0;
+};
+
+class KernelRing {
+public:
+    virtual ~KernelRing() = default;
+    // "amdgpu CS, context 1, compute ring 0 (renderD128)".
+    virtual std::string name() const = 0;
+    // Hands `ibs` to the kernel as one job, run in order; returns the job's number (1, 2, ...).
+    virtual Result<uint64_t> submit(std::span<const IbRange> ibs) = 0;
+    // Waits until job `job` has retired. Bounded: a timeout is errno ETIME with describe().
+    virtual Status wait(uint64_t job, uint32_t timeoutMs) = 0;
+    // Jobs submitted and known retired, for error reports.
+    virtual std::string describe() const = 0;
+};
+
+}  // namespace zinc::kfd

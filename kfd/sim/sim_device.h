@@ -1,0 +1,29 @@
+#pragma once
+// The simulated GPU behind kfd::Device. Selected explicitly (`--sim`): opening the Linux device
+// never falls back to it.
+#include <memory>
+#include <string_view>
+
+#include "kfd/device/device.h"
+
+namespace zinc::kernels {
+class PoclRunner;
+}
+
+namespace zinc::kfd {
+
+struct SimOptions {
+    // Execute dispatches on PoCL's CPU device, with the GPU's memory allocated as PoCL
+    // fine-grained SVM so kernel pointers are GPU addresses. Without it the simulated GPU runs
+    // every other packet and refuses dispatches (tests of the queue machinery alone).
+    bool pocl = true;
+    // A runner to share (PoCL builds the kernel program once per runner, which takes seconds);
+    // null: the device makes its own when `pocl` is set.
+    std::shared_ptr<kernels::PoclRunner> runner{};
+};
+
+// A simulated GPU of the named gfx target ("gfx1100", "gfx1201"). Fails for targets it does not
+// model and, with options.pocl, when PoCL's CPU device cannot be opened.
+Result<std::unique_ptr<Device>> openSimulatedDevice(std::string_view gfxName, const SimOptions& options = {});
+
+}  // namespace zinc::kfd

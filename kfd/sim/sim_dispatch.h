@@ -1,0 +1,52 @@
+#pragma once
+// DISPATCH_DIRECT on the simulated GPU: COMPUTE_PGM_LO/HI names a kernel entry in a code object
+// loaded into simulated memory; the kernarg segment pointer is read from the COMPUTE_USER_DATA
+// registers the kernel descriptor enables (the SGPR order of LLVM AMDGPUUsage "SGPR Register Set
+// Up Order", FACTS.md §4); the kernarg bytes are decoded by the code object's metadata and the
+// kernel's OpenCL C source runs on PoCL over the DISPATCH_DIRECT grid and the COMPUTE_NUM_THREAD
+// workgroup. Whatever the real CP or the shader would trip over is refused with a reason, which
+// the executor turns into a fault that stops the queue.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "kernels/code_object.h"
+#include "kfd/sim/sim_memory.h"
+#include "pm4/executor.h"
+
+namespace zinc::kernels {
+class PoclRunner;
+}
+
+namespace zinc::kfd {
+
+struct SimKernel {
+    std::shared_ptr<const kernels::CodeObject> object;
+    const kernels::KernelInfo* info = nullptr;  // inside *object
+    uint64_t descriptorAddress = 0;             // NAME.kd in simulated memory
+    uint64_t entryAddress = 0;                  // what COMPUTE_PGM_LO/HI point at (<< 8)
+};
+
+class SimDispatcher final : public pm4::DispatchHandler {
+public:
+    // `runner` may be null: every dispatch then fails with "no PoCL runner".
+    SimDispatcher(SimMemory& memory, kernels::PoclRunner* runner) : memory_(memory), runner_(runner) {}
+
+    void add(const SimKernel& kernel);
+    // Forgets every kernel whose entry lies in [base, base + bytes) (the image was freed).
+    void removeRange(uint64_t base, uint64_t bytes);
+    size_t kernelCount() const;
+
+    pm4::DispatchResult dispatch(const pm4::DispatchInfo& info) override;
+
+private:
+    std::string loadedList(uint64_t address) const;  // caller holds mutex_
+
+    SimMemory& memory_;
+    kernels::PoclRunner* runner_;
+    mutable std::mutex mutex_;
+    std::map<uint64_t, SimKernel> byEntry_;
+};
+
+}  // namespace zinc::kfd
