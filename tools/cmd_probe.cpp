@@ -36,6 +36,7 @@
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/sampler.h"
 #include "tools/cli_common.h"
+#include "tools/pm4_tiers.h"
 #include "umq/amdgpu_info.h"
 #include "umq/availability.h"
 #include "umq/sim_amdgpu.h"
@@ -483,8 +484,9 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
 
     // The amdgpu DRM doors, each its own chain: user queues (T2) and the CS ioctl route.
     const umq::HostFacts host = umq::readHostFacts();
-    const umq::DoorReport umqDoor = global.sim ? umq::DoorReport{true, "simulated amdgpu driver: USERQ answered (chosen by --sim)"} : umq::umqDoor(host);
-    const umq::DoorReport csDoor = global.sim ? umq::DoorReport{true, "simulated amdgpu driver: CS answered on its kernel ring (chosen by --sim)"} : umq::csDoor(host);
+    const Doors open = doorsFor(global, host);
+    const umq::DoorReport& umqDoor = open.umq;
+    const umq::DoorReport& csDoor = open.cs;
     if (global.sim && !runner) runner = std::make_shared<kernels::PoclRunner>();
     const DoorContext doors{global, o, runner, models, path, note};
     std::vector<kfd::Rung> doorRungs = climbDoor(doors, true, umqDoor);
