@@ -62,7 +62,7 @@ public:
         if (shown_) fmt::print(stderr, "\r\033[K");
     }
     void operator()(size_t done, size_t total) const {
-        if (shown_ && done < total) fmt::print(stderr, "\r\033[K prefill {}/{} tokens", done, total);
+        if (shown_ && done < total) fmt::print(stderr, "\rprefill {}/{} tokens", done, total);
     }
 
 private:
