@@ -74,5 +74,6 @@ void addProbeCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 void addTraceCommand(CLI::App& app, const GlobalOptions& global);
 void addAbCommand(CLI::App& app, const GlobalOptions& global);
+void addModelCommands(CLI::App& app, const GlobalOptions& global);  // pull, ls, rm
 
 }  // namespace zinc::tools

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     addDevicesCommand(app, global);
     addTraceCommand(app, global);
     addAbCommand(app, global);
+    addModelCommands(app, global);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
