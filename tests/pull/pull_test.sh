@@ -88,6 +88,30 @@ ZINC_MODELS=$work/full z pull test/stories:stories260K-Q8_0.gguf --endpoint "$en
 grep -q "^zinc-rt: error: pull: no space left on the device of $work/full/test/stories (1 MiB to go)$" <<<"$out" || fail "full disk: $out"
 echo "ok: $(grep '^zinc-rt: error' <<<"$out")"
 
+# serve with no model: the cached models by name, one resident at a time, 404 for the rest.
+"$zinc" --threads 1 serve --port 0 --max-models 1 >"$work/serve.out" 2>"$work/serve.err" &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null; cleanup' EXIT
+for _ in $(seq 1 200); do grep -q 'listening on' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -oE 'http://[0-9.]+:[0-9]+' "$work/serve.out") || fail "serve did not start: $(cat "$work/serve.err")"
+models=$(curl -sS "$url/v1/models")
+[ "$models" = '{"data":[{"id":"test/bad:cut.gguf","loaded":false,"object":"model","owned_by":"zinc-rt"},{"id":"test/stories:stories260K-Q4_K_M.gguf","loaded":false,"object":"model","owned_by":"zinc-rt"}],"object":"list"}' ] \
+  || fail "/v1/models: $models"
+ask() { curl -sS -w ' HTTP %{http_code}' "$url/v1/completions" -H 'Content-Type: application/json' \
+  -d "{\"model\": \"$1\", \"prompt\": \"Once upon a time\", \"max_tokens\": 6, \"temperature\": 0}"; }
+answer=$(ask test/stories)
+grep -q '"model":"test/stories:stories260K-Q4_K_M.gguf"' <<<"$answer" && grep -q ' HTTP 200$' <<<"$answer" || fail "by name: $answer"
+grep -q "\"text\":\"${by_name#Once upon a time}\"" <<<"$answer" || fail "the answer differs from run's '$by_name': $answer"
+echo "ok: serve answered test/stories: $answer"
+answer=$(ask cut.gguf)
+grep -q ' HTTP 200$' <<<"$answer" || fail "second model: $answer"
+grep -q '^zinc-rt serve: unloading test/stories:stories260K-Q4_K_M.gguf (least recently used)$' "$work/serve.err" || fail "no unload: $(cat "$work/serve.err")"
+answer=$(ask test/nothing)
+[ "$answer" = '{"error":{"code":"model_not_found","message":"The model '"'"'test/nothing'"'"' does not exist (GET /v1/models lists the cached ones)","param":"model","type":"invalid_request_error"}} HTTP 404' ] \
+  || fail "unknown model: $answer"
+echo "ok: unknown model: $answer"
+kill -INT $serve_pid; wait $serve_pid || fail "serve did not stop cleanly: $(cat "$work/serve.err")"
+
 # rm, then the name is gone.
 z rm test/stories
 [ "$rc" -eq 0 ] && [ "$out" = "removed test/stories:stories260K-Q4_K_M.gguf" ] || fail "rm: $out"
