@@ -8,7 +8,11 @@ zinc=${ZINC_RT:?} shared=${ZINC_SHARED:?}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+serve_pid=
+cleanup() {
+  for pid in $server_pid $serve_pid; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -91,7 +95,6 @@ echo "ok: $(grep '^zinc-rt: error' <<<"$out")"
 # serve with no model: the cached models by name, one resident at a time, 404 for the rest.
 "$zinc" --threads 1 serve --port 0 --max-models 1 >"$work/serve.out" 2>"$work/serve.err" &
 serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; cleanup' EXIT
 for _ in $(seq 1 200); do grep -q 'listening on' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
 url=$(grep -oE 'http://[0-9.]+:[0-9]+' "$work/serve.out") || fail "serve did not start: $(cat "$work/serve.err")"
 models=$(curl -sS "$url/v1/models")
