@@ -20,7 +20,10 @@ struct CliResult {
 
 inline CliResult runZincCli(const std::string& args, const std::string& stdinText = "", const std::string& env = "") {
     std::string cmd = env + (env.empty() ? "" : " ") + zincRtBinary() + " " + args + " 2>&1";
-    cmd = stdinText.empty() ? cmd + " </dev/null" : "printf '" + stdinText + "' | " + cmd;
+    if (!stdinText.empty())
+        cmd = "printf '" + stdinText + "' | " + cmd;
+    else if (args.find('<') == std::string::npos)
+        cmd += " </dev/null";
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) return {-1, "popen failed"};
     std::string out;
