@@ -61,6 +61,19 @@ private:
     std::thread thread_;
 };
 
+// Serves until SIGINT/SIGTERM; a listen that fails is an error.
+template <typename Server>  // serve::ApiServer or models::ModelRouter
+void serveUntilStopped(Server& server, int port) {
+    bool listened = false;
+    {
+        StopOnSignal stopper(server);
+        listened = server.listen();
+    }
+    server.stop();
+    if (!listened) throw std::runtime_error(fmt::format("accepting connections on port {} failed", port));
+    fmt::print(stderr, "zinc-rt serve: stopped\n");
+}
+
 // No model given: the cached models by name (tools/models/model_router.h).
 void runModelRouter(ServeOptions& o, const GlobalOptions& global) {
     o.server.enableThinking = !o.noThink;
@@ -69,14 +82,7 @@ void runModelRouter(ServeOptions& o, const GlobalOptions& global) {
     fmt::print("zinc-rt serve: the cached models of {} by name (up to {} resident) listening on http://{}:{}\n",
                models::cacheDir().string(), o.maxModels, o.server.host, port);
     std::fflush(stdout);
-    bool listened = false;
-    {
-        StopOnSignal stopper(router);
-        listened = router.listen();
-    }
-    router.stop();
-    if (!listened) throw std::runtime_error(fmt::format("accepting connections on port {} failed", port));
-    fmt::print(stderr, "zinc-rt serve: stopped\n");
+    serveUntilStopped(router, port);
 }
 
 void runServe(ServeOptions& o, const GlobalOptions& global) {
@@ -93,14 +99,7 @@ void runServe(ServeOptions& o, const GlobalOptions& global) {
                engine->tier->describe(), o.server.queue);
     fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}\n", o.server.modelName, o.server.host, port);
     std::fflush(stdout);
-    bool listened = false;
-    {
-        StopOnSignal stopper(server);
-        listened = server.listen();
-    }
-    server.stop();
-    if (!listened) throw std::runtime_error(fmt::format("accepting connections on port {} failed", port));
-    fmt::print(stderr, "zinc-rt serve: stopped\n");
+    serveUntilStopped(server, port);
 }
 
 }  // namespace
