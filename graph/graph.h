@@ -63,6 +63,8 @@ struct Op {
 
     std::array<const model::WeightRef*, 3> weights() const { return {weight, upWeight, downWeight}; }
 };
+// Ops after the layer stack (final norm, lm_head) need only the rows whose logits are wanted.
+inline bool runsOnWantedRowsOnly(const Op& op) { return op.layer < 0 && op.kind != OpKind::Embed; }
 // The buffers an op reads and writes (in-place ops list theirs in both).
 std::vector<BufferId> readsOf(const Op& op);
 std::vector<BufferId> writesOf(const Op& op);

@@ -34,9 +34,6 @@ std::optional<ActFormat> actFormatOf(model::GgmlType type) {
 
 namespace {
 
-// Ops after the layer stack (final norm, lm_head) need only the rows whose logits are wanted.
-bool afterLayerStack(const Op& op) { return op.layer < 0 && op.kind != OpKind::Embed; }
-
 class Lowering {
 public:
     Lowering(const Graph& g, const FormatOf& formatOf) : g_(g), formatOf_(formatOf) {
@@ -49,7 +46,7 @@ public:
         const auto& c = *g_.config;
         for (size_t i = 0; i < g_.ops.size(); ++i) {
             const Op& op = g_.ops[i];
-            LoweredOp l{op, i, 1, afterLayerStack(op)};
+            LoweredOp l{op, i, 1, runsOnWantedRowsOnly(op)};
             switch (op.kind) {
                 case OpKind::Embed: out_.tokens = op.in; break;
                 case OpKind::MatMul: l.act = quantized(l, *op.weight, op.in); break;

@@ -55,7 +55,7 @@ public:
         for (size_t i = 0; i < graph_.ops.size(); ++i) {
             const graph::Op& op = graph_.ops[i];
             // After the last layer only the tokens whose logits are wanted go on.
-            if (!pastLayers && op.layer < 0 && op.kind != OpKind::Embed) {
+            if (!pastLayers && graph::runsOnWantedRowsOnly(op)) {
                 pastLayers = true;
                 if (which == runtime::LogitsWanted::Last) {
                     ctx.firstRow = n - 1;
