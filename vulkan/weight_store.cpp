@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "runtime/host_pages.h"
 #include "vulkan/vk_error.h"
 
 namespace zinc::vk {
@@ -157,6 +158,7 @@ WeightStore::WeightStore(const Device& device, Queue& queue, const graph::Graph&
         chunks_.emplace_back(device, chunkBytes[c], MemoryKind::DeviceLocal, "weights");
         for (const auto& [w, offset] : plan[c]) {
             uploader.copy(w->data, tensorBytes(*w), chunks_.back(), offset);
+            runtime::giveBackPages(w->data, tensorBytes(*w));  // copied to staging: the device copy is the one used
             addresses_[w->data] = chunks_.back().address() + offset;
         }
         bytes_ += chunkBytes[c];

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "runtime/host_pages.h"
 #include "runtime/tier.h"
 
 namespace zinc::kfd {
@@ -144,6 +145,7 @@ void TierMemory::uploadWeights(Device& device, const graph::Graph& graph) {
     weights_ = DeviceMemory(device, total, MemoryKind::Vram, "weights");
     for (size_t i = 0; i < refs.size(); ++i) {
         std::memcpy(weights_.cpu<uint8_t>(offsets[i]), refs[i]->data, refs[i]->nbytes);
+        runtime::giveBackPages(refs[i]->data, refs[i]->nbytes);  // the device copy is the one used
         weightAt_[refs[i]] = weights_.gpu(offsets[i]);
     }
 }
