@@ -27,7 +27,10 @@ int main(int argc, char** argv) {
     app.add_option("--rope-scaling", global.ropeScaling,
                    "how to run with --ctx beyond the model's trained length: none (the trained RoPE, quality degrades)")
         ->check(CLI::IsMember({"none"}));
-    app.add_option("--batch", global.batch, "prompt tokens per prefill step (env ZINC_BATCH)")->capture_default_str()->check(atLeast(1));
+    app.add_option("--batch", global.batch, "prompt tokens per prefill step, at most (env ZINC_BATCH)")->capture_default_str()->check(atLeast(1));
+    app.add_option("--activation-mib", global.activationMiB,
+                   "MiB the activation arena may take: a prefill step takes the tokens that fit, up to --batch")
+        ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
     app.add_option("--precision", global.precision,
                    "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
         ->capture_default_str();

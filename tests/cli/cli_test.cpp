@@ -10,14 +10,14 @@
 #include <sstream>
 
 #include "tests/golden.h"
-#include "tests/cli/run_zinc.h"
+#include "tests/run_zinc.h"
 #include "tests/test_paths.h"
 
 namespace zinc {
 namespace {
 
-using Result = test::CliResult;
-Result runZinc(const std::string& args, const std::string& stdinText = "") { return test::runZincCli(args, stdinText); }
+using test::RunResult;
+using test::runZinc;
 
 std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
 

@@ -19,13 +19,13 @@
 namespace zinc {
 namespace {
 
-using Result = test::CliResult;
-Result runZinc(const std::string& args, const std::string& stdinText = "") { return test::runZincCli(args, stdinText); }
+using test::RunResult;
+using test::runZinc;
 
 std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
 const std::string kStories = model("stories260K.gguf");
 
-std::string errorLine(const Result& r) { return test::cliErrorLine(r); }
+std::string errorLine(const RunResult& r) { return test::cliErrorLine(r); }
 
 // A copy of `source` with metadata values replaced or added and, optionally, one tensor given
 // another type (its data zero-filled at the new type's size).
