@@ -7,6 +7,7 @@
 // inside. Past exactMax it merges the fp32 partials of attention_split.comp instead.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "reduce.glsl"
 
 layout(local_size_x = 128) in;
 layout(push_constant) uniform PC {
@@ -27,11 +28,25 @@ layout(push_constant) uniform PC {
     uint exactMax;
 } pc;
 
+float workgroupMax(float x) {
+    x = subgroupMax(x);
+    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
+    barrier();
+    float m = reduceScratch_[0];
+    for (uint i = 1u; i < gl_NumSubgroups; ++i) m = max(m, reduceScratch_[i]);
+    barrier();
+    return m;
+}
+
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
+const uint kMaxSplits = 128u;  // vulkan/plan_context.h kMaxAttentionSplits
 
 const uint kChunk = 1024u;
 shared float qh[256];
-shared float scores[kChunk];
+shared float scores[kChunk];   // then each position's rescale of the accumulator
+shared float vScale[kChunk];   // each position's weight
+shared float segmentMax[128];
+shared float splitScale[kMaxSplits];
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -40,17 +55,29 @@ void main() {
     const uint kvHead = h / pc.group;
     const uint hd = pc.headDim;
     if (n > pc.exactMax) {
-        const uint splits = (n + kSplitChunk - 1u) / kSplitChunk;
+        // Merge: one thread per split finds the common max and each split's scale, then one
+        // thread per output element sums the scaled partials (loads independent of each other).
+        const uint splits = min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits);
         const uint base = (t * pc.nHead + h) * pc.nSplits * (hd + 2u);
         float m = -1.0 / 0.0;
-        for (uint s = 0u; s < splits; ++s) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
+        for (uint s = tid; s < splits; s += 128u) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
+        m = workgroupMax(m);
         float sum = 0.0;
-        for (uint s = 0u; s < splits; ++s) sum += pc.partials.v[base + s * (hd + 2u) + 1u] * expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
+        for (uint s = tid; s < splits; s += 128u) {
+            const float f = expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
+            splitScale[s] = f;
+            sum += pc.partials.v[base + s * (hd + 2u) + 1u] * f;
+        }
+        sum = workgroupSum(sum);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
-            float acc = 0.0;
-            for (uint s = 0u; s < splits; ++s)
-                acc += pc.partials.v[base + s * (hd + 2u) + 2u + d] * expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
-            pc.out_.v[t * pc.outStride + h * hd + d] = acc / sum;
+            float acc0 = 0.0, acc1 = 0.0;
+            uint s = 0u;
+            for (; s + 2u <= splits; s += 2u) {
+                acc0 += pc.partials.v[base + s * (hd + 2u) + 2u + d] * splitScale[s];
+                acc1 += pc.partials.v[base + (s + 1u) * (hd + 2u) + 2u + d] * splitScale[s + 1u];
+            }
+            if (s < splits) acc0 += pc.partials.v[base + s * (hd + 2u) + 2u + d] * splitScale[s];
+            pc.out_.v[t * pc.outStride + h * hd + d] = (acc0 + acc1) / sum;
         }
         return;
     }
@@ -69,21 +96,50 @@ void main() {
             scores[p] = s * pc.scale;
         }
         barrier();
+        // The online softmax's factors for every position, in parallel: thread i takes a
+        // contiguous segment, learns the running max before it (a scan of the segments' maxima),
+        // and writes each position's accumulator rescale (scores[p]) and weight (vScale[p]).
+        // The values are those of the sequential loop exactly: the same exp of the same floats.
+        const uint per = (count + 127u) / 128u, first = min(tid * per, count), last = min(first + per, count);
+        float segMax = -1.0 / 0.0;
+        for (uint p = first; p < last; ++p) segMax = max(segMax, scores[p]);
+        segmentMax[tid] = segMax;
+        barrier();
+        float running = maxScore;
+        for (uint i = 0u; i < tid; ++i) running = max(running, segmentMax[i]);
+        for (uint p = first; p < last; ++p) {
+            const float s = scores[p];
+            if (s > running) {
+                scores[p] = expAccurate(running - s);
+                vScale[p] = 1.0;
+                running = s;
+            } else {
+                scores[p] = 1.0;
+                vScale[p] = expAccurate(s - running);
+            }
+        }
+        for (uint i = 0u; i < 128u; ++i) maxScore = max(maxScore, segmentMax[i]);
+        barrier();
+        // The F16 accumulator, position by position, one thread per output element; V is
+        // loaded four positions ahead so the loads overlap the rounding chain.
         if (tid < hd) {
-            for (uint p = 0u; p < count; ++p) {
-                const float s = scores[p];
-                float ms = 1.0, vs = 1.0;
-                if (s > maxScore) {
-                    ms = expAccurate(maxScore - s);
-                    maxScore = s;
-                    acc = roundHalf(acc * ms);
-                } else {
-                    vs = expAccurate(s - maxScore);
+            const uint col = kvHead * hd + tid;
+            float v[4], next[4];
+            for (uint u = 0u; u < 4u; ++u) {
+                const uint e = (base + min(u, count - 1u)) * pc.kvDim + col;
+                next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
+            }
+            for (uint p = 0u; p < count; p += 4u) {
+                for (uint u = 0u; u < 4u; ++u) v[u] = next[u];
+                for (uint u = 0u; u < 4u; ++u) {
+                    const uint e = (base + min(p + 4u + u, count - 1u)) * pc.kvDim + col;
+                    next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
                 }
-                const uint e = (base + p) * pc.kvDim + kvHead * hd + tid;
-                const float v = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
-                acc = roundHalf(fma(v, vs, acc));  // one rounding, as the AVX2 kernel
-                sum = sum * ms + vs;
+                for (uint u = 0u; u < 4u && p + u < count; ++u) {
+                    const float ms = scores[p + u], vs = vScale[p + u];
+                    acc = roundHalf(fma(v[u], vs, roundHalf(acc * ms)));  // one rounding, as the AVX2 kernel
+                    sum = sum * ms + vs;
+                }
             }
         }
         barrier();
