@@ -8,6 +8,9 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
+#extension GL_EXT_buffer_reference_uvec2 : require
+
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uvec4Buf { uvec4 v[]; };
 
 layout(local_size_x = 128) in;
 layout(push_constant) uniform PC {
@@ -45,7 +48,6 @@ const uint kChunk = 1024u;
 shared float qh[256];
 shared float scores[kChunk];   // then each position's rescale of the accumulator
 shared float vScale[kChunk];   // each position's weight
-shared float segmentMax[128];
 shared float splitScale[kMaxSplits];
 
 void main() {
@@ -70,28 +72,50 @@ void main() {
         }
         sum = workgroupSum(sum);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
-            float acc0 = 0.0, acc1 = 0.0;
-            uint s = 0u;
-            for (; s + 2u <= splits; s += 2u) {
-                acc0 += pc.partials.v[base + s * (hd + 2u) + 2u + d] * splitScale[s];
-                acc1 += pc.partials.v[base + (s + 1u) * (hd + 2u) + 2u + d] * splitScale[s + 1u];
-            }
-            if (s < splits) acc0 += pc.partials.v[base + s * (hd + 2u) + 2u + d] * splitScale[s];
-            pc.out_.v[t * pc.outStride + h * hd + d] = (acc0 + acc1) / sum;
+            float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+            for (uint s = 0u; s < splits; s += 8u)
+                for (uint u = 0u; u < 8u; ++u)
+                    if (s + u < splits) acc[u] += pc.partials.v[base + (s + u) * (hd + 2u) + 2u + d] * splitScale[s + u];
+            const float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+            pc.out_.v[t * pc.outStride + h * hd + d] = total / sum;
         }
         return;
     }
     for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
     barrier();
+    const uvec2 kAddress = uvec2(pc.kCache);
+    const bool wide = hd % 8u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
+    Uvec4Buf k4 = Uvec4Buf(kAddress);
     float maxScore = -1.0 / 0.0, sum = 0.0, acc = 0.0;
     for (uint base = 0u; base < n; base += kChunk) {
         const uint count = min(kChunk, n - base);
+        // Scores, one thread per position. Where rows are 16-byte aligned the row is loaded 16
+        // bytes at a time, up to 16 loads in flight; the sum runs in the same order either way.
         for (uint p = tid; p < count; p += 128u) {
-            const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 2u;
             float s = 0.0;
-            for (uint i = 0u; i < hd / 2u; ++i) {
-                const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
-                s += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
+            if (wide) {
+                const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 8u, quads = hd / 8u;
+                for (uint b = 0u; b < quads; b += 16u) {
+                    uvec4 k[16];
+                    for (uint i = 0u; i < 16u; ++i)
+                        if (b + i < quads) k[i] = k4.v[row + b + i];
+                    for (uint i = 0u; i < 16u; ++i) {
+                        if (b + i >= quads) break;
+                        const uint q0 = 8u * (b + i);
+                        const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
+                        const vec2 k2 = unpackHalf2x16(k[i].z), k3 = unpackHalf2x16(k[i].w);
+                        s += k0.x * qh[q0] + k0.y * qh[q0 + 1u];
+                        s += k1.x * qh[q0 + 2u] + k1.y * qh[q0 + 3u];
+                        s += k2.x * qh[q0 + 4u] + k2.y * qh[q0 + 5u];
+                        s += k3.x * qh[q0 + 6u] + k3.y * qh[q0 + 7u];
+                    }
+                }
+            } else {
+                const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 2u;
+                for (uint i = 0u; i < hd / 2u; ++i) {
+                    const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
+                    s += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
+                }
             }
             scores[p] = s * pc.scale;
         }
@@ -103,10 +127,13 @@ void main() {
         const uint per = (count + 127u) / 128u, first = min(tid * per, count), last = min(first + per, count);
         float segMax = -1.0 / 0.0;
         for (uint p = first; p < last; ++p) segMax = max(segMax, scores[p]);
-        segmentMax[tid] = segMax;
+        // Scan: within the subgroup in registers, across subgroups through their maxima.
+        float running = max(maxScore, subgroupExclusiveMax(segMax));
+        const float subgroupTotal = subgroupMax(segMax);
+        if (subgroupElect()) reduceScratch_[gl_SubgroupID] = subgroupTotal;
         barrier();
-        float running = maxScore;
-        for (uint i = 0u; i < tid; ++i) running = max(running, segmentMax[i]);
+        for (uint i = 0u; i < gl_SubgroupID; ++i) running = max(running, reduceScratch_[i]);
+        for (uint i = 0u; i < gl_NumSubgroups; ++i) maxScore = max(maxScore, reduceScratch_[i]);
         for (uint p = first; p < last; ++p) {
             const float s = scores[p];
             if (s > running) {
@@ -118,7 +145,6 @@ void main() {
                 vScale[p] = expAccurate(s - running);
             }
         }
-        for (uint i = 0u; i < 128u; ++i) maxScore = max(maxScore, segmentMax[i]);
         barrier();
         // The F16 accumulator, position by position, one thread per output element; V is
         // loaded four positions ahead so the loads overlap the rounding chain.

@@ -9,6 +9,9 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
+#extension GL_EXT_buffer_reference_uvec2 : require
+
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uvec4Buf { uvec4 v[]; };
 
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC {
@@ -51,18 +54,36 @@ void main() {
     const uint kvHead = h / pc.group, hd = pc.headDim;
     for (uint i = tid; i < hd; i += 256u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
     barrier();
+    const uvec2 kAddress = uvec2(pc.kCache);
+    const bool wide = hd % 32u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
+    Uvec4Buf k4 = Uvec4Buf(kAddress);
     const uint pairs = hd / 2u, groups = 256u / pairs;
     const uint g = tid / pairs, j = tid % pairs;
     float m = -1.0 / 0.0, sum = 0.0;
     vec2 acc = vec2(0.0);
     for (uint start = split * kChunk; start < n; start += gl_NumWorkGroups.x * kChunk) {
         const uint count = min(kChunk, n - start);
-        // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here), two
-        // words loaded before they are used.
+        // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here).
         {
             const uint p = tid / 4u, part = tid % 4u, words = hd / 8u;
             float dot = 0.0;
-            if (p < count) {
+            if (p < count && wide) {  // a quarter is hd / 32 16-byte loads, all in flight
+                const uint row = ((start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 8u, quads = hd / 32u;
+                const uint q0 = part * (hd / 4u);
+                uvec4 k[8];
+                for (uint i = 0u; i < 8u; ++i)
+                    if (i < quads) k[i] = k4.v[row + i];
+                for (uint i = 0u; i < 8u; ++i) {
+                    if (i >= quads) break;
+                    const uint qi = q0 + 8u * i;
+                    const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
+                    const vec2 k2 = unpackHalf2x16(k[i].z), k3 = unpackHalf2x16(k[i].w);
+                    dot += k0.x * qh[qi] + k0.y * qh[qi + 1u];
+                    dot += k1.x * qh[qi + 2u] + k1.y * qh[qi + 3u];
+                    dot += k2.x * qh[qi + 4u] + k2.y * qh[qi + 5u];
+                    dot += k3.x * qh[qi + 6u] + k3.y * qh[qi + 7u];
+                }
+            } else if (p < count) {
                 const uint row = ((start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 2u;
                 const uint q0 = part * (hd / 4u);
                 uint i = 0u;
@@ -93,14 +114,13 @@ void main() {
         acc *= rescale;
         if (g < groups) {
             const uint col = (kvHead * hd) / 2u + j;
-            uint p = g;
-            for (; p + groups < count; p += 2u * groups) {
-                const vec2 v0 = unpackHalf2x16(pc.vCache.v[((start + p) * pc.kvDim) / 2u + col]);
-                const vec2 v1 = unpackHalf2x16(pc.vCache.v[((start + p + groups) * pc.kvDim) / 2u + col]);
-                acc += weights[p] * v0;
-                acc += weights[p + groups] * v1;
+            for (uint p = g; p < count; p += 8u * groups) {  // eight rows in flight
+                vec2 v[8];
+                for (uint u = 0u; u < 8u; ++u)
+                    if (p + u * groups < count) v[u] = unpackHalf2x16(pc.vCache.v[((start + p + u * groups) * pc.kvDim) / 2u + col]);
+                for (uint u = 0u; u < 8u; ++u)
+                    if (p + u * groups < count) acc += weights[p + u * groups] * v[u];
             }
-            if (p < count) acc += weights[p] * unpackHalf2x16(pc.vCache.v[((start + p) * pc.kvDim) / 2u + col]);
         }
         barrier();  // weights[] and partDot[] are rewritten by the next chunk
     }
