@@ -41,9 +41,10 @@ struct DeviceLayout {
 // Decode attention is computed exactly as the cpu tier (F16 accumulator, position by
 // position) up to this KV length and split along the KV length in fp32 past it.
 inline constexpr uint32_t kExactAttentionMax = 256;
-// Split attention's workgroups per head (attention.comp kMaxSplits): past 64 of these
-// positions each workgroup walks several chunks.
-inline constexpr uint32_t kMaxAttentionSplits = 128;
+// Split attention's workgroups per head (at most attention.comp's kMaxSplits): past 32 x 64
+// positions each workgroup walks several chunks. 32 measured best on the H100 (8B decode at
+// depth 8192: 148.9 tok/s, against 148.1 with 64 and 143.3 with 128; results/vulkan-h100.md).
+inline constexpr uint32_t kMaxAttentionSplits = 32;
 
 // Which quantized copy of which buffer a slot holds, so q/k/v (or gate/up) quantize their
 // shared input once. An op that writes a buffer invalidates its copies.

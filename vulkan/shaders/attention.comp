@@ -42,7 +42,7 @@ float workgroupMax(float x) {
 }
 
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
-const uint kMaxSplits = 128u;  // vulkan/plan_context.h kMaxAttentionSplits
+const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
 const uint kChunk = 1024u;
 shared float qh[256];
