@@ -51,7 +51,7 @@ public:
 
 private:
     void attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress kCache, VkDeviceAddress vCache) const;
-    VkPipeline store_, split_, attend_, fused_;
+    VkPipeline store_, split_, attend_, args_, fused_;
 };
 
 // SwiGLU and the residual add.

@@ -66,12 +66,16 @@ void TierMemory::allocate() {
                                   "MoE expert groups");
         layout_.moeGroups = moeGroups_.address();
     }
-    layout_.attnSplits = static_cast<uint32_t>((contextLength_ + 63) / 64);  // attention_split.comp's chunk
+    layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
+                                  kMaxAttentionSplits);
     if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
-        attnPartials_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nHead) * layout_.attnSplits *
-                                                  static_cast<size_t>(c.headDim + 2),
+        // 16 bytes of dispatch counts (attention_args.comp), then the partials.
+        attnPartials_ = DeviceBuffer(device_, 16 + sizeof(float) * static_cast<size_t>(c.nHead) * layout_.attnSplits *
+                                                       static_cast<size_t>(c.headDim + 2),
                                      MemoryKind::DeviceLocal, "attention partials");
-        layout_.attnPartials = attnPartials_.address();
+        layout_.attnArgs = attnPartials_.handle();
+        layout_.attnArgsAddress = attnPartials_.address();
+        layout_.attnPartials = attnPartials_.address() + 16;
     }
     layout_.arena = arena_.address();
     layout_.plan = &plan_;
