@@ -2,9 +2,11 @@
 // The simulated GPU behind kfd::Device. Selected explicitly (`--sim`): opening the Linux device
 // never falls back to it.
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "kfd/device/device.h"
+#include "kfd/sim/sim_dispatch.h"
 
 namespace zinc::kernels {
 class PoclRunner;
@@ -13,14 +15,20 @@ class PoclRunner;
 namespace zinc::kfd {
 
 struct SimOptions {
-    // Execute dispatches on PoCL's CPU device, with the GPU's memory allocated as PoCL
-    // fine-grained SVM so kernel pointers are GPU addresses. Without it the simulated GPU runs
-    // every other packet and refuses dispatches (tests of the queue machinery alone).
+    // How dispatches execute: the kernels' machine code in the ISA interpreter, or their OpenCL C
+    // source on PoCL. Unset: simExecFromEnvironment().
+    std::optional<SimExec> exec{};
+    // For SimExec::Pocl: execute dispatches on PoCL's CPU device, with the GPU's memory allocated
+    // as PoCL fine-grained SVM so kernel pointers are GPU addresses. Without it the simulated GPU
+    // runs every other packet and refuses dispatches (tests of the queue machinery alone).
     bool pocl = true;
     // A runner to share (PoCL builds the kernel program once per runner, which takes seconds);
     // null: the device makes its own when `pocl` is set.
     std::shared_ptr<kernels::PoclRunner> runner{};
 };
+
+// ZINC_SIM_EXEC=isa|pocl (what `--sim-exec` sets); pocl when unset. Throws on another value.
+SimExec simExecFromEnvironment();
 
 // A simulated GPU of the named gfx target ("gfx1100", "gfx1201"). Fails for targets it does not
 // model and, with options.pocl, when PoCL's CPU device cannot be opened.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/pocl_runner.h"
+#include "kfd/sim/isa/launch.h"
 
 namespace zinc::kfd {
 namespace {
@@ -17,7 +18,55 @@ std::string hex(uint64_t v) {
 
 pm4::DispatchResult refuse(std::string why) { return pm4::DispatchResult{false, std::move(why)}; }
 
+class SimIsaMemory final : public isa::IsaMemory {
+public:
+    explicit SimIsaMemory(const SimMemory& memory) : memory_(memory) {}
+    bool region(uint64_t address, uint64_t& lo, uint64_t& hi) override { return memory_.region(address, lo, hi); }
+
+private:
+    const SimMemory& memory_;
+};
+
 }  // namespace
+
+std::string_view simExecName(SimExec exec) { return exec == SimExec::Isa ? "isa" : "pocl"; }
+
+pm4::DispatchResult SimDispatcher::runIsa(const SimKernel& kernel, const pm4::DispatchInfo& info) {
+    std::shared_ptr<const isa::Program> program;
+    uint64_t seed = 0;
+    {
+        std::lock_guard lock(mutex_);
+        auto& slot = programs_[kernel.object.get()];
+        if (!slot) {
+            try {
+                slot = isa::decodeProgram(*kernel.object);
+            } catch (const std::exception& e) {
+                return refuse("kernel " + kernel.info->name + ": decoding " + kernel.object->origin() + " failed: " + e.what());
+            }
+        }
+        program = slot;
+        seed = ++dispatches_;
+    }
+    SimIsaMemory memory(memory_);
+    isa::LaunchRequest r;
+    r.program = program.get();
+    r.kernel = kernel.info;
+    r.loadBase = kernel.entryAddress - kernel.info->entryAddress;
+    r.userData = info.userData;
+    r.userSgprCount = info.userSgprCount;
+    r.groups = info.groups;
+    r.groupSize = info.groupSize;
+    r.ldsBytes = info.ldsBytes;
+    r.scratchBase = info.scratchBase;
+    r.memory = &memory;
+    r.seed = seed;
+    try {
+        isa::launch(r);
+    } catch (const std::exception& e) {
+        return refuse(e.what());
+    }
+    return {};
+}
 
 void SimDispatcher::add(const SimKernel& kernel) {
     std::lock_guard lock(mutex_);
@@ -27,6 +76,12 @@ void SimDispatcher::add(const SimKernel& kernel) {
 void SimDispatcher::removeRange(uint64_t base, uint64_t bytes) {
     std::lock_guard lock(mutex_);
     for (auto it = byEntry_.lower_bound(base); it != byEntry_.end() && it->first < base + bytes;) it = byEntry_.erase(it);
+    // A decoded program lives as long as a kernel of its code object is loaded.
+    for (auto it = programs_.begin(); it != programs_.end();) {
+        bool used = false;
+        for (const auto& [entry, k] : byEntry_) used |= k.object.get() == it->first;
+        it = used ? std::next(it) : programs_.erase(it);
+    }
 }
 
 size_t SimDispatcher::kernelCount() const {
@@ -80,6 +135,8 @@ pm4::DispatchResult SimDispatcher::dispatch(const pm4::DispatchInfo& info) {
                       std::to_string(info.groupSize[1]) + "x" + std::to_string(info.groupSize[2]));
     if (info.groupSize[0] == 0 || info.groupSize[1] == 0 || info.groupSize[2] == 0)
         return refuse(name + ": COMPUTE_NUM_THREAD_X/Y/Z has a zero dimension");
+
+    if (exec_ == SimExec::Isa) return runIsa(kernel, info);
 
     std::vector<uint8_t> kernarg(k.kernargSegmentSize);
     uint64_t kernargAddress = 0;
