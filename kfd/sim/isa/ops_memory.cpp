@@ -94,8 +94,17 @@ template <int Dwords, int Unit> void ds_load_2addr(Wave& w, const Inst& i) {
     });
     poison(w, i.op[0].reg, 2 * Dwords, mask);
 }
+// LDS stores count in lgkmcnt (gfx11) / dscnt (gfx12) like loads: a wait for "at most n
+// outstanding" counts them, so they take a slot that writes no register.
+void countStore(Wave& w) {
+    PendingLoad& p = w.pending.emplace_back();
+    p.counter = Counter::Ds;
+    p.count = 0;
+    p.mask = 0;
+}
 // ds_store_bN addr, data [offset:N]
 template <int Dwords> void ds_store(Wave& w, const Inst& i) {
+    countStore(w);
     forLanes(w.exec(), [&](uint32_t l) {
         uint8_t* dst = ldsAt(w, w.v(i.op[0].reg, l) + uint32_t(i.offset), Dwords * 4);
         for (int k = 0; k < Dwords; ++k) std::memcpy(dst + 4 * k, &w.v(i.op[1].reg + k, l), 4);
@@ -103,6 +112,7 @@ template <int Dwords> void ds_store(Wave& w, const Inst& i) {
 }
 // ds_store_2addr[_stride64]_bN addr, data0, data1 offset0:a offset1:b
 template <int Dwords, int Unit> void ds_store_2addr(Wave& w, const Inst& i) {
+    countStore(w);
     forLanes(w.exec(), [&](uint32_t l) {
         const uint32_t base = w.v(i.op[0].reg, l);
         uint8_t* d0 = ldsAt(w, base + uint32_t(i.offset0) * Unit, Dwords * 4);
