@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -291,19 +290,12 @@ Status SimDevice::unloadCodeObject(LoadedCodeObject& loaded) {
 
 }  // namespace
 
-SimExec simExecFromEnvironment() {
-    const char* value = std::getenv("ZINC_SIM_EXEC");
-    if (!value || !*value || std::string_view(value) == "pocl") return SimExec::Pocl;
-    if (std::string_view(value) == "isa") return SimExec::Isa;
-    throw std::runtime_error(std::string("ZINC_SIM_EXEC is \"") + value + "\"; it must be isa or pocl");
-}
-
 Result<std::unique_ptr<Device>> openSimulatedDevice(std::string_view gfxName, const SimOptions& options) {
     Result<GpuCaps> caps = capsFromGfxName(gfxName);
     if (!caps) return caps.error();
     SimExec exec = SimExec::Pocl;
     try {
-        exec = options.exec ? *options.exec : simExecFromEnvironment();
+        if (options.pocl) exec = options.exec ? *options.exec : simExecFromEnvironment();
     } catch (const std::exception& e) {
         return plainError("open simulated GPU", e.what());
     }

@@ -16,19 +16,16 @@ namespace zinc::kfd {
 
 struct SimOptions {
     // How dispatches execute: the kernels' machine code in the ISA interpreter, or their OpenCL C
-    // source on PoCL. Unset: simExecFromEnvironment().
+    // source on PoCL's CPU device (the GPU's memory then allocated as PoCL fine-grained SVM so
+    // kernel pointers are GPU addresses). Unset: simExecFromEnvironment().
     std::optional<SimExec> exec{};
-    // For SimExec::Pocl: execute dispatches on PoCL's CPU device, with the GPU's memory allocated
-    // as PoCL fine-grained SVM so kernel pointers are GPU addresses. Without it the simulated GPU
-    // runs every other packet and refuses dispatches (tests of the queue machinery alone).
+    // Execute dispatches at all. false: the simulated GPU runs every other packet and refuses
+    // dispatches (tests of the queue machinery alone). (The name is from when PoCL was the only way.)
     bool pocl = true;
     // A runner to share (PoCL builds the kernel program once per runner, which takes seconds);
     // null: the device makes its own when `pocl` is set.
     std::shared_ptr<kernels::PoclRunner> runner{};
 };
-
-// ZINC_SIM_EXEC=isa|pocl (what `--sim-exec` sets); pocl when unset. Throws on another value.
-SimExec simExecFromEnvironment();
 
 // A simulated GPU of the named gfx target ("gfx1100", "gfx1201"). Fails for targets it does not
 // model and, with options.pocl, when PoCL's CPU device cannot be opened.

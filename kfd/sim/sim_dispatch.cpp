@@ -1,6 +1,8 @@
 #include "kfd/sim/sim_dispatch.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <iterator>
 #include <vector>
 
@@ -30,6 +32,14 @@ private:
 }  // namespace
 
 std::string_view simExecName(SimExec exec) { return exec == SimExec::Isa ? "isa" : "pocl"; }
+
+SimExec simExecFromEnvironment() {
+    const char* value = std::getenv("ZINC_SIM_EXEC");
+    if (!value || !*value || std::string_view(value) == "pocl") return SimExec::Pocl;
+    if (std::string_view(value) == "isa") return SimExec::Isa;
+    throw std::runtime_error(std::string("ZINC_SIM_EXEC is \"") + value + "\"; it must be isa or pocl");
+}
+
 
 pm4::DispatchResult SimDispatcher::runIsa(const SimKernel& kernel, const pm4::DispatchInfo& info) {
     std::shared_ptr<const isa::Program> program;
@@ -136,8 +146,6 @@ pm4::DispatchResult SimDispatcher::dispatch(const pm4::DispatchInfo& info) {
     if (info.groupSize[0] == 0 || info.groupSize[1] == 0 || info.groupSize[2] == 0)
         return refuse(name + ": COMPUTE_NUM_THREAD_X/Y/Z has a zero dimension");
 
-    if (exec_ == SimExec::Isa) return runIsa(kernel, info);
-
     std::vector<uint8_t> kernarg(k.kernargSegmentSize);
     uint64_t kernargAddress = 0;
     if (kd.kernargPtrEnabled()) {
@@ -148,6 +156,7 @@ pm4::DispatchResult SimDispatcher::dispatch(const pm4::DispatchInfo& info) {
             return refuse(name + ": kernarg segment of " + std::to_string(kernarg.size()) + " bytes at COMPUTE_USER_DATA_" +
                           std::to_string(sgpr) + "/" + std::to_string(sgpr + 1) + " = " + memory_.describeAddress(kernargAddress) + " is not mapped");
     }
+    if (exec_ == SimExec::Isa) return runIsa(kernel, info);
     if (!runner_) return refuse(name + ": this simulated GPU has no PoCL runner to execute kernels");
     try {
         runner_->launch(k, kernarg, kernels::Dim3{info.groups[0], info.groups[1], info.groups[2]},
