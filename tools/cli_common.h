@@ -62,5 +62,6 @@ void addProbeCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 void addTraceCommand(CLI::App& app, const GlobalOptions& global);
 void addAbCommand(CLI::App& app, const GlobalOptions& global);
+void addKernelsCommand(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace zinc::tools

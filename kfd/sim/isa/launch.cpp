@@ -1,6 +1,7 @@
 #include "kfd/sim/isa/launch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <numeric>
 
@@ -50,6 +51,7 @@ std::vector<uint32_t> scrambled(uint32_t n, uint64_t seed) {
 
 void launch(const LaunchRequest& r, LaunchCounts* counts) {
     check(r);
+    const auto started = std::chrono::steady_clock::now();
     const kernels::KernelInfo& k = *r.kernel;
     const kernels::KernelDescriptor& kd = k.descriptor;
     const Program& program = *r.program;
@@ -142,6 +144,16 @@ void launch(const LaunchRequest& r, LaunchCounts* counts) {
             w->bytesRead = w->bytesWritten = 0;
         }
         waveCount += nWaves;
+    }
+    if (Profile* profile = currentProfile()) {
+        KernelProfile p;
+        p.dispatches = 1;
+        p.waves = waveCount;
+        p.bytesRead = bytesRead;
+        p.bytesWritten = bytesWritten;
+        for (size_t i = 0; i < executed.size(); ++i) p.instructions[size_t(program.opClass[i])] += executed[i];
+        p.hostSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        profile->add(k.name, p);
     }
     if (counts) {
         if (counts->executed.size() < executed.size()) counts->executed.resize(executed.size(), 0);

@@ -241,7 +241,10 @@ std::shared_ptr<const Program> decodeProgram(const kernels::CodeObject& object) 
     auto opcodeId = [&](const std::string& m) {
         const std::string base = baseMnemonic(m);
         auto [it, fresh] = opcodeIds.emplace(base, uint16_t(program->opcodes.size()));
-        if (fresh) program->opcodes.push_back(base);
+        if (fresh) {
+            program->opcodes.push_back(base);
+            program->opClass.push_back(classify(base));
+        }
         return it->second;
     };
     for (const DisassembledLine& line : lines) {

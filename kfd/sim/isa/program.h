@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kfd/sim/isa/inst.h"
+#include "kfd/sim/isa/profile.h"
 
 namespace zinc::kernels {
 class CodeObject;
@@ -28,6 +29,7 @@ struct Program {
     std::vector<std::string> text;     // per instruction, as LLVM prints it (errors, reports)
     std::vector<int32_t> byOffset;     // (image offset - textBase) / 4 -> instruction index, -1 mid-instruction
     std::vector<std::string> opcodes;  // distinct mnemonics; Inst::opcode indexes it
+    std::vector<OpClass> opClass;      // per opcodes entry
     std::vector<std::string> missing;  // mnemonics present with no handler (run-time error if reached)
 
     // Instruction index at image offset `offset`, or -1.
