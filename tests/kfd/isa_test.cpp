@@ -1,9 +1,11 @@
 // The ISA interpreter (kfd/sim/isa/) on the embedded code objects: every opcode the kernels
 // contain has a handler (the coverage gate), real kernels' machine code computes what the cpu
 // tier computes, and what the hardware would refuse or get wrong is caught: a wave64 kernel,
-// LDS over 64 KiB, scratch nobody provisioned, a load consumed without its s_waitcnt.
+// LDS over 64 KiB, scratch nobody provisioned, a load consumed without its s_waitcnt, LDS read
+// across waves without the s_barrier.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -167,37 +169,67 @@ TEST_P(Isa, RefusesScratchNotProvisioned) {
     }
 }
 
+// rms_norm with the first instruction matching one of `mnemonics` turned into s_nop.
+struct BrokenRmsNorm {
+    Loaded loaded;
+    std::string removed;
+    BrokenRmsNorm(const Loaded& l, std::initializer_list<std::string_view> mnemonics) : loaded(l) {
+        const kernels::KernelInfo& k = l.object->kernel("rms_norm");
+        auto broken = std::make_shared<Program>(*l.program);
+        Handler nop = nullptr;
+        for (const Inst& i : broken->insts)
+            if (broken->opcodes[i.opcode] == "s_nop") nop = i.run;
+        for (int32_t at = broken->at(k.entryAddress); nop && at >= 0 && size_t(at) < broken->insts.size(); ++at) {
+            const std::string& m = broken->opcodes[broken->insts[size_t(at)].opcode];
+            if (std::find(mnemonics.begin(), mnemonics.end(), m) != mnemonics.end()) {
+                broken->insts[size_t(at)].run = nop;
+                removed = broken->text[size_t(at)];
+                break;
+            }
+        }
+        loaded.program = broken;
+    }
+};
+
 // The broken variant: the kernel with its first wait for a load removed. The loaded registers
 // hold poison until a wait covers them, so the result is wrong, never right by luck.
 TEST_P(Isa, MissingWaitcntGivesWrongResults) {
     const Loaded l = load(GetParam());
-    const kernels::KernelInfo& k = l.object->kernel("rms_norm");
-    auto broken = std::make_shared<Program>(*l.program);
-    Handler nop = nullptr;
-    for (const Inst& i : broken->insts)
-        if (broken->opcodes[i.opcode] == "s_nop") nop = i.run;
-    ASSERT_NE(nop, nullptr);
-    std::string removed;
-    for (int32_t at = broken->at(k.entryAddress); at >= 0 && size_t(at) < broken->insts.size(); ++at) {
-        const std::string& m = broken->opcodes[broken->insts[size_t(at)].opcode];
-        if (m == "s_waitcnt" || m == "s_wait_loadcnt" || m == "s_wait_kmcnt") {
-            broken->insts[size_t(at)].run = nop;
-            removed = broken->text[size_t(at)];
-            break;
-        }
-    }
-    ASSERT_FALSE(removed.empty());
-    Loaded b = l;
-    b.program = broken;
+    const BrokenRmsNorm b(l, {"s_waitcnt", "s_wait_loadcnt", "s_wait_kmcnt"});
+    ASSERT_FALSE(b.removed.empty());
     RmsCase c;
     bool failed = false;
     try {
-        launch(request(b, k, c.memory, c.args(), {1, uint32_t(c.rows), 1}));
+        launch(request(b.loaded, l.object->kernel("rms_norm"), c.memory, c.args(), {1, uint32_t(c.rows), 1}));
     } catch (const IsaError& e) {
         failed = true;  // poison used as an address: a fault naming the instruction
         EXPECT_NE(std::string(e.what()).find("not mapped"), std::string::npos) << e.what();
     }
-    EXPECT_TRUE(failed || c.error() > 1e-3) << "removing \"" << removed << "\" went unnoticed";
+    EXPECT_TRUE(failed || c.error() > 1e-3) << "removing \"" << b.removed << "\" went unnoticed";
+}
+
+// The broken variant: the first barrier of the reduction removed. Waves run in turns of a few
+// instructions, so a wave reads LDS partial sums other waves have not written yet.
+TEST_P(Isa, MissingBarrierGivesWrongResults) {
+    const Loaded l = load(GetParam());
+    const BrokenRmsNorm b(l, {"s_barrier", "s_barrier_signal"});
+    ASSERT_FALSE(b.removed.empty());
+    RmsCase c;
+    launch(request(b.loaded, l.object->kernel("rms_norm"), c.memory, c.args(), {1, uint32_t(c.rows), 1}));
+    EXPECT_GT(c.error(), 1e-3) << "removing \"" << b.removed << "\" went unnoticed";
+}
+
+// Workgroups run in a scrambled order that changes per dispatch; correct kernels do not care.
+TEST_P(Isa, WorkgroupOrderDoesNotChangeACorrectKernel) {
+    const Loaded l = load(GetParam());
+    RmsCase a, b;
+    LaunchRequest ra = request(l, l.object->kernel("rms_norm"), a.memory, a.args(), {1, uint32_t(a.rows), 1});
+    LaunchRequest rb = request(l, l.object->kernel("rms_norm"), b.memory, b.args(), {1, uint32_t(b.rows), 1});
+    ra.seed = 1;
+    rb.seed = 2;
+    launch(ra);
+    launch(rb);
+    EXPECT_EQ(std::memcmp(a.out, b.out, sizeof(float) * size_t(a.n) * a.rows), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Isa, ::testing::Values("gfx1100", "gfx1201"));

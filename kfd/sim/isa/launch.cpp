@@ -107,36 +107,37 @@ void launch(const LaunchRequest& r, LaunchCounts* counts) {
             }
             w.s[kExecLo] = exec;
         }
-        // Round-robin: each running wave executes up to `quantum` instructions; waves meet at s_barrier.
+        // Between two barriers each wave runs alone until it reaches the barrier or ends, the waves
+        // in ascending order, then descending after the next barrier: a wave that reads what
+        // another writes without a barrier between them reads it too early in one of the two.
+        bool descending = false;
         for (;;) {
-            bool anyRunning = false, anyBarrier = false;
-            for (uint32_t wi = 0; wi < nWaves; ++wi) {
+            bool anyBarrier = false;
+            for (uint32_t n = 0; n < nWaves; ++n) {
+                const uint32_t wi = descending ? nWaves - 1 - n : n;
                 Wave& w = *waves[wi];
-                if (w.state != Wave::State::Running) {
-                    anyBarrier |= w.state == Wave::State::Barrier;
-                    continue;
-                }
-                try {
-                    const Inst* insts = program.insts.data();
-                    const uint32_t size = uint32_t(program.insts.size());
-                    for (uint32_t n = 0; n < r.quantum && w.state == Wave::State::Running; ++n) {
-                        if (w.pc >= size) w.fail("ran past the end of the code");
-                        const Inst& inst = insts[w.pc];
-                        w.current = w.pc++;
-                        ++executed[inst.opcode];
-                        inst.run(w, inst);
+                if (w.state == Wave::State::Running) {
+                    try {
+                        const Inst* insts = program.insts.data();
+                        const uint32_t size = uint32_t(program.insts.size());
+                        while (w.state == Wave::State::Running) {
+                            if (w.pc >= size) w.fail("ran past the end of the code");
+                            const Inst& inst = insts[w.pc];
+                            w.current = w.pc++;
+                            ++executed[inst.opcode];
+                            inst.run(w, inst);
+                        }
+                    } catch (const IsaError& e) {
+                        refuse(k, "workgroup (" + std::to_string(gx) + "," + std::to_string(gy) + "," + std::to_string(gz) + ") wave " +
+                                      std::to_string(wi) + " " + e.what());
                     }
-                } catch (const IsaError& e) {
-                    refuse(k, "workgroup (" + std::to_string(gx) + "," + std::to_string(gy) + "," + std::to_string(gz) + ") wave " +
-                                  std::to_string(wi) + " " + e.what());
                 }
-                anyRunning |= w.state == Wave::State::Running;
                 anyBarrier |= w.state == Wave::State::Barrier;
             }
-            if (anyRunning) continue;
             if (!anyBarrier) break;
             for (auto& w : waves)
                 if (w->state == Wave::State::Barrier) w->state = Wave::State::Running;
+            descending = !descending;
         }
         for (auto& w : waves) {
             bytesRead += w->bytesRead;

@@ -1,8 +1,9 @@
 #pragma once
 // Runs one dispatch of a decoded kernel as the hardware would start it: initial SGPRs from the
 // kernel descriptor's enable bits (LLVM AMDGPUUsage "Initial Kernel Execution State"), packed
-// work-item ids in v0, LDS per workgroup; waves of a workgroup interleave a few instructions at a
-// time and meet only at s_barrier; workgroups run in a scrambled order. Refuses what the hardware
+// work-item ids in v0, LDS per workgroup; waves of a workgroup meet only at s_barrier (each runs
+// alone to the next barrier, in an order that flips at every barrier); workgroups run in a
+// scrambled order. Refuses what the hardware
 // would refuse, naming the register and value.
 #include <array>
 #include <cstdint>
@@ -26,7 +27,6 @@ struct LaunchRequest {
     uint64_t scratchBase = 0;     // COMPUTE_DISPATCH_SCRATCH_BASE (0: none provisioned)
     IsaMemory* memory = nullptr;
     uint64_t seed = 1;            // workgroup order; the same seed gives the same order
-    uint32_t quantum = 16;        // instructions a wave runs before the next wave of its group
 };
 
 struct LaunchCounts {
