@@ -36,7 +36,8 @@ std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
            fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit) +
-           fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\n", waitTimeoutMs, deviceMemoryMiB);
+           fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\nactivation_mib={}\n", waitTimeoutMs, deviceMemoryMiB,
+                       activationMiB);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {
@@ -46,6 +47,7 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
     o.threads = threads;
     o.contextLength = contextLength;
     o.maxBatch = batch;
+    o.activationBudget = activationMiB << 20;
     o.device = device;
     o.gpuTimestamps = gpuTimestamps;
     o.waitTimeoutMs = waitTimeoutMs;

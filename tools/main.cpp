@@ -25,7 +25,10 @@ int main(int argc, char** argv) {
     app.add_option("--tier", global.tier, "cpu | vulkan | kfd | umq | auto (env ZINC_TIER)")->capture_default_str();
     app.add_option("--threads", global.threads, "cpu tier threads; 0 = all cores (env ZINC_THREADS)");
     app.add_option("--ctx", global.contextLength, "context length; 0 = min(model, 4096) (env ZINC_CTX)");
-    app.add_option("--batch", global.batch, "prompt tokens per prefill step (env ZINC_BATCH)")->capture_default_str();
+    app.add_option("--batch", global.batch, "prompt tokens per prefill step, at most (env ZINC_BATCH)")->capture_default_str();
+    app.add_option("--activation-mib", global.activationMiB,
+                   "MiB the activation arena may take: a prefill step takes the tokens that fit, up to --batch")
+        ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
     app.add_option("--precision", global.precision,
                    "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
         ->capture_default_str();

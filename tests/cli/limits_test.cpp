@@ -13,34 +13,20 @@
 
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
+#include "tests/run_zinc.h"
 #include "tests/test_paths.h"
 
 namespace zinc {
 namespace {
 
-struct Result {
-    int exitCode;
-    std::string output;  // stdout and stderr together
-};
-
-Result runZinc(const std::string& args, const std::string& stdinText = "") {
-    std::string cmd = test::zincRtBinary() + " " + args + " 2>&1";
-    if (!stdinText.empty()) cmd = "printf '" + stdinText + "' | " + cmd;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using test::RunResult;
+using test::runZinc;
 
 std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
 const std::string kStories = model("stories260K.gguf");
 
 // The one line starting "zinc-rt: error: " (fails the test when there is not exactly one).
-std::string errorLine(const Result& r) {
+std::string errorLine(const RunResult& r) {
     std::vector<std::string> lines;
     for (size_t at = 0; (at = r.output.find("zinc-rt: error: ", at)) != std::string::npos; at += 1)
         lines.push_back(r.output.substr(at, r.output.find('\n', at) - at));
