@@ -97,24 +97,16 @@ void s_bitcmp0_b32(Wave& w, const Inst& i) { w.scc = ((readScalar(w, i.op[0]) >>
 void s_bitcmp1_b32(Wave& w, const Inst& i) { w.scc = ((readScalar(w, i.op[0]) >> (readScalar(w, i.op[1]) & 31)) & 1) != 0; }
 
 // Exec mask manipulation (wave32: EXEC_LO).
-void s_and_saveexec_b32(Wave& w, const Inst& i) {
+// sdst = EXEC; EXEC = op(src, EXEC); SCC = EXEC != 0.
+template <uint32_t (*Op)(uint32_t src, uint32_t exec)> void saveexec(Wave& w, const Inst& i) {
     const uint32_t old = w.s[kExecLo];
-    w.s[kExecLo] = a(w, i) & old;
+    w.s[kExecLo] = Op(a(w, i), old);
     d(w, i, old);
     w.scc = w.s[kExecLo] != 0;
 }
-void s_or_saveexec_b32(Wave& w, const Inst& i) {
-    const uint32_t old = w.s[kExecLo];
-    w.s[kExecLo] = a(w, i) | old;
-    d(w, i, old);
-    w.scc = w.s[kExecLo] != 0;
-}
-void s_and_not1_saveexec_b32(Wave& w, const Inst& i) {
-    const uint32_t old = w.s[kExecLo];
-    w.s[kExecLo] = a(w, i) & ~old;
-    d(w, i, old);
-    w.scc = w.s[kExecLo] != 0;
-}
+uint32_t andExec(uint32_t src, uint32_t exec) { return src & exec; }
+uint32_t orExec(uint32_t src, uint32_t exec) { return src | exec; }
+uint32_t andNotExec(uint32_t src, uint32_t exec) { return src & ~exec; }
 
 // SALU float (gfx12).
 void s_cvt_f32_i32(Wave& w, const Inst& i) { d(w, i, asU(float(int32_t(a(w, i))))); }
@@ -228,8 +220,8 @@ std::vector<OpEntry> scalarOps() {
         {"s_and_b32", s_and_b32}, {"s_or_b32", s_or_b32}, {"s_xor_b32", s_xor_b32}, {"s_and_not1_b32", s_and_not1_b32},
         {"s_or_not1_b32", s_or_not1_b32}, {"s_lshl_b32", s_lshl_b32}, {"s_lshr_b32", s_lshr_b32}, {"s_ashr_i32", s_ashr_i32},
         {"s_lshl_b64", s_lshl_b64}, {"s_cselect_b32", s_cselect_b32}, {"s_bitcmp0_b32", s_bitcmp0_b32}, {"s_bitcmp1_b32", s_bitcmp1_b32},
-        {"s_and_saveexec_b32", s_and_saveexec_b32}, {"s_or_saveexec_b32", s_or_saveexec_b32},
-        {"s_and_not1_saveexec_b32", s_and_not1_saveexec_b32},
+        {"s_and_saveexec_b32", saveexec<andExec>}, {"s_or_saveexec_b32", saveexec<orExec>},
+        {"s_and_not1_saveexec_b32", saveexec<andNotExec>},
         {"s_cvt_f32_i32", s_cvt_f32_i32}, {"s_cvt_f32_u32", s_cvt_f32_u32}, {"s_cvt_u32_f32", s_cvt_u32_f32}, {"s_mul_f32", s_mul_f32},
         {"s_cmp_eq_u32", s_cmp_eq_u32}, {"s_cmp_lg_u32", s_cmp_lg_u32}, {"s_cmp_lt_u32", s_cmp_lt_u32}, {"s_cmp_le_u32", s_cmp_le_u32},
         {"s_cmp_gt_u32", s_cmp_gt_u32}, {"s_cmp_ge_u32", s_cmp_ge_u32}, {"s_cmp_eq_i32", s_cmp_eq_i32}, {"s_cmp_lg_i32", s_cmp_lg_i32},

@@ -128,20 +128,16 @@ inline double modD(double x, const Operand& o) {
 }
 inline float srcF(const Wave& w, const Inst& i, int k, uint32_t lane) { return modF(asF(read32(w, i.op[k], lane)), i.op[k]); }
 inline double srcD(const Wave& w, const Inst& i, int k, uint32_t lane) { return modD(asD(read64(w, i.op[k], lane, true)), i.op[k]); }
-inline float outF(const Inst& i, float x) {
-    if (i.omod == 1) x *= 2.0f;
-    else if (i.omod == 2) x *= 4.0f;
-    else if (i.omod == 3) x *= 0.5f;
-    if (i.clamp) x = std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f);
+// The VOP3 output modifiers: omod (x2, x4, /2), then clamp to [0, 1].
+template <class F> F outMod(const Inst& i, F x) {
+    if (i.omod == 1) x *= F(2);
+    else if (i.omod == 2) x *= F(4);
+    else if (i.omod == 3) x *= F(0.5);
+    if (i.clamp) x = std::isnan(x) ? F(0) : std::fmin(std::fmax(x, F(0)), F(1));
     return x;
 }
-inline double outD(const Inst& i, double x) {
-    if (i.omod == 1) x *= 2.0;
-    else if (i.omod == 2) x *= 4.0;
-    else if (i.omod == 3) x *= 0.5;
-    if (i.clamp) x = std::isnan(x) ? 0.0 : std::fmin(std::fmax(x, 0.0), 1.0);
-    return x;
-}
+inline float outF(const Inst& i, float x) { return outMod(i, x); }
+inline double outD(const Inst& i, double x) { return outMod(i, x); }
 inline void write64(Wave& w, uint32_t reg, uint32_t lane, uint64_t v) {
     w.v(reg, lane) = uint32_t(v);
     w.v(reg + 1, lane) = uint32_t(v >> 32);
