@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "model/make_model/tokenizer_meta.h"
 #include "tools/serve/api_error.h"
@@ -12,6 +13,7 @@
 #include "tools/serve/json_grammar.h"
 #include "tools/serve/json_matcher.h"
 #include "tools/serve/openai_request.h"
+#include "tools/serve/tool_prompt.h"
 
 namespace zinc::serve {
 namespace {
@@ -180,6 +182,73 @@ TEST(GrammarConstraint, RandomWalksAlwaysEndInValidJsonWithinTheBudget) {
             EXPECT_TRUE(validates(value, schema, schema)) << "seed " << seed << ": " << text;
         }
     }
+}
+
+ToolRequest weatherAndTime(ToolChoice choice) {
+    ToolRequest tools;
+    tools.choice = choice;
+    tools.tools.push_back({"get_weather", "", json::parse(R"({"type":"object","properties":{"city":{"type":"string",
+        "maxLength":8},"unit":{"enum":["C","F"]}},"required":["city","unit"],"additionalProperties":false})"), true});
+    tools.tools.push_back({"get_time", "", json::parse(R"({"type":"object","properties":{"zone":{"type":"integer"}},
+        "required":["zone"],"additionalProperties":false})"), true});
+    return tools;
+}
+
+// Picks random allowed tokens until the grammar ends or the budget is spent; the text.
+std::string randomWalk(GrammarConstraint& constraint, const TokenPieces& pieces, uint32_t seed, int32_t budget) {
+    std::mt19937 rng(seed);
+    std::string text;
+    for (int32_t i = 0; i < budget; ++i) {
+        const auto ids = constraint.allowed(budget - i);
+        if (ids.empty()) break;
+        const int32_t id = ids[std::uniform_int_distribution<size_t>(0, ids.size() - 1)(rng)];
+        if (pieces.piece(id).empty()) break;  // end of generation
+        text += pieces.piece(id);
+        constraint.accept(id);
+    }
+    return text;
+}
+
+// "required" over two functions: the name, written first, picks which arguments' schema applies.
+TEST(ToolCallGrammar, TheNamePicksTheArgumentsSchema) {
+    const model::Tokenizer tokenizer(model::builtinByteLevelTokenizer("qwen2"));
+    auto pieces = std::make_shared<TokenPieces>(tokenizer);
+    const ToolRequest tools = weatherAndTime(ToolChoice::Required);
+    std::set<std::string> names;
+    for (uint32_t seed = 0; seed < 30; ++seed) {
+        GrammarConstraint constraint(toolCallGrammar(model::ChatTemplateFamily::Qwen3, tools), pieces);
+        const std::string text = randomWalk(constraint, *pieces, seed, 120);
+        ASSERT_EQ(text.rfind("<tool_call>\n{\"name\":\"", 0), 0u) << text;
+        ASSERT_GE(text.size(), 13u);
+        ASSERT_EQ(text.substr(text.size() - 13), "\n</tool_call>") << text;
+        const json call = json::parse(text.substr(12, text.size() - 25));
+        const std::string name = call["name"];
+        names.insert(name);
+        const json& schema = tools.tools[name == "get_weather" ? 0 : 1].parameters;
+        EXPECT_TRUE(validates(call["arguments"], schema, schema)) << text;
+    }
+    EXPECT_EQ(names.size(), 2u);
+}
+
+// Auto with strict functions: free text until the model writes <tool_call>, then the grammar
+// until the call closes, then free again.
+TEST(ToolCallGrammar, StrictArgumentsInAFreeAnswerStartAtTheTrigger) {
+    const model::Tokenizer tokenizer(model::builtinByteLevelTokenizer("qwen2"));
+    auto pieces = std::make_shared<TokenPieces>(tokenizer);
+    GrammarConstraint constraint(toolCallGrammar(model::ChatTemplateFamily::Qwen3, weatherAndTime(ToolChoice::Auto)), pieces);
+    std::vector<float> logits(pieces->size(), 0.0f);
+    EXPECT_EQ(constraint.mask(logits, 100), logits.size());
+    EXPECT_EQ(std::count(logits.begin(), logits.end(), 0.0f), static_cast<ptrdiff_t>(logits.size()));
+    for (int32_t id : tokenizer.encode("Let me check. <tool_", false, false)) constraint.accept(id);
+    EXPECT_EQ(constraint.mask(logits, 100), logits.size()) << "not yet";
+    for (int32_t id : tokenizer.encode("call>", false, false)) constraint.accept(id);
+    EXPECT_LT(constraint.mask(logits, 100), logits.size());
+    for (int32_t id : constraint.allowed(100)) EXPECT_EQ(pieces->piece(id)[0], '\n');
+    const std::string call = randomWalk(constraint, *pieces, 7, 100);
+    ASSERT_GE(call.size(), 13u);
+    EXPECT_EQ(call.substr(call.size() - 13), "\n</tool_call>") << call;
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    EXPECT_EQ(constraint.mask(logits, 100), logits.size()) << "free again after the call";
 }
 
 }  // namespace

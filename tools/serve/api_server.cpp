@@ -156,7 +156,9 @@ PreparedRequest ApiServer::Impl::prepareChat(std::string_view body) {
     r.splitReasoning = chat.splitReasoning;
     r.toolFormat = chat.tools.active() ? toolCallFormat(family) : ToolCallFormat::None;
     try {
-        if (auto grammar = toolCallGrammar(family, chat.tools)) chat.params.grammar = std::move(grammar);
+        auto grammar = toolCallGrammar(family, chat.tools);
+        // A forced call wins over response_format; strict arguments in a free answer do not.
+        if (grammar && (grammar->trigger.empty() || !chat.params.grammar)) chat.params.grammar = std::move(grammar);
     } catch (const GrammarError& e) {
         throw ApiError::badRequest(fmt::format("'tools': {}", e.what()), "tools");
     }

@@ -18,7 +18,8 @@ TokenPieces::TokenPieces(const model::Tokenizer& tokenizer) {
 }
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const JsonGrammar> grammar, std::shared_ptr<const TokenPieces> pieces)
-    : pieces_(std::move(pieces)), matcher_(grammar), scratch_(grammar), allowed_(pieces_->size()) {}
+    : grammar_(grammar), pieces_(std::move(pieces)), active_(grammar->trigger.empty()), matcher_(grammar), scratch_(grammar),
+      allowed_(pieces_->size()) {}
 
 std::vector<int32_t> GrammarConstraint::allowed(int32_t remaining) {
     std::vector<int32_t> ids;
@@ -42,6 +43,7 @@ std::vector<int32_t> GrammarConstraint::allowed(int32_t remaining) {
 }
 
 size_t GrammarConstraint::mask(std::span<float> logits, int32_t remaining) {
+    if (!active_) return logits.size();
     const std::vector<int32_t> ids = allowed(remaining);
     for (int32_t id : ids)
         if (static_cast<size_t>(id) < allowed_.size()) allowed_[static_cast<size_t>(id)] = 1;
@@ -51,7 +53,38 @@ size_t GrammarConstraint::mask(std::span<float> logits, int32_t remaining) {
 }
 
 void GrammarConstraint::accept(int32_t id) {
-    if (static_cast<size_t>(id) < pieces_->size()) matcher_.feed(pieces_->piece(id));
+    if (static_cast<size_t>(id) >= pieces_->size()) return;
+    const std::string& piece = pieces_->piece(id);
+    if (!active_) return watchForTrigger(piece);
+    for (size_t i = 0; i < piece.size(); ++i) {
+        if (!matcher_.feed(static_cast<uint8_t>(piece[i]))) return;  // the mask allowed only what it accepts
+        if (matcher_.closed() && !grammar_->trigger.empty()) {  // this call is done: wait for the next
+            active_ = false;
+            matcher_ = JsonMatcher(grammar_);
+            tail_.clear();
+            return watchForTrigger(std::string_view(piece).substr(i + 1));
+        }
+    }
+}
+
+void GrammarConstraint::watchForTrigger(std::string_view piece) {
+    tail_ += piece;
+    const std::string& trigger = grammar_->trigger;
+    const size_t at = tail_.find(trigger);
+    if (at == std::string::npos) {
+        if (tail_.size() >= trigger.size()) tail_.erase(0, tail_.size() - (trigger.size() - 1));
+        return;
+    }
+    active_ = true;
+    const std::string after = tail_.substr(at + trigger.size());
+    tail_.clear();
+    for (char c : after) {
+        if (!matcher_.feed(static_cast<uint8_t>(c))) {  // the model went its own way within one token
+            active_ = false;
+            matcher_ = JsonMatcher(grammar_);
+            return;
+        }
+    }
 }
 
 }  // namespace zinc::serve

@@ -1,7 +1,8 @@
 #pragma once
 // Structured output as a sampling hook: before each token the engine asks which tokens keep
 // the text inside the grammar, and sets the others' logits to -infinity; after it, the chosen
-// token is fed to the matcher. A token is allowed when its bytes are accepted and the shortest
+// token is fed to the matcher. A grammar with a trigger (strict tool arguments in a free answer)
+// constrains only from each trigger to the end of its match. A token is allowed when its bytes are accepted and the shortest
 // completion still fits in the tokens left (every byte has a token of its own, so that many
 // tokens always suffice): the JSON closes before max_tokens, whatever the model prefers. Once
 // the text is complete only the end-of-generation tokens remain.
@@ -43,7 +44,13 @@ public:
     std::vector<int32_t> allowed(int32_t remaining);
 
 private:
+    // A grammar with a trigger waits (every token allowed) until the text ends with it.
+    void watchForTrigger(std::string_view piece);
+
+    std::shared_ptr<const JsonGrammar> grammar_;
     std::shared_ptr<const TokenPieces> pieces_;
+    bool active_;
+    std::string tail_;  // lazily: the last bytes written, for the trigger
     JsonMatcher matcher_;
     JsonMatcher scratch_;
     std::vector<uint8_t> allowed_;

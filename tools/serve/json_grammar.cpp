@@ -69,6 +69,8 @@ public:
 
     void finish(const SchemaNode* root) {
         computeMinLengths();
+        for (auto& n : *grammar_.nodes_)
+            if (n->kind == SchemaNode::Kind::Union) findPrefixes(*n);
         if (root->minLength == kUnbounded) fail("schema", "has no finite instance (a required property recurses forever)");
     }
 
@@ -208,6 +210,28 @@ private:
         return node;
     }
 
+    // An object whose first property is a required constant has a fixed start.
+    static std::string fixedStart(const SchemaNode* n) {
+        while (n->kind == SchemaNode::Kind::Union && n->alternatives.size() == 1) n = n->alternatives[0];
+        if (n->kind != SchemaNode::Kind::Object || n->properties.empty()) return {};
+        const auto& first = n->properties[0];
+        if (!first.required || first.value->kind != SchemaNode::Kind::Literals || first.value->literals.size() != 1) return {};
+        return "{" + first.quotedKey + ":" + first.value->literals[0];
+    }
+
+    static void findPrefixes(SchemaNode& u) {
+        if (u.alternatives.size() < 2 || u.alternatives.size() > 64) return;
+        std::vector<std::string> prefixes;
+        for (const SchemaNode* a : u.alternatives) {
+            prefixes.push_back(fixedStart(a));
+            if (prefixes.back().empty()) return;
+        }
+        for (size_t i = 0; i < prefixes.size(); ++i)
+            for (size_t j = 0; j < prefixes.size(); ++j)
+                if (i != j && prefixes[j].rfind(prefixes[i], 0) == 0) return;  // one starts another: ambiguous
+        u.prefixes = std::move(prefixes);
+    }
+
     // The shortest accepted text of every node, by repeated relaxation (recursion through
     // $ref settles: a cycle only through required properties stays unbounded).
     void computeMinLengths() {
@@ -278,10 +302,11 @@ std::shared_ptr<const JsonGrammar> JsonGrammar::anyObject() {
     return fromSchema(json{{"type", "object"}});
 }
 
-std::shared_ptr<const JsonGrammar> JsonGrammar::framed(std::string prefix, std::string suffix) const {
+std::shared_ptr<const JsonGrammar> JsonGrammar::framed(std::string prefix, std::string suffix, std::string trigger) const {
     auto g = std::make_shared<JsonGrammar>(*this);
     g->prefix = std::move(prefix);
     g->suffix = std::move(suffix);
+    g->trigger = std::move(trigger);
     return g;
 }
 

@@ -43,7 +43,11 @@ struct SchemaNode {
     int32_t maxCount = kUnbounded;
     bool nonNegative = false;                 // Number, Integer: "minimum": 0
     std::vector<std::string> literals;        // Literals: compact JSON texts (at most 64)
-    std::vector<const SchemaNode*> alternatives;  // Union: the first that can start with a byte wins
+    std::vector<const SchemaNode*> alternatives;  // Union: the first that can start with a byte wins,
+    // unless every alternative is an object whose first property is a required constant
+    // (tool calls: {"name": "f", "arguments": ...}): then `prefixes` holds each one's fixed
+    // start, e.g. {"name":"f" — they differ, and the text picks the alternative.
+    std::vector<std::string> prefixes;
 
     // Bytes of the shortest text this node accepts (kUnbounded: none is finite).
     int32_t minLength = kUnbounded;
@@ -59,9 +63,12 @@ public:
     const SchemaNode* root() const { return root_; }
     // Literal text around the value: a tool call's "<tool_call>\n{...}\n</tool_call>" framing.
     std::string prefix, suffix;
+    // Non-empty: the grammar applies only after the text says this (a tool call opening in an
+    // otherwise free answer), until the match is complete; then it waits for the next one.
+    std::string trigger;
 
-    // Copies sharing the nodes, with a prefix and suffix.
-    std::shared_ptr<const JsonGrammar> framed(std::string prefix, std::string suffix) const;
+    // Copies sharing the nodes, with a prefix and suffix (and a trigger).
+    std::shared_ptr<const JsonGrammar> framed(std::string prefix, std::string suffix, std::string trigger = {}) const;
 
 private:
     friend class SchemaCompiler;

@@ -112,13 +112,19 @@ bool JsonMatcher::feedFrame(Frame& f, uint8_t c, bool& again) {
         case FrameKind::String: return feedString(f, c);
         case FrameKind::Number: return feedNumber(f, c, again);
         case FrameKind::Literal: return feedLiteral(f, c, again);
+        case FrameKind::Prefixed: return feedPrefixed(f, c);
     }
     return false;
 }
 
 bool JsonMatcher::start(Frame& f, uint8_t c) {
     const SchemaNode* node = f.node;
-    while (node->kind == Kind::Union) {  // the first alternative that can start with c
+    while (node->kind == Kind::Union) {
+        if (!node->prefixes.empty()) {  // the alternatives' fixed starts pick one
+            f = Frame{.kind = FrameKind::Prefixed, .node = node};
+            f.alive = node->prefixes.size() >= 64 ? ~0ull : (1ull << node->prefixes.size()) - 1;
+            return true;
+        }  // the first alternative that can start with c
         const auto it = std::find_if(node->alternatives.begin(), node->alternatives.end(),
                                      [&](const SchemaNode* a) { return canStart(*a, c); });
         if (it == node->alternatives.end()) return false;
@@ -401,6 +407,31 @@ bool JsonMatcher::feedLiteral(Frame& f, uint8_t c, bool& again) {
     return true;
 }
 
+// The object alternative behind a prefix, after its first property.
+namespace {
+const SchemaNode* prefixedObject(const SchemaNode* n) {
+    while (n->kind == Kind::Union && n->alternatives.size() == 1) n = n->alternatives[0];
+    return n;
+}
+}  // namespace
+
+bool JsonMatcher::feedPrefixed(Frame& f, uint8_t c) {
+    const auto& prefixes = f.node->prefixes;
+    const auto pos = static_cast<size_t>(f.pos);
+    uint64_t matches = 0;
+    for (uint64_t a = f.alive; a; a &= a - 1) {
+        const auto i = static_cast<size_t>(std::countr_zero(a));
+        if (pos < prefixes[i].size() && static_cast<uint8_t>(prefixes[i][pos]) == c) matches |= 1ull << i;
+    }
+    if (!matches) return false;
+    f.alive = matches;
+    ++f.pos;
+    const auto k = static_cast<size_t>(std::countr_zero(matches));
+    if ((matches & (matches - 1)) == 0 && prefixes[k].size() == pos + 1)  // one left, its start written
+        f = Frame{.kind = FrameKind::Object, .phase = kAfterValue, .node = prefixedObject(f.node->alternatives[k]), .count = 1};
+    return true;
+}
+
 int32_t JsonMatcher::shortestCompletion() const {
     int64_t total = 0;
     for (const Frame& f : stack_) total += frameCompletion(f);
@@ -427,6 +458,15 @@ int32_t JsonMatcher::frameCompletion(const Frame& f) const {
             return add(pending + 1, std::max(0, minChars - counted));
         }
         case FrameKind::Number: return f.phase == 0 || f.phase == 1 || f.phase == 4 ? 1 : 0;
+        case FrameKind::Prefixed: {
+            int32_t best = kUnbounded;
+            for (uint64_t a = f.alive; a; a &= a - 1) {
+                const auto i = static_cast<size_t>(std::countr_zero(a));
+                const Frame rest{.kind = FrameKind::Object, .phase = kAfterValue, .node = prefixedObject(n->alternatives[i]), .count = 1};
+                best = std::min(best, add(static_cast<int64_t>(n->prefixes[i].size()) - f.pos, frameCompletion(rest)));
+            }
+            return best;
+        }
         case FrameKind::Array: {
             const bool any = n->kind == Kind::Any;
             const int32_t minItems = any ? 0 : n->minCount;

@@ -33,7 +33,7 @@ public:
     int32_t shortestCompletion() const;
 
 private:
-    enum class FrameKind : uint8_t { Text, Value, Object, FreeObject, Array, String, Number, Literal };
+    enum class FrameKind : uint8_t { Text, Value, Object, FreeObject, Array, String, Number, Literal, Prefixed };
     struct Frame {
         FrameKind kind;
         uint8_t phase = 0;
@@ -53,6 +53,7 @@ private:
     bool feedString(Frame& f, uint8_t c);
     bool feedNumber(Frame& f, uint8_t c, bool& again);
     bool feedLiteral(Frame& f, uint8_t c, bool& again);
+    bool feedPrefixed(Frame& f, uint8_t c);
     void push(FrameKind kind, const SchemaNode* node);
     int32_t frameCompletion(const Frame& f) const;
 

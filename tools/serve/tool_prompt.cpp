@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace zinc::serve {
 
 using json = nlohmann::ordered_json;
@@ -89,33 +91,39 @@ std::vector<model::ChatMessage> renderToolConversation(model::ChatTemplateFamily
     return out;
 }
 
+namespace {
+
+// One call of one of `tools`: {"name": <const>, "<argsKey>": <arguments>}; a tool's own schema
+// for its arguments when `strictOnly` is false or it is strict, else any object.
+json callSchema(const std::vector<const ToolSpec*>& tools, const char* argsKey, bool strictOnly) {
+    json alternatives = json::array();
+    for (const ToolSpec* t : tools) {
+        const json args = !strictOnly || t->strict ? t->parameters : json{{"type", "object"}};
+        json properties = json::object();
+        properties["name"] = {{"const", t->name}};  // first: the name picks the arguments' schema
+        properties[argsKey] = args;
+        alternatives.push_back(
+            {{"type", "object"}, {"properties", properties}, {"required", {"name", argsKey}}, {"additionalProperties", false}});
+    }
+    return alternatives.size() == 1 ? alternatives[0] : json{{"anyOf", alternatives}};
+}
+
+}  // namespace
+
 std::shared_ptr<const JsonGrammar> toolCallGrammar(model::ChatTemplateFamily family, const ToolRequest& tools) {
-    if (!tools.active() || (tools.choice != ToolChoice::Required && tools.choice != ToolChoice::Named)) return nullptr;
+    if (!tools.active()) return nullptr;
     const bool llama = toolCallFormat(family) == ToolCallFormat::Llama3Json;
     const char* argsKey = llama ? "parameters" : "arguments";
-    json name;
-    json args;
-    const ToolSpec* only = nullptr;
-    if (tools.choice == ToolChoice::Named) {
-        for (const ToolSpec& t : tools.tools)
-            if (t.name == tools.named) only = &t;
-    } else if (tools.tools.size() == 1) {
-        only = &tools.tools[0];
+    std::vector<const ToolSpec*> offered;
+    for (const ToolSpec& t : tools.tools)
+        if (tools.choice != ToolChoice::Named || t.name == tools.named) offered.push_back(&t);
+    if (tools.choice == ToolChoice::Auto) {
+        // Strict arguments in a free answer: the grammar starts at each <tool_call> the model writes.
+        const bool anyStrict = std::any_of(offered.begin(), offered.end(), [](const ToolSpec* t) { return t->strict; });
+        if (!anyStrict || llama) return nullptr;
+        return JsonGrammar::fromSchema(callSchema(offered, argsKey, true))->framed("\n", "\n</tool_call>", "<tool_call>");
     }
-    if (only) {
-        name = {{"const", only->name}};
-        args = only->parameters;
-    } else {
-        json names = json::array();
-        for (const ToolSpec& t : tools.tools) names.push_back(t.name);
-        name = {{"enum", names}};
-        args = {{"type", "object"}};
-    }
-    const json schema = {{"type", "object"},
-                         {"properties", {{"name", name}, {argsKey, args}}},
-                         {"required", {"name", argsKey}},
-                         {"additionalProperties", false}};
-    auto grammar = JsonGrammar::fromSchema(schema);
+    auto grammar = JsonGrammar::fromSchema(callSchema(offered, argsKey, false));
     return llama ? grammar : grammar->framed("<tool_call>\n", "\n</tool_call>");
 }
 

@@ -41,9 +41,10 @@ std::vector<model::ChatMessage> renderToolConversation(model::ChatTemplateFamily
                                                        const std::vector<std::vector<ToolCall>>& calls,
                                                        const ToolRequest& tools);
 
-// ToolChoice Required / Named: the grammar of one call in the family's format (with the named
-// function's argument schema; for "required" over several functions, the name is one of theirs
-// and the arguments any object). nullptr otherwise. Throws GrammarError for a schema it cannot enforce.
+// ToolChoice Required / Named: the grammar of one call in the family's format, each function's
+// arguments following its schema (the name, written first, picks it). Auto with a strict
+// function (Hermes format): the same for strict functions, triggered by each "<tool_call>" the
+// model writes. nullptr otherwise. Throws GrammarError for a schema it cannot enforce.
 std::shared_ptr<const JsonGrammar> toolCallGrammar(model::ChatTemplateFamily family, const ToolRequest& tools);
 
 }  // namespace zinc::serve
