@@ -67,6 +67,19 @@ try {
   assert.equal(await page.$eval('.msg.assistant .content', (e) => e.textContent), kept);
   ok('the conversation survives a reload');
 
+  // Markdown and code blocks are rendered; a Qwen3 thinking part is collapsed.
+  await page.evaluate(() => localStorage.setItem('zinc-rt-chat', JSON.stringify([
+    { role: 'user', content: 'Code?' },
+    { role: 'assistant', reasoning: 'They want code.', content: 'Here:\n```python\nprint("<b>")\n```\nUse **`print`**.' },
+  ])));
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForSelector('.msg.assistant pre code');
+  assert.equal(await page.$eval('.msg.assistant pre code', (e) => e.textContent), 'print("<b>")\n');
+  assert.equal(await page.$eval('.msg.assistant strong code', (e) => e.textContent), 'print');
+  assert.equal(await page.$eval('.msg.assistant details.reasoning', (e) => e.open), false);
+  assert.equal(await page.$eval('.msg.assistant .reasoning-text', (e) => e.textContent), 'They want code.');
+  ok('markdown and code blocks rendered, thinking collapsed');
+
   // A screenshot with content: count the distinct colours of its pixels in a canvas.
   const png = await page.screenshot({ encoding: 'base64', type: 'png' });
   const colours = await page.evaluate(async (data) => {
