@@ -85,7 +85,7 @@ void runServe(ServeOptions& o, const GlobalOptions& global) {
 
 void addServeCommand(CLI::App& app, const GlobalOptions& global) {
     auto o = std::make_shared<ServeOptions>();
-    auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server: /v1/chat/completions, /v1/completions, /v1/models, /metrics");
+    auto* cmd = app.add_subcommand("serve", "HTTP server: OpenAI API (/v1/...), Ollama API (/api/...), web chat at /, /metrics");
     cmd->add_option("model", o->model, "GGUF model file")->required();
     cmd->add_option("--host", o->server.host, "address to listen on")->capture_default_str();
     cmd->add_option("--port", o->server.port, "port; 0 = any free port (printed when ready)")

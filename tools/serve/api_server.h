@@ -1,11 +1,14 @@
 #pragma once
-// `zinc-rt serve`: an OpenAI-compatible HTTP API over one model on one tier.
+// `zinc-rt serve`: an OpenAI- and Ollama-compatible HTTP API over one model on one tier.
 //   GET  /health, GET /v1/models, GET /v1/models/{id}, GET /metrics (Prometheus text)
 //   POST /v1/chat/completions, POST /v1/completions   (streaming as server-sent events, or not)
-//   POST /v1/tokenize, POST /v1/detokenize
-// --api-key, CORS (--cors), OPTIONS preflight and 405 for a known URL with the wrong method.
+//   POST /v1/tokenize, POST /v1/detokenize, GET / (the web chat page)
+//   Ollama's POST /api/chat, /api/generate, /api/show, GET /api/tags, /api/version
+// Chat answers carry reasoning_content and tool_calls apart; response_format and forced tool
+// calls are sampled under a grammar. --api-key, CORS (--cors), OPTIONS preflight, and 405 for
+// a known URL with the wrong method.
 // One engine thread generates; requests wait in a bounded FIFO (429 when it is full). A client
-// that goes away cancels its request. Every error is OpenAI's error JSON.
+// that goes away cancels its request. Every error is OpenAI's error JSON (Ollama's on /api/).
 #include <cstdint>
 #include <memory>
 #include <string>
