@@ -330,6 +330,11 @@ TEST_F(ServeHttp, OperationsEndpoints) {
     ASSERT_TRUE(text);
     EXPECT_EQ(json::parse(text->body)["content"], "😀中文 ok");
     expectError(post("/v1/detokenize", R"({"tokens":[99999999]})"), 400, "token ids below", "tokens");
+    expectError(post("/v1/tokenize", R"({"content":"x","add_special":"yes"})"), 400, "invalid request body");
+    auto ollama = post("/api/chat", R"({"messages":[{"role":5}]})");
+    ASSERT_TRUE(ollama);
+    EXPECT_EQ(ollama->status, 400);
+    EXPECT_NE(json::parse(ollama->body)["error"].get<std::string>().find("invalid request body"), std::string::npos) << ollama->body;
     // The chat page.
     auto page = client.Get("/");
     ASSERT_TRUE(page);

@@ -219,6 +219,8 @@ void ApiServer::Impl::routes() {
                 handler(req, res);
             } catch (const ApiError& e) {
                 sendError(res, e);
+            } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+                sendError(res, ApiError::badRequest(fmt::format("invalid request body: {}", e.what())));
             } catch (const std::exception& e) {
                 sendError(res, ApiError(500, e.what(), "server_error"));
             }
@@ -310,6 +312,9 @@ void ApiServer::Impl::ollamaRoutes() {
             } catch (const ApiError& e) {
                 res.status = e.status();
                 res.set_content(dumpJson({{"error", e.what()}}), kJson);
+            } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+                res.status = 400;
+                res.set_content(dumpJson({{"error", fmt::format("invalid request body: {}", e.what())}}), kJson);
             } catch (const std::exception& e) {
                 res.status = 500;
                 res.set_content(dumpJson({{"error", e.what()}}), kJson);
