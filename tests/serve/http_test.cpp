@@ -43,6 +43,28 @@ Loaded load(const std::string& path) {
     return l;
 }
 
+// A model file served over loopback on a thread of its own until destroyed.
+struct Serving {
+    Serving(const std::string& path, const std::string& name, size_t queue) : loaded(load(path)) {
+        ServerOptions options;
+        options.port = 0;
+        options.queue = queue;
+        options.modelName = name;
+        options.logRequests = false;
+        server = std::make_unique<ApiServer>(*loaded.model, *loaded.tier, options);
+        port = server->bind();
+        thread = std::thread([this] { server->listen(); });
+    }
+    ~Serving() {
+        server->stop();
+        thread.join();
+    }
+    Loaded loaded;
+    std::unique_ptr<ApiServer> server;
+    int port = 0;
+    std::thread thread;
+};
+
 model::TokenizerData byteLevelVocabulary(const std::string& chatTemplate) {
     model::TokenizerData t = model::builtinByteLevelTokenizer("qwen2");
     t.chatTemplate = chatTemplate;
@@ -59,22 +81,12 @@ protected:
         cycle_ = new std::vector<int32_t>(tokenizer.encode(kCycleText, false, false));
         const std::string path = (test::scratchDir() / "cycle.gguf").string();
         test::writeCycleModel(path, data, *cycle_, 4096);
-        loaded_ = new Loaded(load(path));
-        ServerOptions options;
-        options.port = 0;
-        options.queue = 2;
-        options.modelName = "cycle";
-        options.logRequests = false;
-        server_ = new ApiServer(*loaded_->model, *loaded_->tier, options);
-        port_ = server_->bind();
-        thread_ = new std::thread([] { server_->listen(); });
+        serving_ = new Serving(path, "cycle", 2);
+        loaded_ = &serving_->loaded;
+        port_ = serving_->port;
     }
     static void TearDownTestSuite() {
-        server_->stop();
-        thread_->join();
-        delete thread_;
-        delete server_;
-        delete loaded_;
+        delete serving_;
         delete cycle_;
     }
 
@@ -109,9 +121,8 @@ protected:
     }
 
     static inline std::vector<int32_t>* cycle_ = nullptr;
+    static inline Serving* serving_ = nullptr;
     static inline Loaded* loaded_ = nullptr;
-    static inline ApiServer* server_ = nullptr;
-    static inline std::thread* thread_ = nullptr;
     static inline int port_ = 0;
 };
 
@@ -314,6 +325,9 @@ TEST_F(ServeHttp, OperationsEndpoints) {
     auto wrong = client.Get("/v1/chat/completions");
     expectError(wrong, 405, "Method GET is not allowed for /v1/chat/completions: use POST", nullptr, "method_not_allowed");
     EXPECT_EQ(wrong->get_header_value("Allow"), "POST");
+    // A POST with no body at all (no Content-Length), and one to a GET route.
+    expectError(client.Post("/v1/chat/completions"), 400, "the request body is empty: send a JSON object");
+    expectError(client.Post("/api/tags"), 405, "Method POST is not allowed for /api/tags: use GET", nullptr, "method_not_allowed");
     // A preflight; no CORS headers unless --cors names the origin.
     auto preflight = client.Options("/v1/chat/completions", {{"Origin", "http://example.com"}});
     ASSERT_TRUE(preflight);
@@ -368,22 +382,10 @@ protected:
                                             tokenizer.encode("k", false, false)[0]};
         const std::string path = (test::scratchDir() / "cycle-think.gguf").string();
         test::writeCycleModel(path, data, cycle, 4096);
-        loaded_ = new Loaded(load(path));
-        ServerOptions options;
-        options.port = 0;
-        options.modelName = "thinker";
-        options.logRequests = false;
-        server_ = new ApiServer(*loaded_->model, *loaded_->tier, options);
-        port_ = server_->bind();
-        thread_ = new std::thread([] { server_->listen(); });
+        serving_ = new Serving(path, "thinker", 4);
+        port_ = serving_->port;
     }
-    static void TearDownTestSuite() {
-        server_->stop();
-        thread_->join();
-        delete thread_;
-        delete server_;
-        delete loaded_;
-    }
+    static void TearDownTestSuite() { delete serving_; }
     static json chat(json extra) {
         json body = {{"messages", {{{"role", "user"}, {"content", "2+2?"}}}}, {"max_tokens", 5}};
         body.update(extra);
@@ -393,9 +395,7 @@ protected:
         EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
         return res ? json::parse(res->body) : json();
     }
-    static inline Loaded* loaded_ = nullptr;
-    static inline ApiServer* server_ = nullptr;
-    static inline std::thread* thread_ = nullptr;
+    static inline Serving* serving_ = nullptr;
     static inline int port_ = 0;
 };
 

@@ -44,6 +44,22 @@ void sendError(httplib::Response& res, const ApiError& e) {
     res.set_content(errorBody(e), kJson);
 }
 
+// A route handler whose exceptions become error answers, written by `send` (the API's shape).
+template <typename Handler, typename Send>
+auto guard(Handler handler, Send send) {
+    return [handler, send](const httplib::Request& req, httplib::Response& res) {
+        try {
+            handler(req, res);
+        } catch (const ApiError& e) {
+            send(res, e);
+        } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+            send(res, ApiError::badRequest(fmt::format("invalid request body: {}", e.what())));
+        } catch (const std::exception& e) {
+            send(res, ApiError(500, e.what(), "server_error"));
+        }
+    };
+}
+
 // The routes and their methods, for 405 and for bounded metric labels.
 struct Route {
     const char* path;
@@ -213,19 +229,7 @@ void ApiServer::Impl::submit(PreparedRequest r, httplib::Response& res) {
 }
 
 void ApiServer::Impl::routes() {
-    auto guarded = [](auto handler) {
-        return [handler](const httplib::Request& req, httplib::Response& res) {
-            try {
-                handler(req, res);
-            } catch (const ApiError& e) {
-                sendError(res, e);
-            } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
-                sendError(res, ApiError::badRequest(fmt::format("invalid request body: {}", e.what())));
-            } catch (const std::exception& e) {
-                sendError(res, ApiError(500, e.what(), "server_error"));
-            }
-        };
-    };
+    auto guarded = [](auto handler) { return guard(handler, sendError); };
     http.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) {
         const auto counts = worker.counts();
         res.set_content(dumpJson({{"status", "ok"},
@@ -266,16 +270,19 @@ void ApiServer::Impl::routes() {
     // Whatever httplib answers by itself (unknown URL, body too large, bad HTTP) in the same shape.
     http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        if (const Route* route = findRoute(req.path); route && res.status == 404) {
+        const Route* route = findRoute(req.path);
+        // httplib answers 400 by itself for a POST without a body (no Content-Length).
+        if (route && (res.status == 404 || res.status == 400) && req.method != route->method) {
             res.status = 405;
             res.set_header("Allow", route->method);
             const std::string message = fmt::format("Method {} is not allowed for {}: use {}", req.method, req.path, route->method);
             res.set_content(errorBody(ApiError(405, message, "invalid_request_error", "", "method_not_allowed")), kJson);
             return httplib::Server::HandlerResponse::Handled;
         }
-        const std::string message = res.status == 404
-                                        ? fmt::format("Unknown request URL: {} {}", req.method, req.path)
-                                        : fmt::format("HTTP {} for {} {}", res.status, req.method, req.path);
+        const std::string message =
+            res.status == 404                   ? fmt::format("Unknown request URL: {} {}", req.method, req.path)
+            : res.status == 400 && req.body.empty() ? "the request body is empty: send a JSON object (Content-Type: application/json)"
+                                                : fmt::format("HTTP {} for {} {}", res.status, req.method, req.path);
         res.set_content(errorBody(ApiError(res.status, message, "invalid_request_error")), kJson);
         return httplib::Server::HandlerResponse::Handled;
     }));
@@ -306,20 +313,10 @@ json ApiServer::Impl::ollamaModelJson() const {
 // Ollama's API: errors are {"error": "..."}.
 void ApiServer::Impl::ollamaRoutes() {
     auto guarded = [](auto handler) {
-        return [handler](const httplib::Request& req, httplib::Response& res) {
-            try {
-                handler(req, res);
-            } catch (const ApiError& e) {
-                res.status = e.status();
-                res.set_content(dumpJson({{"error", e.what()}}), kJson);
-            } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
-                res.status = 400;
-                res.set_content(dumpJson({{"error", fmt::format("invalid request body: {}", e.what())}}), kJson);
-            } catch (const std::exception& e) {
-                res.status = 500;
-                res.set_content(dumpJson({{"error", e.what()}}), kJson);
-            }
-        };
+        return guard(handler, [](httplib::Response& res, const ApiError& e) {
+            res.status = e.status();
+            res.set_content(dumpJson({{"error", e.what()}}), kJson);
+        });
     };
     http.Get("/api/version", guarded([](const httplib::Request&, httplib::Response& res) {
         res.set_content(dumpJson({{"version", "0.6.0"}}), kJson);

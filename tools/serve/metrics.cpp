@@ -48,21 +48,14 @@ std::string Metrics::render(size_t waiting, size_t queueCapacity) const {
     out += "# HELP zinc_requests_total HTTP requests answered, by route and status.\n# TYPE zinc_requests_total counter\n";
     for (const auto& [key, n] : requests_)
         out += fmt::format("zinc_requests_total{{route=\"{}\",status=\"{}\"}} {}\n", key.first, key.second, n);
-    out += fmt::format("# HELP zinc_prompt_tokens_total Prompt tokens of finished generations.\n"
-                       "# TYPE zinc_prompt_tokens_total counter\nzinc_prompt_tokens_total {}\n",
-                       promptTokens_);
-    out += fmt::format("# HELP zinc_generated_tokens_total Tokens generated.\n"
-                       "# TYPE zinc_generated_tokens_total counter\nzinc_generated_tokens_total {}\n",
-                       completionTokens_);
-    out += fmt::format("# HELP zinc_tokens_per_second Decode rate of the last reply of two tokens or more.\n"
-                       "# TYPE zinc_tokens_per_second gauge\nzinc_tokens_per_second {}\n",
-                       lastTokensPerSecond_);
-    out += fmt::format("# HELP zinc_queue_waiting Requests waiting for the engine.\n"
-                       "# TYPE zinc_queue_waiting gauge\nzinc_queue_waiting {}\n",
-                       waiting);
-    out += fmt::format("# HELP zinc_queue_capacity Requests that may wait (--queue).\n"
-                       "# TYPE zinc_queue_capacity gauge\nzinc_queue_capacity {}\n",
-                       queueCapacity);
+    auto single = [&](const char* name, const char* type, const char* help, double value) {
+        out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+    };
+    single("zinc_prompt_tokens_total", "counter", "Prompt tokens of finished generations.", static_cast<double>(promptTokens_));
+    single("zinc_generated_tokens_total", "counter", "Tokens generated.", static_cast<double>(completionTokens_));
+    single("zinc_tokens_per_second", "gauge", "Decode rate of the last reply of two tokens or more.", lastTokensPerSecond_);
+    single("zinc_queue_waiting", "gauge", "Requests waiting for the engine.", static_cast<double>(waiting));
+    single("zinc_queue_capacity", "gauge", "Requests that may wait (--queue).", static_cast<double>(queueCapacity));
     firstToken_.render(out, "zinc_time_to_first_token_seconds", "Seconds from a request's arrival to its first text.");
     perToken_.render(out, "zinc_time_per_output_token_seconds", "Seconds per generated token after the first.");
     return out;
