@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 
 namespace zinc::serve {
 namespace {
@@ -155,36 +156,43 @@ bool JsonMatcher::start(Frame& f, uint8_t c) {
     return true;  // c goes to the new frame
 }
 
+// What every object shares: '{', then '}' or ',' between members. nullopt: c may start a key
+// or be the ':' after one, which the caller knows.
+std::optional<bool> JsonMatcher::objectPunctuation(Frame& f, uint8_t c, bool mayClose, bool mayContinue) {
+    if (f.phase == kOpen) {
+        if (c != '{') return false;
+        f.phase = kFirst;
+        return true;
+    }
+    if (f.phase != kFirst && f.phase != kAfterValue && f.phase != kAfterComma) return std::nullopt;
+    if (c == '}' && f.phase != kAfterComma && mayClose) {
+        stack_.pop_back();
+        return true;
+    }
+    if (c == ',' && f.phase == kAfterValue && mayContinue) {
+        f.phase = kAfterComma;
+        return true;
+    }
+    if (f.phase == kAfterValue || c != '"') return false;
+    return std::nullopt;
+}
+
 bool JsonMatcher::feedObject(Frame& f, uint8_t c) {
     const SchemaNode& n = *f.node;
     const auto props = static_cast<int32_t>(n.properties.size());
+    if (auto r = objectPunctuation(f, c, !hasRequiredFrom(n, f.count), f.count < props)) return *r;
     switch (f.phase) {
-        case kOpen:
-            if (c != '{') return false;
-            f.phase = kFirst;
-            return true;
         case kFirst:
-        case kAfterValue:
-        case kAfterComma:
-            if (c == '}' && f.phase != kAfterComma && !hasRequiredFrom(n, f.count)) {
-                stack_.pop_back();
-                return true;
+        case kAfterComma:  // c is '"'
+            if (f.count >= props) return false;
+            f.alive = 0;  // the optional keys up to and including the next required one
+            for (int32_t k = f.count; k < props; ++k) {
+                f.alive |= 1ull << k;
+                if (n.properties[static_cast<size_t>(k)].required) break;
             }
-            if (c == ',' && f.phase == kAfterValue && f.count < props) {
-                f.phase = kAfterComma;
-                return true;
-            }
-            if (c == '"' && f.phase != kAfterValue && f.count < props) {
-                f.alive = 0;  // the optional keys up to and including the next required one
-                for (int32_t k = f.count; k < props; ++k) {
-                    f.alive |= 1ull << k;
-                    if (n.properties[static_cast<size_t>(k)].required) break;
-                }
-                f.pos = 1;
-                f.phase = kInKey;
-                return true;
-            }
-            return false;
+            f.pos = 1;
+            f.phase = kInKey;
+            return true;
         case kInKey: {
             uint64_t matches = 0;
             for (uint64_t a = f.alive; a; a &= a - 1) {
@@ -220,35 +228,17 @@ bool JsonMatcher::feedFreeObject(Frame& f, uint8_t c) {
     const bool any = f.node->kind == Kind::Any;
     const SchemaNode* element = any ? f.node : f.node->element;
     const bool closed = !any && f.node->maxCount == 0;
-    switch (f.phase) {
-        case kOpen:
-            if (c != '{') return false;
-            f.phase = kFirst;
-            return true;
-        case kFirst:
-        case kAfterValue:
-        case kAfterComma:
-            if (c == '}' && f.phase != kAfterComma) {
-                stack_.pop_back();
-                return true;
-            }
-            if (c == ',' && f.phase == kAfterValue) {
-                f.phase = kAfterComma;
-                return true;
-            }
-            if (c == '"' && f.phase != kAfterValue && !closed) {
-                f.phase = kColon;
-                stack_.push_back({.kind = FrameKind::String, .phase = kBody, .node = nullptr});
-                return true;
-            }
-            return false;
-        case kColon:
-            if (c != ':') return false;
-            f.phase = kAfterValue;
-            push(FrameKind::Value, element);
-            return true;
+    if (auto r = objectPunctuation(f, c, true, true)) return *r;
+    if (f.phase == kColon) {
+        if (c != ':') return false;
+        f.phase = kAfterValue;
+        push(FrameKind::Value, element);
+        return true;
     }
-    return false;
+    if (closed) return false;  // c is '"': a key, which additionalProperties false forbids
+    f.phase = kColon;
+    stack_.push_back({.kind = FrameKind::String, .phase = kBody, .node = nullptr});
+    return true;
 }
 
 bool JsonMatcher::feedArray(Frame& f, uint8_t c, bool& again) {

@@ -7,6 +7,7 @@
 // holds pointers into the grammar), which is how tokens are tried without committing.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,7 @@ private:
 
     bool feedFrame(Frame& f, uint8_t c, bool& again);
     bool start(Frame& f, uint8_t c);  // a Value frame becomes the frame of what c starts
+    std::optional<bool> objectPunctuation(Frame& f, uint8_t c, bool mayClose, bool mayContinue);
     bool feedObject(Frame& f, uint8_t c);
     bool feedFreeObject(Frame& f, uint8_t c);
     bool feedArray(Frame& f, uint8_t c, bool& again);
