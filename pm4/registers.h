@@ -13,9 +13,10 @@
 //    0x2E0B-0x2E0D, 0x2E10-0x2E13, 0x2E15, 0x2E18, 0x2E1E, 0x2E24-0x2E28, 0x2E2A, 0x2E2F,
 //    0x2E40-0x2E4F, 0x2E7D);
 //  - LLVM AMDHSAKernelDescriptor.h for the RSRC1 DEBUG_MODE / CDBG_USER bits on gfx11.
-// gfx11 and gfx12 use identical addresses; gfx12 re-uses (`using`) every gfx11 register whose
-// fields are unchanged and defines only the ones that differ.
+// gfx11 and gfx12 use identical addresses; gfx12 is written as gfx11 plus its differences: the
+// registers whose fields changed, and the ones it drops (overlayRegisters()).
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -39,6 +40,7 @@ struct Register {
     const Field* fieldData = nullptr;
     uint16_t fieldCount = 0;
 
+    constexpr Register() = default;
     constexpr Register(std::string_view n, uint32_t a) : name(n), address(a) {}
     template <size_t N>
     constexpr Register(std::string_view n, uint32_t a, const Field (&f)[N])
@@ -233,31 +235,29 @@ inline constexpr Register COMPUTE_REGISTERS[] = {
 
 }  // namespace gfx11
 
+// A later generation's register table: `base` with each register of `changes` in place of the
+// one at its address, less the registers at `dropped` addresses.
+template <size_t B, size_t C>
+constexpr DerivedTable<Register, B> overlayRegisters(const Register (&base)[B], const Register (&changes)[C],
+                                                     std::initializer_list<uint32_t> dropped = {}) {
+    DerivedTable<Register, B> t;
+    for (const Register& r : base) {
+        bool keep = true;
+        for (uint32_t address : dropped) keep = keep && address != r.address;
+        if (!keep) continue;
+        t.items[t.count] = r;
+        for (const Register& c : changes)
+            if (c.address == r.address) t.items[t.count] = c;
+        ++t.count;
+    }
+    return t;
+}
+
 namespace gfx12 {
 
-// Unchanged from gfx11 (same address, same fields in gc_12_0_0 and PAL gfx12_merged_registers.h).
-using gfx11::COMPUTE_DIM_X, gfx11::COMPUTE_DIM_Y, gfx11::COMPUTE_DIM_Z;
-using gfx11::COMPUTE_START_X, gfx11::COMPUTE_START_Y, gfx11::COMPUTE_START_Z;
-using gfx11::COMPUTE_NUM_THREAD_Z;
-using gfx11::COMPUTE_PIPELINESTAT_ENABLE, gfx11::COMPUTE_PERFCOUNT_ENABLE;
-using gfx11::COMPUTE_PGM_LO, gfx11::COMPUTE_PGM_HI;
-using gfx11::COMPUTE_DISPATCH_PKT_ADDR_LO, gfx11::COMPUTE_DISPATCH_PKT_ADDR_HI;
-using gfx11::COMPUTE_DISPATCH_SCRATCH_BASE_LO, gfx11::COMPUTE_DISPATCH_SCRATCH_BASE_HI;
-using gfx11::COMPUTE_VMID, gfx11::COMPUTE_RESOURCE_LIMITS;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE0, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE1;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE2, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE3;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE4, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE5;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE6, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE7;
-using gfx11::COMPUTE_RESTART_X, gfx11::COMPUTE_RESTART_Y, gfx11::COMPUTE_RESTART_Z;
-using gfx11::COMPUTE_DISPATCH_ID, gfx11::COMPUTE_THREADGROUP_ID, gfx11::COMPUTE_REQ_CTRL;
-using gfx11::COMPUTE_SHADER_CHKSUM;
-using gfx11::COMPUTE_USER_DATA_0, gfx11::COMPUTE_USER_DATA_1, gfx11::COMPUTE_USER_DATA_2;
-using gfx11::COMPUTE_USER_DATA_3, gfx11::COMPUTE_USER_DATA_4, gfx11::COMPUTE_USER_DATA_5;
-using gfx11::COMPUTE_USER_DATA_6, gfx11::COMPUTE_USER_DATA_7, gfx11::COMPUTE_USER_DATA_8;
-using gfx11::COMPUTE_USER_DATA_9, gfx11::COMPUTE_USER_DATA_10, gfx11::COMPUTE_USER_DATA_11;
-using gfx11::COMPUTE_USER_DATA_12, gfx11::COMPUTE_USER_DATA_13, gfx11::COMPUTE_USER_DATA_14;
-using gfx11::COMPUTE_USER_DATA_15;
-using gfx11::COMPUTE_DISPATCH_TUNNEL;
+// Every register not defined here is gfx11's: same address, same fields in gc_12_0_0 and PAL
+// gfx12_merged_registers.h.
+using namespace gfx11;
 
 inline constexpr Field COMPUTE_DISPATCH_INITIATOR_FIELDS[] = {
     bit("COMPUTE_SHADER_EN", 0),
@@ -347,28 +347,15 @@ inline constexpr Register COMPUTE_PGM_RSRC3{"COMPUTE_PGM_RSRC3", 0x2E28, COMPUTE
 inline constexpr Register COMPUTE_DISPATCH_INTERLEAVE{"COMPUTE_DISPATCH_INTERLEAVE", 0x2E2F,
                                                       COMPUTE_DISPATCH_INTERLEAVE_FIELDS};
 
-// No THREAD_TRACE_ENABLE / USER_ACCUM_*: only PAL's gfx11 shadow list names them.
-inline constexpr Register COMPUTE_REGISTERS[] = {
-    COMPUTE_DISPATCH_INITIATOR, COMPUTE_DIM_X, COMPUTE_DIM_Y, COMPUTE_DIM_Z,
-    COMPUTE_START_X, COMPUTE_START_Y, COMPUTE_START_Z,
-    COMPUTE_NUM_THREAD_X, COMPUTE_NUM_THREAD_Y, COMPUTE_NUM_THREAD_Z,
-    COMPUTE_PIPELINESTAT_ENABLE, COMPUTE_PERFCOUNT_ENABLE, COMPUTE_PGM_LO, COMPUTE_PGM_HI,
-    COMPUTE_DISPATCH_PKT_ADDR_LO, COMPUTE_DISPATCH_PKT_ADDR_HI,
-    COMPUTE_DISPATCH_SCRATCH_BASE_LO, COMPUTE_DISPATCH_SCRATCH_BASE_HI,
-    COMPUTE_PGM_RSRC1, COMPUTE_PGM_RSRC2, COMPUTE_VMID, COMPUTE_RESOURCE_LIMITS,
-    COMPUTE_STATIC_THREAD_MGMT_SE0, COMPUTE_STATIC_THREAD_MGMT_SE1, COMPUTE_TMPRING_SIZE,
-    COMPUTE_STATIC_THREAD_MGMT_SE2, COMPUTE_STATIC_THREAD_MGMT_SE3,
-    COMPUTE_RESTART_X, COMPUTE_RESTART_Y, COMPUTE_RESTART_Z,
-    COMPUTE_DISPATCH_ID, COMPUTE_THREADGROUP_ID, COMPUTE_REQ_CTRL,
-    COMPUTE_PGM_RSRC3, COMPUTE_SHADER_CHKSUM,
-    COMPUTE_STATIC_THREAD_MGMT_SE4, COMPUTE_STATIC_THREAD_MGMT_SE5,
-    COMPUTE_STATIC_THREAD_MGMT_SE6, COMPUTE_STATIC_THREAD_MGMT_SE7, COMPUTE_DISPATCH_INTERLEAVE,
-    COMPUTE_USER_DATA_0, COMPUTE_USER_DATA_1, COMPUTE_USER_DATA_2, COMPUTE_USER_DATA_3,
-    COMPUTE_USER_DATA_4, COMPUTE_USER_DATA_5, COMPUTE_USER_DATA_6, COMPUTE_USER_DATA_7,
-    COMPUTE_USER_DATA_8, COMPUTE_USER_DATA_9, COMPUTE_USER_DATA_10, COMPUTE_USER_DATA_11,
-    COMPUTE_USER_DATA_12, COMPUTE_USER_DATA_13, COMPUTE_USER_DATA_14, COMPUTE_USER_DATA_15,
-    COMPUTE_DISPATCH_TUNNEL,
+inline constexpr Register CHANGED_REGISTERS[] = {
+    COMPUTE_DISPATCH_INITIATOR, COMPUTE_NUM_THREAD_X, COMPUTE_NUM_THREAD_Y, COMPUTE_PGM_RSRC1,
+    COMPUTE_PGM_RSRC2, COMPUTE_TMPRING_SIZE, COMPUTE_PGM_RSRC3, COMPUTE_DISPATCH_INTERLEAVE,
 };
+// No THREAD_TRACE_ENABLE / USER_ACCUM_*: only PAL's gfx11 shadow list names them.
+inline constexpr auto COMPUTE_REGISTERS = overlayRegisters(
+    gfx11::COMPUTE_REGISTERS, CHANGED_REGISTERS,
+    {gfx11::COMPUTE_THREAD_TRACE_ENABLE.address, gfx11::COMPUTE_USER_ACCUM_0.address, gfx11::COMPUTE_USER_ACCUM_1.address,
+     gfx11::COMPUTE_USER_ACCUM_2.address, gfx11::COMPUTE_USER_ACCUM_3.address});
 
 }  // namespace gfx12
 
