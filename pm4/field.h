@@ -62,6 +62,13 @@ struct Field {
         return f;
     }
 
+    constexpr Field withSubfields(std::span<const Field> fields) const {  // a derived table (overlay())
+        Field f = *this;
+        f.subfields = fields.data();
+        f.subfieldCount = static_cast<uint16_t>(fields.size());
+        return f;
+    }
+
     constexpr uint32_t maxValue() const { return width >= 32 ? 0xFFFFFFFFu : (1u << width) - 1; }
     constexpr uint32_t mask() const { return maxValue() << shift; }
     constexpr bool fits(uint64_t value) const { return value <= maxValue(); }
@@ -113,6 +120,19 @@ struct DerivedTable {
     constexpr operator std::span<const T>() const { return {items.data(), count}; }
 };
 
+// Orders a derived table by dword, then bit (insertion sort: a handful of fields).
+template <size_t Max>
+constexpr void sortByBit(DerivedTable<Field, Max>& t) {
+    for (size_t i = 1; i < t.count; ++i)
+        for (size_t j = i; j > 0 && (t.items[j].dword < t.items[j - 1].dword ||
+                                     (t.items[j].dword == t.items[j - 1].dword && t.items[j].shift < t.items[j - 1].shift));
+             --j) {
+            const Field tmp = t.items[j];
+            t.items[j] = t.items[j - 1];
+            t.items[j - 1] = tmp;
+        }
+}
+
 // Fields of a later generation's packet: `base` (the earlier one's) less the fields named in
 // `dropped` and less every field that shares a bit of its dword with one of `changes`, plus
 // `changes`; ordered by dword, then bit.
@@ -127,15 +147,20 @@ constexpr DerivedTable<Field, B + C> overlay(const Field (&base)[B], const Field
         if (keep) t.items[t.count++] = f;
     }
     for (const Field& c : changes) t.items[t.count++] = c;
-    for (size_t i = 1; i < t.count; ++i)  // insertion sort: a handful of fields
-        for (size_t j = i; j > 0 && (t.items[j].dword < t.items[j - 1].dword ||
-                                     (t.items[j].dword == t.items[j - 1].dword && t.items[j].shift < t.items[j - 1].shift));
-             --j) {
-            const Field tmp = t.items[j];
-            t.items[j] = t.items[j - 1];
-            t.items[j - 1] = tmp;
-        }
+    sortByBit(t);
     return t;
 }
+// `base` less the fields named in `dropped` (bits a later generation reserves).
+template <size_t B>
+constexpr DerivedTable<Field, B> without(const Field (&base)[B], std::initializer_list<std::string_view> dropped) {
+    DerivedTable<Field, B> t;
+    for (const Field& f : base) {
+        bool keep = true;
+        for (std::string_view name : dropped) keep = keep && name != f.name;
+        if (keep) t.items[t.count++] = f;
+    }
+    return t;
+}
+
 
 }  // namespace zinc::pm4

@@ -321,20 +321,7 @@ inline constexpr auto FIELDS = overlay(gfx11::DISPATCH_INDIRECT::FIELDS, CHANGED
 
 // gfx12 has no GLM / GL1 caches: those GCR bits are reserved (PAL gfx12CmdUtil.cpp AcquireMemGcrCntl,
 // ReleaseMemGcrCntl; one source).
-inline constexpr Field ACQUIRE_MEM_GCR_FIELDS[] = {
-    bits("GLI_INV", 1, 0),
-    bits("GL1_RANGE", 3, 2),
-    bit("GLK_WB", 6),
-    bit("GLK_INV", 7),
-    bit("GLV_INV", 8),
-    bit("GL2_US", 10),
-    bits("GL2_RANGE", 12, 11),
-    bit("GL2_DISCARD", 13),
-    bit("GL2_INV", 14),
-    bit("GL2_WB", 15),
-    bits("SEQ", 17, 16),
-    bit("RANGE_IS_PA", 18),
-};
+inline constexpr auto ACQUIRE_MEM_GCR_FIELDS = without(gfx11::ACQUIRE_MEM_GCR_FIELDS, {"GLM_WB", "GLM_INV", "GL1_INV"});
 namespace ACQUIRE_MEM {
 using namespace gfx11::ACQUIRE_MEM;
 inline constexpr Field GCR_CNTL = Field("GCR_CNTL", 7, 18, 0).withSubfields(ACQUIRE_MEM_GCR_FIELDS);
@@ -344,16 +331,7 @@ inline constexpr auto FIELDS = overlay(gfx11::ACQUIRE_MEM::FIELDS, CHANGED);
 
 inline constexpr ValueName TEMPORAL_NAMES[] = {{0, "RT"}, {1, "NT"}, {2, "HT"}, {3, "LU"}};
 
-inline constexpr Field RELEASE_MEM_GCR_FIELDS[] = {
-    bit("GLV_INV", 2),
-    bit("GL2_US", 4),
-    bits("GL2_RANGE", 6, 5),
-    bit("GL2_DISCARD", 7),
-    bit("GL2_INV", 8),
-    bit("GL2_WB", 9),
-    bits("SEQ", 11, 10),
-    bit("GLK_WB", 12),
-};
+inline constexpr auto RELEASE_MEM_GCR_FIELDS = without(gfx11::RELEASE_MEM_GCR_FIELDS, {"GLM_WB", "GLM_INV", "GL1_INV"});
 namespace RELEASE_MEM {
 using namespace gfx11::RELEASE_MEM;
 inline constexpr Field GCR_CNTL = Field("GCR_CNTL", 1, 24, 12).withSubfields(RELEASE_MEM_GCR_FIELDS);

@@ -45,6 +45,8 @@ struct Register {
     template <size_t N>
     constexpr Register(std::string_view n, uint32_t a, const Field (&f)[N])
         : name(n), address(a), fieldData(f), fieldCount(static_cast<uint16_t>(N)) {}
+    constexpr Register(std::string_view n, uint32_t a, std::span<const Field> f)  // a derived table (overlay())
+        : name(n), address(a), fieldData(f.data()), fieldCount(static_cast<uint16_t>(f.size())) {}
 
     constexpr std::span<const Field> fields() const { return {fieldData, fieldCount}; }
     constexpr uint32_t shOffset() const { return address - kShRegStart; }
@@ -259,82 +261,37 @@ namespace gfx12 {
 // gfx12_merged_registers.h.
 using namespace gfx11;
 
-inline constexpr Field COMPUTE_DISPATCH_INITIATOR_FIELDS[] = {
-    bit("COMPUTE_SHADER_EN", 0),
-    bit("PARTIAL_TG_EN", 1),
-    bit("FORCE_START_AT_000", 2),
-    bit("ORDERED_APPEND_ENBL", 3),
-    bit("ORDERED_APPEND_MODE", 4),
-    bit("USE_THREAD_DIMENSIONS", 5),
-    bit("ORDER_MODE", 6),
-    bit("SCALAR_L1_INV_VOL", 10),
-    bit("VECTOR_L1_INV_VOL", 11),
+// Field lists: gfx11's with the bits that gfx12 adds, renames or widens (gc_12_0_0_sh_mask.h,
+// PAL gfx12_merged_registers.h).
+inline constexpr Field DISPATCH_INITIATOR_CHANGES[] = {
     bit("PING_PONG_EN", 12),
-    bit("TUNNEL_ENABLE", 13),
-    bit("RESTORE", 14),
-    bit("CS_W32_EN", 15),
-    bit("AMP_SHADER_EN", 16),
-    bit("DISABLE_DISP_PREMPT_EN", 17),
     bit("INTERLEAVE_2D_EN", 18),
     bit("WGS_DISPATCH", 19),  // PAL only
     bits("TTRACE_QUEUE_ID", 31, 29),
 };
+inline constexpr auto COMPUTE_DISPATCH_INITIATOR_FIELDS =
+    overlay(gfx11::COMPUTE_DISPATCH_INITIATOR_FIELDS, DISPATCH_INITIATOR_CHANGES);
 // gfx12 narrows NUM_THREAD_FULL to 13 bits and adds interleave bits (gc_12_0_0_sh_mask.h; one source).
-inline constexpr Field COMPUTE_NUM_THREAD_X_FIELDS[] = {
-    bits("NUM_THREAD_FULL", 12, 0),
-    bits("INTERLEAVE_BITS_X", 15, 13),
-    bits("NUM_THREAD_PARTIAL", 31, 16),
-};
-inline constexpr Field COMPUTE_NUM_THREAD_Y_FIELDS[] = {
-    bits("NUM_THREAD_FULL", 12, 0),
-    bits("INTERLEAVE_BITS_Y", 15, 13),
-    bits("NUM_THREAD_PARTIAL", 31, 16),
-};
-inline constexpr Field COMPUTE_PGM_RSRC1_FIELDS[] = {
-    bits("VGPRS", 5, 0),
-    bits("SGPRS", 9, 6),
-    bits("PRIORITY", 11, 10),
-    bits("FLOAT_MODE", 19, 12),
-    bit("PRIV", 20),
-    bit("WG_RR_EN", 21),
-    bit("DEBUG_MODE", 22),
-    bit("DISABLE_PERF", 23),
-    bit("BULKY", 24),
-    bit("CDBG_USER", 25),
-    bit("FP16_OVFL", 26),
-    bit("WGP_MODE", 29),
-    bit("MEM_ORDERED", 30),
-    bit("FWD_PROGRESS", 31),
-};
-inline constexpr Field COMPUTE_PGM_RSRC2_FIELDS[] = {
-    bit("SCRATCH_EN", 0),
-    bits("USER_SGPR", 5, 1),
-    bit("DYNAMIC_VGPR", 6),
-    bit("TGID_X_EN", 7),
-    bit("TGID_Y_EN", 8),
-    bit("TGID_Z_EN", 9),
-    bit("TG_SIZE_EN", 10),
-    bits("TIDIG_COMP_CNT", 12, 11),
-    bits("EXCP_EN_MSB", 14, 13),
-    bits("LDS_SIZE", 23, 15),
-    bits("EXCP_EN", 30, 24),
-    bit("WGP_TAKEOVER", 31),
-};
-inline constexpr Field COMPUTE_PGM_RSRC3_FIELDS[] = {
-    bits("SHARED_VGPR_CNT", 3, 0),  // LLVM-KD calls [3:0] reserved on gfx12 (FACTS.md §8)
-    bits("INST_PREF_SIZE", 11, 4),
-    bit("GLG_EN", 13),
-    bit("IMAGE_OP", 31),
-};
-inline constexpr Field COMPUTE_TMPRING_SIZE_FIELDS[] = {
-    bits("WAVES", 11, 0),
-    bits("WAVESIZE", 29, 12),
-};
-inline constexpr Field COMPUTE_DISPATCH_INTERLEAVE_FIELDS[] = {
+inline constexpr Field NUM_THREAD_X_CHANGES[] = {bits("NUM_THREAD_FULL", 12, 0), bits("INTERLEAVE_BITS_X", 15, 13)};
+inline constexpr Field NUM_THREAD_Y_CHANGES[] = {bits("NUM_THREAD_FULL", 12, 0), bits("INTERLEAVE_BITS_Y", 15, 13)};
+inline constexpr auto COMPUTE_NUM_THREAD_X_FIELDS = overlay(gfx11::COMPUTE_NUM_THREAD_XY_FIELDS, NUM_THREAD_X_CHANGES);
+inline constexpr auto COMPUTE_NUM_THREAD_Y_FIELDS = overlay(gfx11::COMPUTE_NUM_THREAD_XY_FIELDS, NUM_THREAD_Y_CHANGES);
+inline constexpr Field PGM_RSRC1_CHANGES[] = {bit("WG_RR_EN", 21), bit("DISABLE_PERF", 23)};  // for DX10_CLAMP, IEEE_MODE
+inline constexpr auto COMPUTE_PGM_RSRC1_FIELDS = overlay(gfx11::COMPUTE_PGM_RSRC1_FIELDS, PGM_RSRC1_CHANGES);
+inline constexpr Field PGM_RSRC2_CHANGES[] = {bit("DYNAMIC_VGPR", 6), bit("WGP_TAKEOVER", 31)};  // for TRAP_PRESENT
+inline constexpr auto COMPUTE_PGM_RSRC2_FIELDS = overlay(gfx11::COMPUTE_PGM_RSRC2_FIELDS, PGM_RSRC2_CHANGES);
+// SHARED_VGPR_CNT [3:0] stays, though LLVM-KD calls it reserved on gfx12 (FACTS.md §8).
+inline constexpr Field PGM_RSRC3_CHANGES[] = {bits("INST_PREF_SIZE", 11, 4), bit("GLG_EN", 13)};  // for TRAP_ON_*
+inline constexpr auto COMPUTE_PGM_RSRC3_FIELDS = overlay(gfx11::COMPUTE_PGM_RSRC3_FIELDS, PGM_RSRC3_CHANGES);
+inline constexpr Field TMPRING_SIZE_CHANGES[] = {bits("WAVESIZE", 29, 12)};
+inline constexpr auto COMPUTE_TMPRING_SIZE_FIELDS = overlay(gfx11::COMPUTE_TMPRING_SIZE_FIELDS, TMPRING_SIZE_CHANGES);
+inline constexpr Field DISPATCH_INTERLEAVE_CHANGES[] = {
     bits("INTERLEAVE_1D", 9, 0),
     bits("INTERLEAVE_2D_X_SIZE", 19, 16),
     bits("INTERLEAVE_2D_Y_SIZE", 27, 24),
 };
+inline constexpr auto COMPUTE_DISPATCH_INTERLEAVE_FIELDS =
+    overlay(gfx11::COMPUTE_DISPATCH_INTERLEAVE_FIELDS, DISPATCH_INTERLEAVE_CHANGES);
 
 inline constexpr Register COMPUTE_DISPATCH_INITIATOR{"COMPUTE_DISPATCH_INITIATOR", 0x2E00,
                                                      COMPUTE_DISPATCH_INITIATOR_FIELDS};
