@@ -120,4 +120,21 @@ public:
     }
 };
 
+// Sets a capture on a tier for one scope, and clears it again (also when the step throws).
+class CaptureScope {
+public:
+    CaptureScope(Tier& tier, Capture& capture) : tier_(tier) { tier_.setCapture(&capture); }
+    ~CaptureScope() {
+        try {
+            tier_.setCapture(nullptr);
+        } catch (...) {
+        }
+    }
+    CaptureScope(const CaptureScope&) = delete;
+    CaptureScope& operator=(const CaptureScope&) = delete;
+
+private:
+    Tier& tier_;
+};
+
 }  // namespace zinc::runtime

@@ -57,7 +57,7 @@ void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
     const uint64_t layerOffset = static_cast<uint64_t>(op.layer) * ctx.mem.layerKvBytes;
     const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
-    const StorePc store{ctx.row0(op.in2), ctx.row0(op.in3), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.in2)};
+    const StorePc store{ctx.row0(op.k), ctx.row0(op.v), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.k)};
     ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
     attend(ctx, op, kCache, vCache);
 }
@@ -70,8 +70,8 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
     const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
     const bool norm = qNorm && kNorm;
     const FusedPc pc{ctx.row0(op.in),
-                     ctx.row0(op.in2),
-                     ctx.row0(op.in3),
+                     ctx.row0(op.k),
+                     ctx.row0(op.v),
                      norm ? ctx.weights.address(*qNorm) : 0,
                      norm ? ctx.weights.address(*kNorm) : 0,
                      ctx.mem.ropeTable,
@@ -84,7 +84,7 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
                      static_cast<uint32_t>(c.ropeDim),
                      c.ropeStyle == model::RopeStyle::Neox ? 1u : 0u,
                      ctx.width(op.in),
-                     ctx.width(op.in2),
+                     ctx.width(op.k),
                      c.normEps,
                      norm ? 1u : 0u};
     ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));

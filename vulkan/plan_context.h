@@ -8,14 +8,14 @@
 #include <cstdint>
 
 #include "graph/graph.h"
+#include "graph/lower.h"
 #include "vulkan/recorder.h"
 #include "vulkan/weight_store.h"
 
 namespace zinc::vk {
 
-// Activation formats a weight type multiplies against (quantize.comp modes).
-enum class ActMode : uint32_t { Q8_0 = 0, Q8_1 = 1, Q8_K = 2, F16 = 3, BF16 = 4, F32 = 5 };
-inline constexpr size_t kActModes = 6;
+// Activation formats (graph/lower.h): their values are quantize.comp's mode numbers.
+using graph::ActFormat;
 
 // Device addresses of everything the plans use (owned by the tier).
 struct DeviceLayout {
@@ -28,7 +28,7 @@ struct DeviceLayout {
     VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h
     VkDeviceAddress ring = 0;
     uint32_t ringCapacity = 0;
-    std::array<VkDeviceAddress, kActModes> actSlots{};  // quantized activations, one per mode
+    std::array<VkDeviceAddress, graph::kActFormats> actSlots{};  // quantized activations, one per mode
     VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
     VkDeviceAddress moeGroups = 0;  // prefill: moe_group.comp's tiles, then the pair order at int moeOrderAt
     uint32_t moeOrderAt = 0;
@@ -47,7 +47,7 @@ struct ActivationCache {
         graph::BufferId buffer = graph::kNoBuffer;
         int32_t firstRow = 0, rows = 0;
     };
-    std::array<Entry, kActModes> slots{};
+    std::array<Entry, graph::kActFormats> slots{};
     void invalidate(graph::BufferId written) {
         for (auto& e : slots)
             if (e.buffer == written) e = Entry{};

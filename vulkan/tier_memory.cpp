@@ -39,12 +39,12 @@ void TierMemory::allocate() {
     // Quantized activations: one slot per format in use, sized for the widest input.
     const int64_t maxK = std::max({int64_t{c.nEmbd}, int64_t{c.qDim()}, int64_t{c.nFf}, int64_t{c.nFfExpert}});
     const size_t slotRows = static_cast<size_t>(maxBatch_) * static_cast<size_t>(std::max(1, c.nExpertUsed));
-    std::set<ActMode> modes;
+    std::set<ActFormat> modes;
     for (const auto& op : graph_.ops)
-        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+        for (const model::WeightRef* w : op.weights())
             if (w && (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn))
-                modes.insert(MatVecOp::actMode(w->type));
-    for (ActMode m : modes) {
+                modes.insert(MatVecOp::formatFor(w->type));
+    for (ActFormat m : modes) {
         auto& slot = actSlots_[static_cast<size_t>(m)];
         slot = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(maxK) * slotRows, MemoryKind::DeviceLocal,
                             "quantized activations");

@@ -57,7 +57,7 @@ private:
     int32_t maxBatch_;
     vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
-    std::array<vk::DeviceBuffer, vk::kActModes> actSlots_;
+    std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
     vk::DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_;
     vk::DeviceLayout layout_;
 };

@@ -54,7 +54,7 @@ public:
         for (size_t i = 0; i < graph_.ops.size(); ++i) {
             const graph::Op& op = graph_.ops[i];
             // After the last layer only the tokens whose logits are wanted go on.
-            if (!pastLayers && op.layer < 0 && op.kind != OpKind::Embed) {
+            if (!pastLayers && graph::runsOnWantedRowsOnly(op)) {
                 pastLayers = true;
                 if (which == runtime::LogitsWanted::Last) {
                     ctx.firstRow = n - 1;
@@ -96,21 +96,6 @@ private:
         }
     }
 
-    static void runOp(const OpContext& ctx, const graph::Op& op) {
-        switch (op.kind) {
-            case OpKind::Embed: return runEmbed(ctx, op);
-            case OpKind::RmsNorm: return runRmsNorm(ctx, op);
-            case OpKind::MatMul: return runMatMul(ctx, op);
-            case OpKind::HeadNorm: return runHeadNorm(ctx, op);
-            case OpKind::Rope: return runRope(ctx, op);
-            case OpKind::Attention: return runAttention(ctx, op);
-            case OpKind::SwiGlu: return runSwiGlu(ctx, op);
-            case OpKind::Add: return runAdd(ctx, op);
-            case OpKind::MoeRoute: return runMoeRoute(ctx, op);
-            case OpKind::MoeFfn: return runMoeFfn(ctx, op);
-        }
-    }
-
     const graph::Graph& graph_;
     const model::ModelConfig& config_;
     runtime::StepLimits limits_;
@@ -125,6 +110,30 @@ private:
 };
 
 }  // namespace
+
+void runOp(const OpContext& ctx, const graph::Op& op) {
+    switch (op.kind) {
+        case OpKind::Embed: return runEmbed(ctx, op);
+        case OpKind::RmsNorm: return runRmsNorm(ctx, op);
+        case OpKind::MatMul: return runMatMul(ctx, op);
+        case OpKind::HeadNorm: return runHeadNorm(ctx, op);
+        case OpKind::Rope: return runRope(ctx, op);
+        case OpKind::Attention: return runAttention(ctx, op);
+        case OpKind::SwiGlu: return runSwiGlu(ctx, op);
+        case OpKind::Add: return runAdd(ctx, op);
+        case OpKind::MoeRoute: return runMoeRoute(ctx, op);
+        case OpKind::MoeFfn: return runMoeFfn(ctx, op);
+        case OpKind::Quantize:
+        case OpKind::MatMulAdd:
+        case OpKind::MoeFfnAdd:
+        case OpKind::GateUpSwiGlu:
+        case OpKind::SwiGluQuantize:
+        case OpKind::NormQuantize:
+        case OpKind::QkRopeAttention: break;
+    }
+    throw runtime::TierError(fmt::format("cpu tier: op {} has kind {}, which only a lowered graph holds (graph/lower.h)", op.label,
+                                         graph::opKindName(op.kind)));
+}
 
 std::unique_ptr<runtime::Tier> makeCpuTier(const graph::Graph& graph, const runtime::TierOptions& options) {
     return std::make_unique<CpuTier>(graph, options);
