@@ -21,6 +21,12 @@ enum class OpKind : uint8_t {
     Add,        // out = in + in2 (the residual stream)
     MoeRoute,   // routerLogits = weight · in; top-k experts and their weights -> out (ids), out2
     MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t])
+    // Gated DeltaNet (qwen35 hybrids; graph/hybrid_blocks.cpp says what each reads and writes)
+    SsmConv,      // out[t] = silu(causal conv1d of in over the window in2 (persistent), kernel weight)
+    DeltaNet,     // delta-rule step per token on the persistent state out2; out = per-head output
+    GatedNorm,    // out = rmsnorm per head of in (head dim = weight length) * weight * silu(in2)
+    SplitGate,    // per head, in holds query then gate: out = query half, out2 = gate half
+    SigmoidGate,  // out = in * sigmoid(in2) (in2 of width 1: one gate per token)
 };
 const char* opKindName(OpKind kind);
 
@@ -32,6 +38,9 @@ struct Buffer {
     std::string name;
     ElemType elem = ElemType::F32;
     int64_t width = 0;  // elements per token
+    // Recurrent state (conv window, DeltaNet matrices): one copy of `width` elements, not one
+    // per token, kept across evaluate calls and cleared when a sequence starts at position 0.
+    bool persistent = false;
 };
 
 struct Op {
@@ -69,12 +78,25 @@ struct Graph {
 
 Graph buildDecodeGraph(const model::ModelConfig& config, const model::ModelWeights& weights);
 
+// Builder helpers shared by the per-architecture blocks: the buffer called `name` (added with
+// this width the first time), and a new op appended to the graph.
+BufferId findOrAddBuffer(Graph& graph, const std::string& name, int64_t width, ElemType elem = ElemType::F32,
+                         bool persistent = false);
+Op& appendOp(Graph& graph, OpKind kind, int32_t layer, std::string label);
+// The gated DeltaNet block and the gated full-attention block of qwen35 hybrids
+// (graph/hybrid_blocks.cpp); x is the residual stream, xn the normed-input scratch.
+void buildDeltaNetBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
+void buildGatedAttentionBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
+void buildSharedExpert(Graph& graph, int32_t layer, BufferId xn, BufferId moeOut);
+
 // Static memory plan: one arena holding every buffer for up to `maxTokens` tokens; buffer b of
-// token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer.
+// token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer; persistent
+// (recurrent state) buffers have one copy, at offsets[b], from stateBegin to stateEnd.
 struct MemoryPlan {
     std::vector<size_t> offsets;
     size_t arenaBytes = 0;
     int32_t maxTokens = 0;
+    size_t stateBegin = 0, stateEnd = 0;  // the persistent buffers, contiguous (empty range: none)
 };
 MemoryPlan planMemory(const Graph& graph, int32_t maxTokens);
 

@@ -222,6 +222,8 @@ void runCpuOp(const cpu::OpContext& ctx, const graph::Op& op) {
         case OpKind::Add: return cpu::runAdd(ctx, op);
         case OpKind::MoeRoute: return cpu::runMoeRoute(ctx, op);
         case OpKind::MoeFfn: return cpu::runMoeFfn(ctx, op);
+        case OpKind::SsmConv: case OpKind::DeltaNet: case OpKind::GatedNorm: case OpKind::SplitGate:
+        case OpKind::SigmoidGate: return cpu::runHybridOp(ctx, op);
     }
 }
 

@@ -1,6 +1,10 @@
 #include "vulkan/graph_recorder.h"
 
+#include <fmt/format.h>
+
 #include <optional>
+
+#include "runtime/tier.h"
 
 namespace zinc::vk {
 namespace {
@@ -160,6 +164,10 @@ void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
                 return moe_.recordExperts(ctx, fused, true);
             }
             return moe_.recordExperts(ctx, op, false);
+        case OpKind::SsmConv: case OpKind::DeltaNet: case OpKind::GatedNorm: case OpKind::SplitGate:
+        case OpKind::SigmoidGate:
+            throw runtime::TierError(fmt::format("vulkan tier: op {} ({}) of the qwen35 hybrid models has no "
+                                                 "vulkan kernel yet; use --tier=cpu", op.label, graph::opKindName(op.kind)));
     }
 }
 

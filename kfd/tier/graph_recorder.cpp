@@ -84,6 +84,10 @@ private:
             case OpKind::Add: return elementwise(op, "add");
             case OpKind::MoeRoute: return moeRoute(op);
             case OpKind::MoeFfn: return moeFfn(op);
+            case OpKind::SsmConv: case OpKind::DeltaNet: case OpKind::GatedNorm: case OpKind::SplitGate:
+            case OpKind::SigmoidGate:
+                throw TierError(fmt::format("kfd tier: op {} ({}) of the qwen35 hybrid models has no kernel yet; use "
+                                            "--tier=cpu", op.label, graph::opKindName(op.kind)));
         }
         throw TierError(fmt::format("kfd tier: op {} has a kind the recorder does not know", op.label));
     }

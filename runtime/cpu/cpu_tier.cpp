@@ -47,6 +47,7 @@ public:
         const auto n = static_cast<int32_t>(tokens.size());
         StepTrace trace(events_, capture_, startPos, n);
         checkRequest(tokens, startPos, which, logits.size());
+        syncRecurrentState(startPos, n);
         fillRopeTables(startPos, n);
         OpContext ctx{graph_, plan_, arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
@@ -100,6 +101,19 @@ private:
             throw runtime::TierError(fmt::format("cpu tier: logits buffer holds {} floats, {} needed", logitsSize, want));
     }
 
+    // The recurrent state (persistent buffers) holds the sequence up to statePosition_: a new
+    // sequence (position 0) clears it; going on from elsewhere would mix sequences, so it throws.
+    void syncRecurrentState(int32_t startPos, int32_t n) {
+        if (plan_.stateEnd == plan_.stateBegin) return;
+        if (startPos == 0)
+            std::memset(arena_.data() + plan_.stateBegin, 0, plan_.stateEnd - plan_.stateBegin);
+        else if (startPos != statePosition_)
+            throw runtime::TierError(fmt::format(
+                "cpu tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
+                "(rewinding a hybrid model needs a state snapshot)", statePosition_ - 1, startPos));
+        statePosition_ = startPos + n;
+    }
+
     // ggml's rope: theta = pos * base^(-2i/d), computed by repeated float multiplication.
     void fillRopeTables(int32_t startPos, int32_t n) {
         const int32_t half = config_.ropeDim / 2;
@@ -126,6 +140,8 @@ private:
             case OpKind::Add: return runAdd(ctx, op);
             case OpKind::MoeRoute: return runMoeRoute(ctx, op);
             case OpKind::MoeFfn: return runMoeFfn(ctx, op);
+            case OpKind::SsmConv: case OpKind::DeltaNet: case OpKind::GatedNorm: case OpKind::SplitGate:
+            case OpKind::SigmoidGate: return runHybridOp(ctx, op);
         }
     }
 
@@ -140,6 +156,7 @@ private:
     runtime::Precision precision_;
     AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_;
+    int32_t statePosition_ = 0;  // tokens folded into the recurrent state
     runtime::EventLog* events_ = nullptr;  // tracing off unless set
     runtime::Capture* capture_ = nullptr;
 };

@@ -1,0 +1,101 @@
+// The cpu tier on the Qwen3.5 / Qwen3.6 hybrid layout (qwen35moe-tiny: 3 gated DeltaNet layers,
+// 1 gated full-attention layer, shared expert) against llama.cpp's CPU backend, and the
+// recurrent state's rules: batched prefill equals one token per step, a new sequence starts
+// from a cleared state, and resuming elsewhere is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph/graph.h"
+#include "model/model.h"
+#include "runtime/cpu/cpu_tier.h"
+#include "runtime/session.h"
+#include "tests/golden_check.h"
+#include "tests/test_paths.h"
+
+namespace zinc {
+namespace {
+
+struct Hybrid {
+    std::unique_ptr<model::Model> model = model::Model::load(test::sharedPath("models/qwen35moe-tiny.gguf"));
+    graph::Graph graph = graph::buildDecodeGraph(model->config(), model->weights());
+    std::unique_ptr<runtime::Tier> tier;
+    std::unique_ptr<runtime::Session> session;
+
+    explicit Hybrid(int32_t maxBatch = 512) {
+        runtime::TierOptions options;
+        options.threads = 2;
+        options.contextLength = 128;
+        options.maxBatch = maxBatch;
+        tier = cpu::makeCpuTier(graph, options);
+        session = std::make_unique<runtime::Session>(model->config(), *tier);
+    }
+};
+
+std::vector<float> copy(std::span<const float> logits) { return {logits.begin(), logits.end()}; }
+
+float maxDiff(std::span<const float> a, std::span<const float> b) {
+    float m = 0;
+    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+    return m;
+}
+
+// Reference README: the random MoE models allow single spikes up to ~0.45 at routing near-ties.
+const test::GoldenCase kGolden{"qwen35moe-tiny.golden", {0.1f, 0.01f, 2}, false};
+
+TEST(CpuHybrid, ConfigReadsTheDeltaNetKeys) {
+    Hybrid h;
+    const auto& c = h.model->config();
+    EXPECT_EQ(c.arch, model::Arch::Qwen35Moe);
+    EXPECT_EQ(c.nLayer, 4);
+    EXPECT_TRUE(c.hybrid.recurrent(0) && c.hybrid.recurrent(2) && !c.hybrid.recurrent(3));
+    EXPECT_EQ(c.hybrid.convChannels(), 512);
+    EXPECT_EQ(c.hybrid.sharedFf, 512);
+    EXPECT_EQ(c.ropeDim, 32);
+    EXPECT_EQ(c.headDim, 128);
+}
+
+TEST(CpuHybrid, TeacherForcedLogitsMatchReference) {
+    const auto golden = test::readGoldenCase(kGolden);
+    Hybrid h;
+    test::expectMeetsGolden(*h.model, *h.session, kGolden, golden);
+}
+
+// Prefill in batches of 5 (so the state crosses batch boundaries) against one token per step.
+TEST(CpuHybrid, BatchedPrefillEqualsStepByStep) {
+    Hybrid batched(5), stepped;
+    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310, 261, 283, 119, 368, 834, 267};
+    const auto a = copy(batched.session->feed(prompt));
+    std::span<const float> b;
+    for (int32_t t : prompt) b = stepped.session->step(t);
+    EXPECT_LT(maxDiff(a, b), 1e-4f);
+    // and the state carries on identically into decode
+    EXPECT_LT(maxDiff(batched.session->step(7), stepped.session->step(7)), 1e-4f);
+}
+
+TEST(CpuHybrid, NewSequenceStartsFromAClearedState) {
+    Hybrid h;
+    const std::vector<int32_t> prompt = {71, 335, 291, 265};
+    const auto first = copy(h.session->feed(prompt));
+    h.session->feed(std::vector<int32_t>{5, 6, 7});
+    h.session->reset();
+    EXPECT_EQ(maxDiff(first, h.session->feed(prompt)), 0.0f);
+}
+
+TEST(CpuHybrid, ResumingInsideTheHistoryIsRefused) {
+    Hybrid h;
+    std::vector<float> logits(static_cast<size_t>(h.model->config().nVocab));
+    const std::vector<int32_t> prompt = {71, 335, 291, 265};
+    h.tier->evaluate(prompt, 0, runtime::LogitsWanted::Last, logits);
+    const int32_t token = 9;
+    try {
+        h.tier->evaluate(std::span<const int32_t>(&token, 1), 2, runtime::LogitsWanted::Last, logits);
+        FAIL() << "resumed at position 2 with a state at position 4";
+    } catch (const runtime::TierError& e) {
+        EXPECT_STREQ(e.what(), "cpu tier: the recurrent (DeltaNet) state holds positions 0..3; it cannot resume at "
+                               "position 2 (rewinding a hybrid model needs a state snapshot)");
+    }
+}
+
+}  // namespace
+}  // namespace zinc
