@@ -40,6 +40,9 @@ int32_t Session::feedReusingPrefix(std::span<const int32_t> prompt, const FeedPr
     size_t common = 0;
     while (common < history_.size() && common < prompt.size() && history_[common] == prompt[common]) ++common;
     if (common == prompt.size() && common > 0) --common;  // re-run the last token for its logits
+    // A recurrent (DeltaNet) state cannot be rewound: reuse it only when it ends where the prompt
+    // goes on; otherwise recompute from the start (no state snapshots yet).
+    if (config_.hybrid.enabled() && common != history_.size()) common = 0;
     history_.resize(common);
     feed(prompt.subspan(common), progress);
     return static_cast<int32_t>(common);

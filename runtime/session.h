@@ -41,7 +41,8 @@ public:
     std::span<const float> feed(std::span<const int32_t> tokens, const FeedProgress& progress = {});
     // Chat turns: keeps the cached prefix shared with `prompt` and feeds only the rest (the
     // last prompt token is always run so that fresh logits exist). Returns how many tokens
-    // were reused from the cache.
+    // were reused from the cache. Hybrid (DeltaNet) models reuse only the whole history: their
+    // recurrent state cannot be rewound, so a prompt that diverges earlier is recomputed.
     int32_t feedReusingPrefix(std::span<const int32_t> prompt, const FeedProgress& progress = {});
     // Runs one token in decode mode (one graph step).
     std::span<const float> step(int32_t token);

@@ -97,5 +97,22 @@ TEST(CpuHybrid, ResumingInsideTheHistoryIsRefused) {
     }
 }
 
+// Chat turns: a prompt that extends the history reuses all of it; one that diverges inside it is
+// recomputed from position 0 (reuse 0). Either way the logits equal a fresh session's.
+TEST(CpuHybrid, PrefixReuseKeepsOnlyAStateThatEndsWhereThePromptGoesOn) {
+    Hybrid chat, fresh;
+    const std::vector<int32_t> turn1 = {71, 335, 291, 265};
+    const std::vector<int32_t> turn2 = {71, 335, 291, 265, 292, 310, 261};
+    const std::vector<int32_t> other = {71, 335, 17, 18, 19};
+    EXPECT_EQ(chat.session->feedReusingPrefix(turn1), 0);
+    EXPECT_EQ(chat.session->feedReusingPrefix(turn2), 4);
+    EXPECT_LT(maxDiff(chat.session->logits(), fresh.session->feed(turn2)), 1e-4f);
+    EXPECT_EQ(chat.session->feedReusingPrefix(other), 0);
+    fresh.session->reset();
+    EXPECT_LT(maxDiff(chat.session->logits(), fresh.session->feed(other)), 1e-4f);
+    EXPECT_EQ(chat.session->feedReusingPrefix(other), 0);  // the same prompt again: its last token re-runs
+    EXPECT_LT(maxDiff(chat.session->logits(), fresh.session->logits()), 1e-4f);
+}
+
 }  // namespace
 }  // namespace zinc
