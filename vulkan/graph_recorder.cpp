@@ -74,7 +74,8 @@ GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& gra
       matVec_(pipelines, integerDotProduct),
       moe_(pipelines, matVec_, elementwise_),
       argmax_(pipelines),
-      sample_(pipelines) {}
+      sample_(pipelines),
+      hybrid_(pipelines) {}
 
 int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens,
                               bool allRows, const OpHook& afterOps) {
@@ -166,8 +167,7 @@ void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
             return moe_.recordExperts(ctx, op, false);
         case OpKind::SsmConv: case OpKind::DeltaNet: case OpKind::GatedNorm: case OpKind::SplitGate:
         case OpKind::SigmoidGate:
-            throw runtime::TierError(fmt::format("vulkan tier: op {} ({}) of the qwen35 hybrid models has no "
-                                                 "vulkan kernel yet; use --tier=cpu", op.label, graph::opKindName(op.kind)));
+            return hybrid_.record(ctx, op);
     }
 }
 

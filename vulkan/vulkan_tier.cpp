@@ -120,7 +120,7 @@ public:
         if (all) ensureLogitsRows(n);
         const bool instrumented = n == 1 && instrument_ && instrument_->active();
         const Plan& plan = planFor({n, all, PlanOutput::Logits, instrumented});
-        const VkCommandBuffer cmds[] = {loadState_, plan.cmd};
+        const VkCommandBuffer cmds[] = {loadStateFor(startPos, n), plan.cmd};
         const uint64_t value = queue_.submit(cmds);
         const auto submitted = Clock::now();
         const double hostBefore = secondsSince(start);
@@ -205,7 +205,7 @@ private:
         while (static_cast<int32_t>(out.size()) < n) {
             while (submitted < n && submitted - static_cast<int32_t>(out.size()) < kQueueAhead) {
                 if (submitted == 0) {
-                    const VkCommandBuffer cmds[] = {loadState_, plan.cmd};
+                    const VkCommandBuffer cmds[] = {loadStateFor(startPos, n), plan.cmd};
                     values.push_back(queue_.submit(cmds));
                 } else {
                     values.push_back(queue_.submit(std::span<const VkCommandBuffer>(&plan.cmd, 1)));
@@ -351,15 +351,34 @@ private:
 
     // The command buffer that copies the host's token state to the device copy the kernels
     // read; submitted before a plan whenever the host sets the state.
+    // A second variant also zeroes the recurrent state (the plan's persistent buffers, hybrid
+    // models) for a sequence that starts at position 0.
     void recordLoadState() {
-        loadState_ = queue_.allocate();
-        beginReusable(loadState_);
-        Recorder rec(loadState_, pipelines_.layout());
-        rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
-        rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
-        rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        end(loadState_);
+        for (const bool clear : {false, true}) {
+            VkCommandBuffer& cmd = clear ? loadStateClearing_ : loadState_;
+            cmd = queue_.allocate();
+            beginReusable(cmd);
+            Recorder rec(cmd, pipelines_.layout());
+            rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
+            rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
+            if (clear && memoryPlan_.stateEnd > memoryPlan_.stateBegin)
+                vkCmdFillBuffer(cmd, arena_.handle(), memoryPlan_.stateBegin, memoryPlan_.stateEnd - memoryPlan_.stateBegin, 0);
+            rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            end(cmd);
+        }
+    }
+
+    // The token-state upload for a step at startPos over n tokens. The recurrent state holds
+    // the sequence up to statePosition_: position 0 clears it, any other start but its end throws.
+    VkCommandBuffer loadStateFor(int32_t startPos, int32_t n) {
+        if (memoryPlan_.stateEnd == memoryPlan_.stateBegin) return loadState_;
+        if (startPos != 0 && startPos != statePosition_)
+            throw runtime::TierError(fmt::format(
+                "vulkan tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
+                "(rewinding a hybrid model needs a state snapshot)", statePosition_ - 1, startPos));
+        statePosition_ = startPos + n;
+        return startPos == 0 ? loadStateClearing_ : loadState_;
     }
 
     void createQueryPool() {
@@ -491,7 +510,8 @@ private:
     std::array<DeviceBuffer, kActModes> actSlots_;
     DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_;
     DeviceLayout layout_;
-    VkCommandBuffer loadState_ = VK_NULL_HANDLE;
+    VkCommandBuffer loadState_ = VK_NULL_HANDLE, loadStateClearing_ = VK_NULL_HANDLE;
+    int32_t statePosition_ = 0;  // tokens folded into the recurrent state (hybrid models)
     VkQueryPool queryPool_ = VK_NULL_HANDLE;
     std::map<PlanKey, Plan> plans_;
     runtime::TierStats stats_;

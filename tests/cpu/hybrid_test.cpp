@@ -40,9 +40,6 @@ float maxDiff(std::span<const float> a, std::span<const float> b) {
     return m;
 }
 
-// Reference README: the random MoE models allow single spikes up to ~0.45 at routing near-ties.
-const test::GoldenCase kGolden{"qwen35moe-tiny.golden", {0.1f, 0.01f, 2}, false};
-
 TEST(CpuHybrid, ConfigReadsTheDeltaNetKeys) {
     Hybrid h;
     const auto& c = h.model->config();
@@ -56,9 +53,9 @@ TEST(CpuHybrid, ConfigReadsTheDeltaNetKeys) {
 }
 
 TEST(CpuHybrid, TeacherForcedLogitsMatchReference) {
-    const auto golden = test::readGoldenCase(kGolden);
+    const auto golden = test::readGoldenCase(test::hybridGoldenCase());
     Hybrid h;
-    test::expectMeetsGolden(*h.model, *h.session, kGolden, golden);
+    test::expectMeetsGolden(*h.model, *h.session, test::hybridGoldenCase(), golden);
 }
 
 // Prefill in batches of 5 (so the state crosses batch boundaries) against one token per step.
