@@ -67,7 +67,9 @@ void runServe(ServeOptions& o, const GlobalOptions& global) {
     const int port = server.bind();
     fmt::print(stderr, "model: {}\ntier: {}\nqueue: {} waiting requests at most\n", engine->model->config().summary(),
                engine->tier->describe(), o.server.queue);
-    fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}\n", o.server.modelName, o.server.host, port);
+    const bool loopbackOnly = o.server.host == "127.0.0.1" || o.server.host == "localhost" || o.server.host == "::1";
+    fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}{}\n", o.server.modelName, o.server.host, port,
+               loopbackOnly ? " (this machine only; --host 0.0.0.0 to take connections from others)" : "");
     std::fflush(stdout);
     bool listened = false;
     {

@@ -42,6 +42,15 @@ base=$(grep -o "http://[0-9.:]*" "$work/serve.out")
 [ -n "$base" ] || { echo "FAIL - the server did not start"; cat "$work/serve.err"; exit 1; }
 pass "zinc-rt serve --port 0 listens on $base"
 
+# A second server on the port in use: one line, exit 1; the first one still answers.
+port=${base##*:}
+"$ZINC_RT" --threads 1 --ctx 256 serve "$model" --port "$port" --model-name other >"$work/second.out" 2>"$work/second.err"
+expect "a second serve on port $port exits 1" "$?" 1
+if grep -q "Address already in use" "$work/second.err" && [ "$(wc -l <"$work/second.err" | tr -d ' ')" -le 3 ] &&
+   ! grep -q "listening" "$work/second.out"; then
+  pass "it says the address is in use"; else fail "second serve: $(cat "$work/second.out" "$work/second.err")"; fi
+expect "the first server still answers as 'tiny'" "$(curl -s --max-time 10 "$base/v1/models" | field data.0.id)" tiny
+
 # (a) the official openai package
 if node "$SERVE_WORK/node/openai_client.mjs" "$base" tiny; then pass "openai package"; else fail "openai package"; fi
 

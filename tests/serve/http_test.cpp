@@ -115,6 +115,25 @@ protected:
     static inline int port_ = 0;
 };
 
+TEST_F(ServeHttp, ASecondServerOnAPortInUseIsRefused) {
+    ServerOptions options;
+    options.port = port_;
+    options.queue = 1;
+    options.modelName = "second";
+    options.logRequests = false;
+    ApiServer second(*loaded_->model, *loaded_->tier, options);
+    try {
+        second.bind();
+        FAIL() << "a second server bound port " << port_ << ", which the first one holds";
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "cannot listen on 127.0.0.1:" + std::to_string(port_) + ": Address already in use");
+    }
+    httplib::Client client("127.0.0.1", port_);
+    const auto models = client.Get("/v1/models");
+    ASSERT_TRUE(models);
+    EXPECT_EQ(json::parse(models->body)["data"][0]["id"], "cycle");
+}
+
 TEST_F(ServeHttp, HealthAndModels) {
     httplib::Client client("127.0.0.1", port_);
     auto health = client.Get("/health");

@@ -280,6 +280,13 @@ ApiServer::ApiServer(const model::Model& model, runtime::Tier& tier, ServerOptio
     if (options.queue == 0) throw std::invalid_argument("ApiServer: --queue must be at least 1");
     impl_ = std::make_unique<Impl>(model, tier, std::move(options));
     impl_->routes();
+    // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
+    // port in use binds too and the kernel splits the connections between the two processes.
+    // SO_REUSEADDR alone lets a restart rebind past TIME_WAIT and refuses a port that is taken.
+    impl_->http.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
 }
 
 ApiServer::~ApiServer() { stop(); }
