@@ -369,6 +369,42 @@ private:
         }
     }
 
+    bool saveStateSnapshot() override {
+        if (memoryPlan_.stateEnd == memoryPlan_.stateBegin) return false;
+        copyState(true);
+        snapshotPosition_ = statePosition_;
+        return true;
+    }
+    void restoreStateSnapshot() override {
+        if (snapshotPosition_ < 0) return runtime::Tier::restoreStateSnapshot();
+        copyState(false);
+        statePosition_ = snapshotPosition_;
+    }
+
+    // The recurrent state range of the arena to the snapshot buffer (save) or back, on the
+    // device; the command buffers are recorded on first use and reused.
+    void copyState(bool save) {
+        const uint64_t bytes = memoryPlan_.stateEnd - memoryPlan_.stateBegin;
+        if (!snapshot_.address()) snapshot_ = DeviceBuffer(device_, bytes, MemoryKind::DeviceLocal, "state snapshot");
+        VkCommandBuffer& cmd = save ? saveState_ : restoreState_;
+        if (cmd == VK_NULL_HANDLE) {
+            cmd = queue_.allocate();
+            beginReusable(cmd);
+            Recorder rec(cmd, pipelines_.layout());
+            rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+            if (save)
+                rec.copy(arena_.handle(), memoryPlan_.stateBegin, snapshot_.handle(), 0, bytes);
+            else
+                rec.copy(snapshot_.handle(), 0, arena_.handle(), memoryPlan_.stateBegin, bytes);
+            rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            end(cmd);
+        }
+        const uint64_t value = queue_.submit(std::span<const VkCommandBuffer>(&cmd, 1));
+        queue_.wait(value, timeout_, save ? "vulkan tier: state snapshot" : "vulkan tier: state restore");
+    }
+
     // The token-state upload for a step at startPos over n tokens. The recurrent state holds
     // the sequence up to statePosition_: position 0 clears it, any other start but its end throws.
     VkCommandBuffer loadStateFor(int32_t startPos, int32_t n) {
@@ -512,6 +548,9 @@ private:
     DeviceLayout layout_;
     VkCommandBuffer loadState_ = VK_NULL_HANDLE, loadStateClearing_ = VK_NULL_HANDLE;
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state (hybrid models)
+    DeviceBuffer snapshot_;      // saveStateSnapshot's copy, taken at snapshotPosition_ (-1: none)
+    int32_t snapshotPosition_ = -1;
+    VkCommandBuffer saveState_ = VK_NULL_HANDLE, restoreState_ = VK_NULL_HANDLE;
     VkQueryPool queryPool_ = VK_NULL_HANDLE;
     std::map<PlanKey, Plan> plans_;
     runtime::TierStats stats_;

@@ -73,6 +73,18 @@ public:
         trace.finish();
     }
 
+    bool saveStateSnapshot() override {
+        if (plan_.stateEnd == plan_.stateBegin) return false;
+        snapshot_.assign(arena_.data() + plan_.stateBegin, arena_.data() + plan_.stateEnd);
+        snapshotPosition_ = statePosition_;
+        return true;
+    }
+    void restoreStateSnapshot() override {
+        if (snapshot_.empty()) return runtime::Tier::restoreStateSnapshot();
+        std::memcpy(arena_.data() + plan_.stateBegin, snapshot_.data(), snapshot_.size());
+        statePosition_ = snapshotPosition_;
+    }
+
     void setEventLog(runtime::EventLog* log) override {
         events_ = log;
         if (log) {
@@ -157,6 +169,8 @@ private:
     AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_;
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state
+    std::vector<uint8_t> snapshot_;  // saveStateSnapshot's copy of the state, taken at snapshotPosition_
+    int32_t snapshotPosition_ = 0;
     runtime::EventLog* events_ = nullptr;  // tracing off unless set
     runtime::Capture* capture_ = nullptr;
 };

@@ -34,11 +34,7 @@ struct Hybrid {
 
 std::vector<float> copy(std::span<const float> logits) { return {logits.begin(), logits.end()}; }
 
-float maxDiff(std::span<const float> a, std::span<const float> b) {
-    float m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-    return m;
-}
+using test::maxAbsDiff;
 
 TEST(CpuHybrid, ConfigReadsTheDeltaNetKeys) {
     Hybrid h;
@@ -65,9 +61,9 @@ TEST(CpuHybrid, BatchedPrefillEqualsStepByStep) {
     const auto a = copy(batched.session->feed(prompt));
     std::span<const float> b;
     for (int32_t t : prompt) b = stepped.session->step(t);
-    EXPECT_LT(maxDiff(a, b), 1e-4f);
+    EXPECT_LT(maxAbsDiff(a, b), 1e-4f);
     // and the state carries on identically into decode
-    EXPECT_LT(maxDiff(batched.session->step(7), stepped.session->step(7)), 1e-4f);
+    EXPECT_LT(maxAbsDiff(batched.session->step(7), stepped.session->step(7)), 1e-4f);
 }
 
 TEST(CpuHybrid, NewSequenceStartsFromAClearedState) {
@@ -76,7 +72,7 @@ TEST(CpuHybrid, NewSequenceStartsFromAClearedState) {
     const auto first = copy(h.session->feed(prompt));
     h.session->feed(std::vector<int32_t>{5, 6, 7});
     h.session->reset();
-    EXPECT_EQ(maxDiff(first, h.session->feed(prompt)), 0.0f);
+    EXPECT_EQ(maxAbsDiff(first, h.session->feed(prompt)), 0.0f);
 }
 
 TEST(CpuHybrid, ResumingInsideTheHistoryIsRefused) {
@@ -94,21 +90,39 @@ TEST(CpuHybrid, ResumingInsideTheHistoryIsRefused) {
     }
 }
 
-// Chat turns: a prompt that extends the history reuses all of it; one that diverges inside it is
-// recomputed from position 0 (reuse 0). Either way the logits equal a fresh session's.
-TEST(CpuHybrid, PrefixReuseKeepsOnlyAStateThatEndsWhereThePromptGoesOn) {
+// Prefix reuse: a prompt that extends the history reuses all of it; one that diverges before
+// the snapshot (taken before the last prompt's last token) is recomputed; the same prompt again
+// resumes from the snapshot. The logits always equal a fresh session's.
+TEST(CpuHybrid, PrefixReuseGoesOnFromTheHistoryOrTheSnapshot) {
     Hybrid chat, fresh;
     const std::vector<int32_t> turn1 = {71, 335, 291, 265};
     const std::vector<int32_t> turn2 = {71, 335, 291, 265, 292, 310, 261};
     const std::vector<int32_t> other = {71, 335, 17, 18, 19};
     EXPECT_EQ(chat.session->feedReusingPrefix(turn1), 0);
     EXPECT_EQ(chat.session->feedReusingPrefix(turn2), 4);
-    EXPECT_LT(maxDiff(chat.session->logits(), fresh.session->feed(turn2)), 1e-4f);
+    EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->feed(turn2)), 1e-4f);
     EXPECT_EQ(chat.session->feedReusingPrefix(other), 0);
     fresh.session->reset();
-    EXPECT_LT(maxDiff(chat.session->logits(), fresh.session->feed(other)), 1e-4f);
-    EXPECT_EQ(chat.session->feedReusingPrefix(other), 0);  // the same prompt again: its last token re-runs
-    EXPECT_LT(maxDiff(chat.session->logits(), fresh.session->logits()), 1e-4f);
+    EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->feed(other)), 1e-4f);
+    EXPECT_EQ(chat.session->feedReusingPrefix(other), 4);  // the same prompt again: its last token re-runs
+    EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->logits()), 1e-4f);
+}
+
+// Three chat turns: each answer is generated, then the next prompt carries a re-templated
+// answer (other tokens than those generated) and a new question. Each turn resumes from the
+// snapshot at the previous prompt's end and gives the logits of recomputing from scratch.
+TEST(CpuHybrid, ThreeChatTurnsResumeFromSnapshots) {
+    Hybrid chat;
+    std::vector<int32_t> prompt = {71, 335, 291, 265, 292};
+    int32_t shared = 0;  // all but the last token of the previous prompt
+    for (int turn = 0; turn < 3; ++turn) {
+        EXPECT_EQ(chat.session->feedReusingPrefix(prompt), shared) << "turn " << turn;
+        shared = static_cast<int32_t>(prompt.size()) - 1;
+        Hybrid fresh;
+        EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->feed(prompt)), 1e-4f) << "turn " << turn;
+        for (int32_t t : {5, 6, 7}) chat.session->step(t);  // the answer as generated
+        for (int32_t t : {9, 10, 11, 12 + turn}) prompt.push_back(t);  // as templated, then the next question
+    }
 }
 
 }  // namespace

@@ -15,11 +15,7 @@ constexpr const char* kModel = "qwen35moe-tiny.gguf";
 
 std::vector<float> copy(std::span<const float> logits) { return {logits.begin(), logits.end()}; }
 
-float maxDiff(std::span<const float> a, std::span<const float> b) {
-    float m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-    return m;
-}
+using test::maxAbsDiff;
 
 TEST(VulkanHybrid, TeacherForcedLogitsMatchReference) {
     ZINC_REQUIRE_VULKAN();
@@ -37,8 +33,8 @@ TEST(VulkanHybrid, BatchedPrefillEqualsStepByStep) {
     const auto a = copy(batched.session->feed(prompt));
     std::span<const float> b;
     for (int32_t t : prompt) b = stepped.session->step(t);
-    EXPECT_LT(maxDiff(a, b), 1e-3f);
-    EXPECT_LT(maxDiff(batched.session->step(7), stepped.session->step(7)), 1e-3f);
+    EXPECT_LT(maxAbsDiff(a, b), 1e-3f);
+    EXPECT_LT(maxAbsDiff(batched.session->step(7), stepped.session->step(7)), 1e-3f);
 }
 
 // Greedy ids chosen on the GPU (no logits read back) against the cpu tier's, after a reset
@@ -57,6 +53,23 @@ TEST(VulkanHybrid, GreedyOnTheGpuEqualsCpu) {
     const auto onCpu = cpu.tier->generateGreedy(prompt.back(), static_cast<int32_t>(prompt.size()) - 1, n,
                                                 cpu.model->config().nVocab);
     EXPECT_EQ(onGpu, onCpu);
+}
+
+// Chat turns on the device: each turn restores the snapshot taken on the device before the
+// previous prompt's last token, and gives the logits of recomputing from scratch.
+TEST(VulkanHybrid, ChatTurnsResumeFromDeviceSnapshots) {
+    ZINC_REQUIRE_VULKAN();
+    auto chat = test::load(kModel, true, 128), fresh = test::load(kModel, true, 128);
+    std::vector<int32_t> prompt = {71, 335, 291, 265, 292};
+    int32_t shared = 0;
+    for (int turn = 0; turn < 3; ++turn) {
+        EXPECT_EQ(chat.session->feedReusingPrefix(prompt), shared) << "turn " << turn;
+        shared = static_cast<int32_t>(prompt.size()) - 1;
+        fresh.session->reset();
+        EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->feed(prompt)), 1e-3f) << "turn " << turn;
+        for (int32_t t : {5, 6, 7}) chat.session->step(t);
+        for (int32_t t : {9, 10, 11, 12 + turn}) prompt.push_back(t);
+    }
 }
 
 }  // namespace
