@@ -19,6 +19,13 @@ const char* opKindName(OpKind kind) {
         case OpKind::GatedNorm: return "gated_norm";
         case OpKind::SplitGate: return "split_gate";
         case OpKind::SigmoidGate: return "sigmoid_gate";
+        case OpKind::Quantize: return "quantize";
+        case OpKind::MatMulAdd: return "matmul_add";
+        case OpKind::MoeFfnAdd: return "moe_ffn_add";
+        case OpKind::GateUpSwiGlu: return "gate_up_swiglu";
+        case OpKind::SwiGluQuantize: return "swiglu_quantize";
+        case OpKind::NormQuantize: return "norm_quantize";
+        case OpKind::QkRopeAttention: return "qk_rope_attention";
     }
     return "?";
 }
@@ -33,6 +40,22 @@ BufferId findOrAddBuffer(Graph& graph, const std::string& name, int64_t width, E
 Op& appendOp(Graph& graph, OpKind kind, int32_t layer, std::string label) {
     graph.ops.push_back(Op{kind, layer, std::move(label)});
     return graph.ops.back();
+}
+
+std::vector<BufferId> readsOf(const Op& op) {
+    std::vector<BufferId> ids;
+    for (BufferId id : {op.in, op.addend, op.up, op.k, op.v, op.state, op.alpha, op.beta})
+        if (id != kNoBuffer) ids.push_back(id);
+    if (op.gate != kNoBuffer && op.kind != OpKind::SplitGate) ids.push_back(op.gate);
+    if (op.kind == OpKind::MoeFfn || op.kind == OpKind::MoeFfnAdd) ids.insert(ids.end(), {op.expertIds, op.expertWeights});
+    return ids;
+}
+
+std::vector<BufferId> writesOf(const Op& op) {
+    if (op.kind == OpKind::MoeRoute) return {op.expertIds, op.expertWeights};
+    if (op.kind == OpKind::SplitGate) return {op.out, op.gate};
+    if (op.kind == OpKind::SsmConv || op.kind == OpKind::DeltaNet) return {op.out, op.state};
+    return {op.out};
 }
 
 size_t Graph::opsPerLayer() const {

@@ -1,6 +1,7 @@
 #pragma once
 // The decode graph: an ordered list of ops over named buffers, built once per model. Every
 // tier executes this same list; only the values declared in TokenState change per token.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,18 +17,28 @@ enum class OpKind : uint8_t {
     MatMul,     // out[t] = weight · in[t]
     HeadNorm,   // in place: rmsnorm over each head of `heads` x headDim, times weight (QK-norm)
     Rope,       // in place: rotate each head at its token's position
-    Attention,  // append k,v (in2, in3) to the layer's KV cache; out = softmax(q kᵀ/√d) v over the cache
-    SwiGlu,     // out = silu(in) * in2
-    Add,        // out = in + in2 (the residual stream)
-    MoeRoute,   // routerLogits = weight · in; top-k experts and their weights -> out (ids), out2
-    MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t])
-    // Gated DeltaNet (qwen35 hybrids; graph/hybrid_blocks.cpp says what each reads and writes)
-    SsmConv,      // out[t] = silu(causal conv1d of in over the window in2 (persistent), kernel weight)
-    DeltaNet,     // delta-rule step per token on the persistent state out2; out = per-head output
-    GatedNorm,    // out = rmsnorm per head of in (head dim = weight length) * weight * silu(in2)
-    SplitGate,    // per head, in holds query then gate: out = query half, out2 = gate half
-    SigmoidGate,  // out = in * sigmoid(in2) (in2 of width 1: one gate per token)
+    Attention,  // append k, v to the layer's KV cache; out = softmax(q kᵀ/√d) v over the cache (q = in)
+    SwiGlu,     // out = silu(in) * up (in: the gate projection)
+    Add,        // out = in + addend (the residual stream)
+    MoeRoute,   // logits = weight · in; top-k experts -> expertIds, their weights -> expertWeights
+    MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t]) over expertIds/expertWeights
+    // Gated DeltaNet (qwen35 hybrids; graph/hybrid_blocks.cpp says what each reads and writes).
+    // Never fused: lowering passes them through unchanged.
+    SsmConv,      // out[t] = silu(causal conv1d of in over the window `state` (persistent), kernel weight)
+    DeltaNet,     // delta-rule step per token (alpha, beta) on the persistent `state`; out = per-head output
+    GatedNorm,    // out = rmsnorm per head of in (head dim = weight length) * weight * silu(gate)
+    SplitGate,    // per head, in holds query then gate: out = query half, gate = gate half
+    SigmoidGate,  // out = in * sigmoid(gate) (gate of width 1: one gate per token)
+    // Only in a lowered graph (graph/lower.h): the explicit quantization step and the fused ops.
+    Quantize,         // quantized = in in the lowered op's format
+    MatMulAdd,        // out += weight · in (out: the residual)
+    MoeFfnAdd,        // out += MoeFfn(in)
+    GateUpSwiGlu,     // out = silu(weight · in) * (upWeight · in)
+    SwiGluQuantize,   // quantized = silu(in) * up, in the lowered op's format
+    NormQuantize,     // out = rmsnorm(in) * weight, and quantized = out in the lowered op's format
+    QkRopeAttention,  // QK-norm (if any) and RoPE of q (in) and k, then Attention
 };
+inline constexpr bool isLoweredOnly(OpKind kind) { return kind >= OpKind::Quantize; }
 const char* opKindName(OpKind kind);
 
 enum class ElemType : uint8_t { F32, I32 };
@@ -43,17 +54,34 @@ struct Buffer {
     bool persistent = false;
 };
 
+// An op's operands by role: `in` and `out` for every op that has them, the others only for the
+// kinds named beside them (kNoBuffer / nullptr elsewhere).
 struct Op {
     OpKind kind;
     int32_t layer = -1;  // -1 for ops outside the layer stack
     std::string label;   // model-level name: "attn_q", "ffn_down", "moe_experts", "lm_head"...
-    BufferId in = kNoBuffer, in2 = kNoBuffer, in3 = kNoBuffer;
-    BufferId out = kNoBuffer, out2 = kNoBuffer;
-    const model::WeightRef* weight = nullptr;   // matrix, norm vector, router or gate experts
-    const model::WeightRef* weight2 = nullptr;  // MoeFfn: up experts
-    const model::WeightRef* weight3 = nullptr;  // MoeFfn: down experts
-    int32_t heads = 0;                          // HeadNorm / Rope / Attention (query heads)
+    BufferId in = kNoBuffer;   // Attention: q; SwiGlu: the gate projection
+    BufferId out = kNoBuffer;  // MoeRoute has none (expertIds, expertWeights)
+    BufferId addend = kNoBuffer;                                // Add
+    BufferId up = kNoBuffer;                                    // SwiGlu
+    BufferId k = kNoBuffer, v = kNoBuffer;                      // Attention
+    BufferId expertIds = kNoBuffer, expertWeights = kNoBuffer;  // MoeRoute writes them, MoeFfn reads them
+    BufferId state = kNoBuffer;                                 // SsmConv, DeltaNet: persistent, read and written
+    BufferId alpha = kNoBuffer, beta = kNoBuffer;               // DeltaNet: per value head decay, write strength
+    BufferId gate = kNoBuffer;                                  // GatedNorm, SigmoidGate read it; SplitGate writes it
+    const model::WeightRef* weight = nullptr;      // matrix, norm vector, router or gate experts
+    const model::WeightRef* upWeight = nullptr;    // MoeFfn: up experts
+    const model::WeightRef* downWeight = nullptr;  // MoeFfn: down experts
+    const model::WeightRef* biasWeight = nullptr;  // DeltaNet: ssm_dt.bias
+    int32_t heads = 0;  // HeadNorm / Rope / Attention (query heads); DeltaNet / GatedNorm / SplitGate
+
+    std::array<const model::WeightRef*, 4> weights() const { return {weight, upWeight, downWeight, biasWeight}; }
 };
+// Ops after the layer stack (final norm, lm_head) need only the rows whose logits are wanted.
+inline bool runsOnWantedRowsOnly(const Op& op) { return op.layer < 0 && op.kind != OpKind::Embed; }
+// The buffers an op reads and writes (in-place ops list theirs in both).
+std::vector<BufferId> readsOf(const Op& op);
+std::vector<BufferId> writesOf(const Op& op);
 
 // Values that change per token. They live in a small token-state block that kernels read
 // (GPU tiers) or are passed to the op (cpu tier); nothing else in the graph changes.

@@ -29,14 +29,14 @@ void matMul(Graph& g, int32_t il, const char* label, BufferId in, BufferId out, 
 void addInto(Graph& g, int32_t il, const char* label, BufferId acc, BufferId b) {
     Op& op = appendOp(g, OpKind::Add, il, label);
     op.in = acc;
-    op.in2 = b;
+    op.addend = b;
     op.out = acc;
 }
 
 void sigmoidGate(Graph& g, int32_t il, const char* label, BufferId inOut, BufferId gate) {
     Op& op = appendOp(g, OpKind::SigmoidGate, il, label);
     op.in = inOut;
-    op.in2 = gate;
+    op.gate = gate;
     op.out = inOut;
 }
 
@@ -71,21 +71,21 @@ void buildDeltaNetBlock(Graph& g, int32_t il, BufferId x, BufferId xn) {
     matMul(g, il, "ssm_beta", xn, beta, w.beta);
     Op& cv = appendOp(g, OpKind::SsmConv, il, "ssm_conv");
     cv.in = qkv;
-    cv.in2 = convState;
+    cv.state = convState;
     cv.out = conv;
     cv.weight = &w.conv;
     Op& dn = appendOp(g, OpKind::DeltaNet, il, "delta_net");
     dn.in = conv;
-    dn.in2 = alpha;
-    dn.in3 = beta;
+    dn.alpha = alpha;
+    dn.beta = beta;
     dn.out = o;
-    dn.out2 = deltaState;
+    dn.state = deltaState;
     dn.weight = &w.a;
-    dn.weight2 = &w.dtBias;
+    dn.biasWeight = &w.dtBias;
     dn.heads = h.valueHeads;
     Op& gn = appendOp(g, OpKind::GatedNorm, il, "ssm_norm");
     gn.in = o;
-    gn.in2 = z;
+    gn.gate = z;
     gn.out = o;
     gn.weight = &w.norm;
     gn.heads = h.valueHeads;
@@ -105,7 +105,7 @@ void buildGatedAttentionBlock(Graph& g, int32_t il, BufferId x, BufferId xn) {
     Op& split = appendOp(g, OpKind::SplitGate, il, "attn_q_split");
     split.in = qg;
     split.out = q;
-    split.out2 = gate;
+    split.gate = gate;
     split.heads = c.nHead;
     matMul(g, il, "attn_k", xn, k, l.wk);
     matMul(g, il, "attn_v", xn, v, l.wv);
@@ -123,8 +123,8 @@ void buildGatedAttentionBlock(Graph& g, int32_t il, BufferId x, BufferId xn) {
     }
     Op& at = appendOp(g, OpKind::Attention, il, "attention");
     at.in = q;
-    at.in2 = k;
-    at.in3 = v;
+    at.k = k;
+    at.v = v;
     at.out = attn;
     at.heads = c.nHead;
     sigmoidGate(g, il, "attn_output_gate", attn, gate);
@@ -143,7 +143,7 @@ void buildSharedExpert(Graph& g, int32_t il, BufferId xn, BufferId moeOut) {
     matMul(g, il, "ffn_up_shexp", xn, up, s.up);
     Op& sw = appendOp(g, OpKind::SwiGlu, il, "shexp_swiglu");
     sw.in = gate;
-    sw.in2 = up;
+    sw.up = up;
     sw.out = gate;
     matMul(g, il, "ffn_down_shexp", gate, down, s.down);
     matMul(g, il, "ffn_gate_inp_shexp", xn, inputGate, s.inputGate);

@@ -51,21 +51,21 @@ void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
                                              op.label, h.headDim, kMaxHeadDim));
     switch (op.kind) {
         case graph::OpKind::SsmConv: {
-            const ConvPc pc{ctx.row0(op.in), ctx.at(op.in2, 0), ctx.weights.address(*op.weight), ctx.row0(op.out),
+            const ConvPc pc{ctx.row0(op.in), ctx.at(op.state, 0), ctx.weights.address(*op.weight), ctx.row0(op.out),
                             static_cast<uint32_t>(h.convChannels()), static_cast<uint32_t>(h.convKernel), rows};
             ctx.rec.dispatch(conv_, pc, groupsFor(static_cast<uint64_t>(h.convChannels()), 64));
             break;
         }
         case graph::OpKind::DeltaNet: {
-            const DeltaPc pc{ctx.row0(op.in), ctx.row0(op.in2), ctx.row0(op.in3), ctx.row0(op.out), ctx.at(op.out2, 0),
-                             ctx.weights.address(*op.weight), ctx.weights.address(*op.weight2),
+            const DeltaPc pc{ctx.row0(op.in), ctx.row0(op.alpha), ctx.row0(op.beta), ctx.row0(op.out), ctx.at(op.state, 0),
+                             ctx.weights.address(*op.weight), ctx.weights.address(*op.biasWeight),
                              static_cast<uint32_t>(h.headDim), static_cast<uint32_t>(h.keyHeads),
                              static_cast<uint32_t>(h.valueHeads), rows, c.normEps};
             ctx.rec.dispatch(delta_, pc, static_cast<uint32_t>(h.valueHeads));
             break;
         }
         case graph::OpKind::GatedNorm: {
-            const GatedNormPc pc{ctx.row0(op.in), ctx.row0(op.in2), ctx.weights.address(*op.weight), ctx.row0(op.out),
+            const GatedNormPc pc{ctx.row0(op.in), ctx.row0(op.gate), ctx.weights.address(*op.weight), ctx.row0(op.out),
                                  static_cast<uint32_t>(op.weight->cols), static_cast<uint32_t>(op.heads), c.normEps};
             ctx.rec.dispatch(norm_, pc, rows * static_cast<uint32_t>(op.heads));
             break;
@@ -73,15 +73,15 @@ void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
         case graph::OpKind::SplitGate: {
             const uint32_t d = ctx.width(op.in) / (2u * static_cast<uint32_t>(op.heads));
             const uint64_t n = static_cast<uint64_t>(ctx.width(op.out)) * rows;
-            const GatePc pc{ctx.row0(op.in), 0, ctx.row0(op.out), ctx.row0(op.out2), static_cast<uint32_t>(n), d, 0, 0};
+            const GatePc pc{ctx.row0(op.in), 0, ctx.row0(op.out), ctx.row0(op.gate), static_cast<uint32_t>(n), d, 0, 0};
             ctx.rec.dispatch(gate_, pc, groupsFor(n, 256));
-            ctx.acts.invalidate(op.out2);
+            ctx.acts.invalidate(op.gate);
             break;
         }
         case graph::OpKind::SigmoidGate: {
             const uint64_t n = static_cast<uint64_t>(ctx.width(op.in)) * rows;
-            const GatePc pc{ctx.row0(op.in), ctx.row0(op.in2), ctx.row0(op.out), 0, static_cast<uint32_t>(n),
-                            ctx.width(op.in), ctx.width(op.in2), 1};
+            const GatePc pc{ctx.row0(op.in), ctx.row0(op.gate), ctx.row0(op.out), 0, static_cast<uint32_t>(n),
+                            ctx.width(op.in), ctx.width(op.gate), 1};
             ctx.rec.dispatch(gate_, pc, groupsFor(n, 256));
             break;
         }

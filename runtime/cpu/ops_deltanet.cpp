@@ -34,7 +34,7 @@ void runSsmConv(const OpContext& ctx, const graph::Op& op) {
     const auto& h = ctx.graph.config->hybrid;
     const int32_t channels = h.convChannels(), taps = h.convKernel;
     const float* w = reinterpret_cast<const float*>(op.weight->data);  // [channel][tap], oldest tap first
-    float* window = ctx.f32(op.in2, 0);                                 // [tap][channel], taps - 1 rows
+    float* window = ctx.f32(op.state, 0);                               // [tap][channel], taps - 1 rows
     ctx.pool.parallelFor(channels, 64, [&](int64_t begin, int64_t end, int) {
         for (int64_t ch = begin; ch < end; ++ch) {
             const float* wc = w + ch * taps;
@@ -57,8 +57,8 @@ void runDeltaNet(const OpContext& ctx, const graph::Op& op) {
     const auto& h = c.hybrid;
     const int32_t d = h.headDim;
     const float* a = reinterpret_cast<const float*>(op.weight->data);
-    const float* dtBias = reinterpret_cast<const float*>(op.weight2->data);
-    float* state = ctx.f32(op.out2, 0);
+    const float* dtBias = reinterpret_cast<const float*>(op.biasWeight->data);
+    float* state = ctx.f32(op.state, 0);
     const float qScale = 1.0f / std::sqrt(static_cast<float>(d));
     ctx.pool.parallelFor(h.valueHeads, 1, [&](int64_t begin, int64_t end, int) {
         std::vector<float> q(static_cast<size_t>(d)), k(static_cast<size_t>(d));
@@ -72,8 +72,8 @@ void runDeltaNet(const OpContext& ctx, const graph::Op& op) {
                 const float* v = qkv + 2 * h.keyDim() + vh * d;
                 l2Normalize(q.data(), d, c.normEps, qScale);
                 l2Normalize(k.data(), d, c.normEps, 1.0f);
-                const float decay = std::exp(softplus(ctx.f32(op.in2, t)[vh] + dtBias[vh]) * a[vh]);
-                const float beta = sigmoid(ctx.f32(op.in3, t)[vh]);
+                const float decay = std::exp(softplus(ctx.f32(op.alpha, t)[vh] + dtBias[vh]) * a[vh]);
+                const float beta = sigmoid(ctx.f32(op.beta, t)[vh]);
                 float* o = ctx.f32(op.out, t) + vh * d;
                 for (int32_t j = 0; j < d; ++j) {  // row j of S: value dim j over the key dims
                     float* row = s + static_cast<size_t>(j) * static_cast<size_t>(d);
@@ -95,7 +95,7 @@ void runGatedNorm(const OpContext& ctx, const graph::Op& op) {
     const float eps = ctx.graph.config->normEps;
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
         const float* x = ctx.f32(op.in, t);
-        const float* z = ctx.f32(op.in2, t);
+        const float* z = ctx.f32(op.gate, t);
         float* out = ctx.f32(op.out, t);
         for (int32_t hd = 0; hd < op.heads; ++hd) {
             const int32_t base = hd * d;
@@ -113,16 +113,16 @@ void runSplitGate(const OpContext& ctx, const graph::Op& op) {
         for (int32_t hd = 0; hd < op.heads; ++hd) {
             const float* src = ctx.f32(op.in, t) + 2 * hd * d;
             std::copy_n(src, d, ctx.f32(op.out, t) + hd * d);
-            std::copy_n(src + d, d, ctx.f32(op.out2, t) + hd * d);
+            std::copy_n(src + d, d, ctx.f32(op.gate, t) + hd * d);
         }
 }
 
 void runSigmoidGate(const OpContext& ctx, const graph::Op& op) {
     const int64_t n = ctx.graph.buffer(op.in).width;
-    const bool perToken = ctx.graph.buffer(op.in2).width == 1;
+    const bool perToken = ctx.graph.buffer(op.gate).width == 1;
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
         const float* x = ctx.f32(op.in, t);
-        const float* g = ctx.f32(op.in2, t);
+        const float* g = ctx.f32(op.gate, t);
         float* out = ctx.f32(op.out, t);
         for (int64_t i = 0; i < n; ++i) out[i] = x[i] * sigmoid(g[perToken ? 0 : i]);
     }
