@@ -76,5 +76,6 @@ void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 void addTraceCommand(CLI::App& app, const GlobalOptions& global);
 void addAbCommand(CLI::App& app, const GlobalOptions& global);
 void addModelCommands(CLI::App& app, const GlobalOptions& global);  // pull, ls, rm
+void addKernelsCommand(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace zinc::tools

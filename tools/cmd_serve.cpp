@@ -108,7 +108,7 @@ void runServe(ServeOptions& o, const GlobalOptions& global) {
 
 void addServeCommand(CLI::App& app, const GlobalOptions& global) {
     auto o = std::make_shared<ServeOptions>();
-    auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server: /v1/chat/completions, /v1/completions, /v1/models");
+    auto* cmd = app.add_subcommand("serve", "HTTP server: OpenAI API (/v1/...), Ollama API (/api/...), web chat at /, /metrics");
     cmd->add_option("model", o->model, "GGUF model file or cached model name; none: every cached model, by the request's \"model\"");
     cmd->add_option("--max-models", o->maxModels, "without a model: models kept loaded at once (least recently used unloaded)")
         ->capture_default_str()
@@ -121,6 +121,11 @@ void addServeCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_option("--model-name", o->server.modelName, "the model id clients use (default: the file name without .gguf)");
     cmd->add_option("--template", o->server.templateName,
                     "override the chat template family: chatml, qwen3, llama3, llama2, gemma, phi3");
+    cmd->add_option("--api-key", o->server.apiKey,
+                    "require 'Authorization: Bearer KEY' on every route but /health and the chat page (401 without it)");
+    cmd->add_option("--cors", o->server.corsOrigins,
+                    "origins a browser page may call the API from, e.g. http://localhost:3000, or * for any (default: none)")
+        ->allow_extra_args(false);
     cmd->add_flag("--no-think", o->noThink, "Qwen3: answer without a thinking block unless a request asks for one");
     addSamplingOptions(*cmd, o->server.sampling);
     cmd->callback([o, &global] { runServe(*o, global); });
