@@ -14,6 +14,11 @@ const char* opKindName(OpKind kind) {
         case OpKind::Add: return "add";
         case OpKind::MoeRoute: return "moe_route";
         case OpKind::MoeFfn: return "moe_ffn";
+        case OpKind::SsmConv: return "ssm_conv";
+        case OpKind::DeltaNet: return "delta_net";
+        case OpKind::GatedNorm: return "gated_norm";
+        case OpKind::SplitGate: return "split_gate";
+        case OpKind::SigmoidGate: return "sigmoid_gate";
         case OpKind::Quantize: return "quantize";
         case OpKind::MatMulAdd: return "matmul_add";
         case OpKind::MoeFfnAdd: return "moe_ffn_add";
@@ -25,16 +30,31 @@ const char* opKindName(OpKind kind) {
     return "?";
 }
 
+BufferId findOrAddBuffer(Graph& graph, const std::string& name, int64_t width, ElemType elem, bool persistent) {
+    for (size_t i = 0; i < graph.buffers.size(); ++i)
+        if (graph.buffers[i].name == name) return static_cast<BufferId>(i);
+    graph.buffers.push_back({name, elem, width, persistent});
+    return static_cast<BufferId>(graph.buffers.size() - 1);
+}
+
+Op& appendOp(Graph& graph, OpKind kind, int32_t layer, std::string label) {
+    graph.ops.push_back(Op{kind, layer, std::move(label)});
+    return graph.ops.back();
+}
+
 std::vector<BufferId> readsOf(const Op& op) {
     std::vector<BufferId> ids;
-    for (BufferId id : {op.in, op.addend, op.up, op.k, op.v})
+    for (BufferId id : {op.in, op.addend, op.up, op.k, op.v, op.state, op.alpha, op.beta})
         if (id != kNoBuffer) ids.push_back(id);
+    if (op.gate != kNoBuffer && op.kind != OpKind::SplitGate) ids.push_back(op.gate);
     if (op.kind == OpKind::MoeFfn || op.kind == OpKind::MoeFfnAdd) ids.insert(ids.end(), {op.expertIds, op.expertWeights});
     return ids;
 }
 
 std::vector<BufferId> writesOf(const Op& op) {
     if (op.kind == OpKind::MoeRoute) return {op.expertIds, op.expertWeights};
+    if (op.kind == OpKind::SplitGate) return {op.out, op.gate};
+    if (op.kind == OpKind::SsmConv || op.kind == OpKind::DeltaNet) return {op.out, op.state};
     return {op.out};
 }
 
@@ -48,11 +68,19 @@ MemoryPlan planMemory(const Graph& graph, int32_t maxTokens) {
     MemoryPlan plan;
     plan.maxTokens = maxTokens;
     constexpr size_t kAlign = 256;  // keeps every buffer cache-line and GPU friendly
-    for (const auto& b : graph.buffers) {
-        plan.offsets.push_back(plan.arenaBytes);
-        const size_t bytes = static_cast<size_t>(b.width) * 4 * static_cast<size_t>(maxTokens);
-        plan.arenaBytes += (bytes + kAlign - 1) / kAlign * kAlign;
+    plan.offsets.resize(graph.buffers.size());
+    // Per-token buffers first, then the persistent state in one range (cleared as one).
+    for (const bool persistent : {false, true}) {
+        if (persistent) plan.stateBegin = plan.arenaBytes;
+        for (size_t i = 0; i < graph.buffers.size(); ++i) {
+            const auto& b = graph.buffers[i];
+            if (b.persistent != persistent) continue;
+            plan.offsets[i] = plan.arenaBytes;
+            const size_t bytes = static_cast<size_t>(b.width) * 4 * static_cast<size_t>(persistent ? 1 : maxTokens);
+            plan.arenaBytes += (bytes + kAlign - 1) / kAlign * kAlign;
+        }
     }
+    plan.stateEnd = plan.arenaBytes;
     return plan;
 }
 

@@ -22,6 +22,13 @@ enum class OpKind : uint8_t {
     Add,        // out = in + addend (the residual stream)
     MoeRoute,   // logits = weight · in; top-k experts -> expertIds, their weights -> expertWeights
     MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t]) over expertIds/expertWeights
+    // Gated DeltaNet (qwen35 hybrids; graph/hybrid_blocks.cpp says what each reads and writes).
+    // Never fused: lowering passes them through unchanged.
+    SsmConv,      // out[t] = silu(causal conv1d of in over the window `state` (persistent), kernel weight)
+    DeltaNet,     // delta-rule step per token (alpha, beta) on the persistent `state`; out = per-head output
+    GatedNorm,    // out = rmsnorm per head of in (head dim = weight length) * weight * silu(gate)
+    SplitGate,    // per head, in holds query then gate: out = query half, gate = gate half
+    SigmoidGate,  // out = in * sigmoid(gate) (gate of width 1: one gate per token)
     // Only in a lowered graph (graph/lower.h): the explicit quantization step and the fused ops.
     Quantize,         // quantized = in in the lowered op's format
     MatMulAdd,        // out += weight · in (out: the residual)
@@ -42,6 +49,9 @@ struct Buffer {
     std::string name;
     ElemType elem = ElemType::F32;
     int64_t width = 0;  // elements per token
+    // Recurrent state (conv window, DeltaNet matrices): one copy of `width` elements, not one
+    // per token, kept across evaluate calls and cleared when a sequence starts at position 0.
+    bool persistent = false;
 };
 
 // An op's operands by role: `in` and `out` for every op that has them, the others only for the
@@ -56,12 +66,16 @@ struct Op {
     BufferId up = kNoBuffer;                                    // SwiGlu
     BufferId k = kNoBuffer, v = kNoBuffer;                      // Attention
     BufferId expertIds = kNoBuffer, expertWeights = kNoBuffer;  // MoeRoute writes them, MoeFfn reads them
+    BufferId state = kNoBuffer;                                 // SsmConv, DeltaNet: persistent, read and written
+    BufferId alpha = kNoBuffer, beta = kNoBuffer;               // DeltaNet: per value head decay, write strength
+    BufferId gate = kNoBuffer;                                  // GatedNorm, SigmoidGate read it; SplitGate writes it
     const model::WeightRef* weight = nullptr;      // matrix, norm vector, router or gate experts
     const model::WeightRef* upWeight = nullptr;    // MoeFfn: up experts
     const model::WeightRef* downWeight = nullptr;  // MoeFfn: down experts
-    int32_t heads = 0;                             // HeadNorm / Rope / Attention (query heads)
+    const model::WeightRef* biasWeight = nullptr;  // DeltaNet: ssm_dt.bias
+    int32_t heads = 0;  // HeadNorm / Rope / Attention (query heads); DeltaNet / GatedNorm / SplitGate
 
-    std::array<const model::WeightRef*, 3> weights() const { return {weight, upWeight, downWeight}; }
+    std::array<const model::WeightRef*, 4> weights() const { return {weight, upWeight, downWeight, biasWeight}; }
 };
 // Ops after the layer stack (final norm, lm_head) need only the rows whose logits are wanted.
 inline bool runsOnWantedRowsOnly(const Op& op) { return op.layer < 0 && op.kind != OpKind::Embed; }
@@ -92,12 +106,25 @@ struct Graph {
 
 Graph buildDecodeGraph(const model::ModelConfig& config, const model::ModelWeights& weights);
 
+// Builder helpers shared by the per-architecture blocks: the buffer called `name` (added with
+// this width the first time), and a new op appended to the graph.
+BufferId findOrAddBuffer(Graph& graph, const std::string& name, int64_t width, ElemType elem = ElemType::F32,
+                         bool persistent = false);
+Op& appendOp(Graph& graph, OpKind kind, int32_t layer, std::string label);
+// The gated DeltaNet block and the gated full-attention block of qwen35 hybrids
+// (graph/hybrid_blocks.cpp); x is the residual stream, xn the normed-input scratch.
+void buildDeltaNetBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
+void buildGatedAttentionBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
+void buildSharedExpert(Graph& graph, int32_t layer, BufferId xn, BufferId moeOut);
+
 // Static memory plan: one arena holding every buffer for up to `maxTokens` tokens; buffer b of
-// token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer.
+// token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer; persistent
+// (recurrent state) buffers have one copy, at offsets[b], from stateBegin to stateEnd.
 struct MemoryPlan {
     std::vector<size_t> offsets;
     size_t arenaBytes = 0;
     int32_t maxTokens = 0;
+    size_t stateBegin = 0, stateEnd = 0;  // the persistent buffers, contiguous (empty range: none)
 };
 MemoryPlan planMemory(const Graph& graph, int32_t maxTokens);
 

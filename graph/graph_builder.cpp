@@ -23,7 +23,12 @@ public:
         embed.weight = &w.tokenEmbd;
         g_.ops.push_back(embed);
         for (int il = 0; il < c_.nLayer; ++il) {
-            attentionBlock(il, w.layers[static_cast<size_t>(il)]);
+            if (c_.hybrid.recurrent(il))
+                buildDeltaNetBlock(g_, il, x_, xn_);
+            else if (c_.hybrid.enabled())
+                buildGatedAttentionBlock(g_, il, x_, xn_);
+            else
+                attentionBlock(il, w.layers[static_cast<size_t>(il)]);
             if (c_.isMoe())
                 moeBlock(il, w.layers[static_cast<size_t>(il)]);
             else
@@ -37,15 +42,9 @@ public:
 
 private:
     BufferId buffer(const std::string& name, int64_t width, ElemType elem = ElemType::F32) {
-        for (size_t i = 0; i < g_.buffers.size(); ++i)
-            if (g_.buffers[i].name == name) return static_cast<BufferId>(i);
-        g_.buffers.push_back({name, elem, width});
-        return static_cast<BufferId>(g_.buffers.size() - 1);
+        return findOrAddBuffer(g_, name, width, elem);
     }
-    Op& push(OpKind kind, int il, std::string label) {
-        g_.ops.push_back(Op{kind, il, std::move(label)});
-        return g_.ops.back();
-    }
+    Op& push(OpKind kind, int il, std::string label) { return appendOp(g_, kind, il, std::move(label)); }
     void norm(int il, std::string label, BufferId in, BufferId out, const model::WeightRef& weight) {
         Op& op = push(OpKind::RmsNorm, il, std::move(label));
         op.in = in;
@@ -127,6 +126,7 @@ private:
         ffn.weight = &l.gateExps;
         ffn.upWeight = &l.upExps;
         ffn.downWeight = &l.downExps;
+        if (l.shared.up.present()) buildSharedExpert(g_, il, xn_, proj);
         add(il, "ffn_residual", x_, proj);
     }
 

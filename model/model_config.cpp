@@ -11,8 +11,10 @@ Arch parseArch(const GgufFile& file, const std::string& name) {
     if (name == "llama") return Arch::Llama;
     if (name == "qwen3") return Arch::Qwen3;
     if (name == "qwen3moe") return Arch::Qwen3Moe;
+    if (name == "qwen35") return Arch::Qwen35;
+    if (name == "qwen35moe") return Arch::Qwen35Moe;
     throw ModelError(fmt::format(
-        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen3, qwen3moe",
+        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen3, qwen3moe, qwen35, qwen35moe",
         file.path(), name));
 }
 
@@ -50,6 +52,8 @@ const char* archName(Arch arch) {
         case Arch::Llama: return "llama";
         case Arch::Qwen3: return "qwen3";
         case Arch::Qwen3Moe: return "qwen3moe";
+        case Arch::Qwen35: return "qwen35";
+        case Arch::Qwen35Moe: return "qwen35moe";
     }
     return "?";
 }
@@ -80,7 +84,7 @@ ModelConfig ModelConfig::fromGguf(const GgufFile& file) {
     c.tiedEmbeddings = file.findTensor("output.weight") == nullptr;
     c.qkNorm = c.arch != Arch::Llama;
     c.ropeStyle = c.arch == Arch::Llama ? RopeStyle::Norm : RopeStyle::Neox;
-    if (c.arch == Arch::Qwen3Moe) {
+    if (c.arch == Arch::Qwen3Moe || c.arch == Arch::Qwen35Moe) {
         c.nExpert = positive(file, a + "expert_count", file.getU64(a + "expert_count"), 4096);
         c.nExpertUsed = positive(file, a + "expert_used_count", file.getU64(a + "expert_used_count"), 4096);
         c.nFfExpert = positive(file, a + "expert_feed_forward_length",
@@ -90,6 +94,7 @@ ModelConfig ModelConfig::fromGguf(const GgufFile& file) {
     } else {
         c.nFf = positive(file, a + "feed_forward_length", file.getU64(a + "feed_forward_length"), kBig);
     }
+    if (c.arch == Arch::Qwen35 || c.arch == Arch::Qwen35Moe) readHybridConfig(file, c);
     checkConsistency(file, c);
     return c;
 }
@@ -98,6 +103,10 @@ std::string ModelConfig::summary() const {
     std::string s = fmt::format("{} ({}): {} layers, d={}, heads {}/{} x {}, ffn {}, vocab {}", name,
                                 archName, nLayer, nEmbd, nHead, nHeadKv, headDim, nFf, nVocab);
     if (isMoe()) s += fmt::format(", experts {} (top {}, ffn {})", nExpert, nExpertUsed, nFfExpert);
+    if (hybrid.enabled())
+        s += fmt::format(", gated DeltaNet {}/{} heads x {} (full attention every {})", hybrid.keyHeads,
+                         hybrid.valueHeads, hybrid.headDim, hybrid.fullAttentionInterval);
+    if (hybrid.sharedFf > 0) s += fmt::format(", shared expert ffn {}", hybrid.sharedFf);
     if (tiedEmbeddings) s += ", tied embeddings";
     return s;
 }

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <string>
 
+#include "model/hybrid_config.h"
+
 namespace zinc::model {
 
 class GgufFile;
 
-enum class Arch { Llama, Qwen3, Qwen3Moe };
+enum class Arch { Llama, Qwen3, Qwen3Moe, Qwen35, Qwen35Moe };
 // How RoPE pairs dimensions: Norm rotates (2i, 2i+1) (llama); Neox rotates (i, i + d/2) (qwen3).
 enum class RopeStyle { Norm, Neox };
 
@@ -34,6 +36,7 @@ struct ModelConfig {
     float ropeBase = 10000.0f;
     int32_t ropeDim = 0;       // rotated dims per head (== headDim here)
     RopeStyle ropeStyle = RopeStyle::Norm;
+    HybridConfig hybrid;       // qwen35 / qwen35moe: gated DeltaNet layers (model/hybrid_config.h)
 
     int32_t qDim() const { return nHead * headDim; }
     int32_t kvDim() const { return nHeadKv * headDim; }

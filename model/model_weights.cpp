@@ -5,6 +5,8 @@
 #include "model/gguf/gguf_file.h"
 #include "model/model_config.h"
 #include "model/model_error.h"
+#include "model/hybrid_weights.h"
+#include "model/weight_binding.h"
 
 namespace zinc::model {
 namespace {
@@ -14,6 +16,8 @@ std::string shapeText(const GgufTensorInfo& t) {
     for (uint32_t i = 0; i < t.nDims; ++i) s += fmt::format("{}{}", i ? ", " : "", t.ne[i]);
     return s + "}";
 }
+
+}  // namespace
 
 WeightRef bindTensor(const GgufFile& file, const std::string& name, std::initializer_list<int64_t> shape) {
     const GgufTensorInfo* t = file.findTensor(name);
@@ -46,7 +50,6 @@ WeightRef bindTensor(const GgufFile& file, const std::string& name, std::initial
     return w;
 }
 
-// Norm weights are applied element-wise in fp32.
 WeightRef bindNorm(const GgufFile& file, const std::string& name, int64_t n) {
     WeightRef w = bindTensor(file, name, {n});
     if (w.type != GgmlType::F32)
@@ -55,7 +58,10 @@ WeightRef bindNorm(const GgufFile& file, const std::string& name, int64_t n) {
     return w;
 }
 
+namespace {
+
 LayerWeights bindLayer(const GgufFile& file, const ModelConfig& c, int il) {
+    if (c.hybrid.enabled()) return bindHybridLayer(file, c, il);
     const std::string p = fmt::format("blk.{}.", il);
     LayerWeights l;
     l.attnNorm = bindNorm(file, p + "attn_norm.weight", c.nEmbd);
@@ -98,7 +104,10 @@ uint64_t ModelWeights::totalBytes() const {
     for (const auto& l : layers)
         for (const WeightRef* r : {&l.attnNorm, &l.wq, &l.wk, &l.wv, &l.wo, &l.qNorm, &l.kNorm, &l.ffnNorm,
                                    &l.ffnGate, &l.ffnUp, &l.ffnDown, &l.router, &l.gateExps, &l.upExps,
-                                   &l.downExps})
+                                   &l.downExps, &l.deltaNet.qkv, &l.deltaNet.gate, &l.deltaNet.conv,
+                                   &l.deltaNet.dtBias, &l.deltaNet.a, &l.deltaNet.alpha, &l.deltaNet.beta,
+                                   &l.deltaNet.norm, &l.deltaNet.out, &l.shared.gate, &l.shared.up, &l.shared.down,
+                                   &l.shared.inputGate})
             total += r->nbytes;
     return total;
 }

@@ -31,10 +31,21 @@ struct WeightRef {
     }
 };
 
+// Gated DeltaNet layer of a qwen35 hybrid (names as in the GGUF: attn_qkv, attn_gate, ssm_*).
+struct DeltaNetWeights {
+    WeightRef qkv, gate, conv, dtBias, a, alpha, beta, norm, out;
+};
+// Shared expert of qwen35moe, scaled per token by sigmoid(inputGate · x).
+struct SharedExpertWeights {
+    WeightRef gate, up, down, inputGate;
+};
+
 struct LayerWeights {
-    WeightRef attnNorm, wq, wk, wv, wo, qNorm, kNorm;
+    WeightRef attnNorm, wq, wk, wv, wo, qNorm, kNorm;  // qwen35: wq holds query and output gate per head
     WeightRef ffnNorm, ffnGate, ffnUp, ffnDown;           // dense FFN
     WeightRef router, gateExps, upExps, downExps;         // MoE
+    DeltaNetWeights deltaNet;                             // qwen35 recurrent layers
+    SharedExpertWeights shared;                           // qwen35moe
 };
 
 struct ModelWeights {

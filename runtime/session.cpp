@@ -40,8 +40,33 @@ int32_t Session::feedReusingPrefix(std::span<const int32_t> prompt, const FeedPr
     size_t common = 0;
     while (common < history_.size() && common < prompt.size() && history_[common] == prompt[common]) ++common;
     if (common == prompt.size() && common > 0) --common;  // re-run the last token for its logits
+    if (!config_.hybrid.enabled()) {
+        history_.resize(common);
+        feed(prompt.subspan(common), progress);
+        return static_cast<int32_t>(common);
+    }
+    return feedHybrid(prompt, common, progress);
+}
+
+// The recurrent state goes on from the end of the history, from the snapshot, or from zero.
+int32_t Session::feedHybrid(std::span<const int32_t> prompt, size_t common, const FeedProgress& progress) {
+    if (common != history_.size()) {
+        const bool fromSnapshot = snapshotAt_ >= 0 && static_cast<size_t>(snapshotAt_) <= common;
+        if (fromSnapshot) tier_.restoreStateSnapshot();
+        common = fromSnapshot ? static_cast<size_t>(snapshotAt_) : 0;
+        if (!fromSnapshot) snapshotAt_ = -1;  // its tokens are about to be overwritten
+    }
     history_.resize(common);
-    feed(prompt.subspan(common), progress);
+    const size_t total = prompt.size() - common;
+    if (total < 2) {
+        feed(prompt.subspan(common), progress);
+        return static_cast<int32_t>(common);
+    }
+    // Snapshot before the last token: the next turn's prompt starts with all but it.
+    const auto head = prompt.subspan(common, total - 1);
+    feed(head, [&](size_t done, size_t) { if (progress) progress(done, total); });
+    if (tier_.saveStateSnapshot()) snapshotAt_ = static_cast<int64_t>(history_.size());
+    feed(prompt.subspan(prompt.size() - 1), [&](size_t done, size_t) { if (progress) progress(head.size() + done, total); });
     return static_cast<int32_t>(common);
 }
 
@@ -69,6 +94,9 @@ std::vector<int32_t> Session::stepSampled(int32_t token, int32_t n, Sampler& sam
     return ids;
 }
 
-void Session::reset() { history_.clear(); }
+void Session::reset() {
+    history_.clear();
+    snapshotAt_ = -1;
+}
 
 }  // namespace zinc::runtime

@@ -41,7 +41,9 @@ public:
     std::span<const float> feed(std::span<const int32_t> tokens, const FeedProgress& progress = {});
     // Chat turns: keeps the cached prefix shared with `prompt` and feeds only the rest (the
     // last prompt token is always run so that fresh logits exist). Returns how many tokens
-    // were reused from the cache.
+    // were reused from the cache. Hybrid (DeltaNet) models cannot rewind their recurrent state:
+    // they reuse the whole history, or the snapshot taken before the last prompt's last token
+    // (a turn boundary the next turn shares), or else recompute from the start.
     int32_t feedReusingPrefix(std::span<const int32_t> prompt, const FeedProgress& progress = {});
     // Runs one token in decode mode (one graph step).
     std::span<const float> step(int32_t token);
@@ -60,9 +62,11 @@ public:
 
 private:
     void checkRoom(size_t n) const;
+    int32_t feedHybrid(std::span<const int32_t> prompt, size_t common, const FeedProgress& progress);
     const model::ModelConfig& config_;
     Tier& tier_;
     std::vector<int32_t> history_;
+    int64_t snapshotAt_ = -1;  // history length of the tier's recurrent-state snapshot (-1: none)
     std::vector<float> logits_;
     SessionStats stats_;
 };

@@ -7,10 +7,12 @@
 namespace zinc::runtime {
 
 int32_t stepTokensWithin(const graph::Graph& graph, uint64_t budgetBytes, int32_t limit) {
-    uint64_t perToken = 0;
-    for (const auto& b : graph.buffers) perToken += static_cast<uint64_t>(b.width) * 4;
+    // Persistent (recurrent-state) buffers have one copy whatever the step's tokens.
+    uint64_t perToken = 0, state = 0;
+    for (const auto& b : graph.buffers) (b.persistent ? state : perToken) += static_cast<uint64_t>(b.width) * 4;
+    const uint64_t forTokens = budgetBytes > state ? budgetBytes - state : 0;
     int32_t tokens = limit;
-    if (perToken > 0) tokens = static_cast<int32_t>(std::min<uint64_t>(static_cast<uint64_t>(limit), budgetBytes / perToken));
+    if (perToken > 0) tokens = static_cast<int32_t>(std::min<uint64_t>(static_cast<uint64_t>(limit), forTokens / perToken));
     tokens = std::max(tokens, 1);
     // Each buffer is rounded up to its alignment, so the arena can be a little over n * perToken.
     while (tokens > 1 && graph::planMemory(graph, tokens).arenaBytes > budgetBytes) --tokens;

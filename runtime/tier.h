@@ -108,6 +108,13 @@ public:
 
     virtual TierStats stats() const { return {}; }
 
+    // Hybrid models keep a recurrent state that cannot be rewound. saveStateSnapshot copies it
+    // as it stands after the last evaluate (one slot, on the device for GPU tiers) and says
+    // whether it did; restoreStateSnapshot puts it back, so the next evaluate goes on from the
+    // snapshot's position. Tiers without recurrent state keep nothing.
+    virtual bool saveStateSnapshot() { return false; }
+    virtual void restoreStateSnapshot() { throw TierError(name() + " tier: holds no state snapshot"); }
+
     // Tracing (runtime/events.h): events of the following evaluate() calls go to `log`
     // (nullptr: off, nothing is recorded). A tier that cannot trace throws TierError.
     virtual void setEventLog(EventLog* log) {

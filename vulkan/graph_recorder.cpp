@@ -26,7 +26,8 @@ GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& gra
       matVec_(pipelines, integerDotProduct),
       moe_(pipelines, matVec_, elementwise_),
       argmax_(pipelines),
-      sample_(pipelines) {}
+      sample_(pipelines),
+      hybrid_(pipelines) {}
 
 int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens,
                               bool allRows, const OpHook& afterOps) {
@@ -86,6 +87,11 @@ void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
         case OpKind::MoeRoute: return moe_.recordRoute(ctx, op);
         case OpKind::MoeFfn: return moe_.recordExperts(ctx, op, false);
         case OpKind::MoeFfnAdd: return moe_.recordExperts(ctx, op, true);
+        case OpKind::SsmConv:
+        case OpKind::DeltaNet:
+        case OpKind::GatedNorm:
+        case OpKind::SplitGate:
+        case OpKind::SigmoidGate: return hybrid_.record(ctx, op);
     }
 }
 

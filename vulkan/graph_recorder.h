@@ -45,6 +45,7 @@ private:
     MoeOp moe_;
     ArgmaxOp argmax_;
     SampleOp sample_;
+    HybridOp hybrid_;
 };
 
 }  // namespace zinc::vk

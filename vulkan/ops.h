@@ -126,6 +126,16 @@ private:
     VkPipeline topK_, combine_, group_;
 };
 
+// The qwen35 hybrid ops: SsmConv, DeltaNet, GatedNorm, SplitGate, SigmoidGate (op_deltanet.cpp).
+class HybridOp {
+public:
+    explicit HybridOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, const graph::Op& op) const;
+
+private:
+    VkPipeline conv_, delta_, norm_, gate_;
+};
+
 // Greedy sampling on the GPU (argmax.comp).
 class ArgmaxOp {
 public:

@@ -10,11 +10,15 @@ using namespace zinc::vk;
 Submitter::Submitter(const Device& device, Queue& queue, const TierMemory& memory, bool timestamps,
                      std::chrono::milliseconds timeout)
     : device_(device), queue_(queue), timeout_(timeout) {
-    loadState_ = queue_.allocate();
-    beginReusable(loadState_);
-    Recorder rec(loadState_, VK_NULL_HANDLE);
-    memory.recordStateUpload(rec);
-    end(loadState_);
+    for (const bool clear : {false, true}) {
+        if (clear && !memory.hasRecurrentState()) break;
+        VkCommandBuffer& cmd = clear ? loadStateClearing_ : loadState_;
+        cmd = queue_.allocate();
+        beginReusable(cmd);
+        Recorder rec(cmd, VK_NULL_HANDLE);
+        memory.recordStateUpload(rec, clear);
+        end(cmd);
+    }
     if (timestamps) {
         VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
         info.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -31,9 +35,9 @@ Submitter::~Submitter() {
     if (queryPool_) vkDestroyQueryPool(device_.handle(), queryPool_, nullptr);
 }
 
-uint64_t Submitter::submit(VkCommandBuffer plan, bool withState) {
+uint64_t Submitter::submit(VkCommandBuffer plan, bool withState, bool clearRecurrent) {
     if (!withState) return queue_.submit(std::span<const VkCommandBuffer>(&plan, 1));
-    const VkCommandBuffer cmds[] = {loadState_, plan};
+    const VkCommandBuffer cmds[] = {clearRecurrent && loadStateClearing_ ? loadStateClearing_ : loadState_, plan};
     return queue_.submit(cmds);
 }
 

@@ -29,8 +29,9 @@ public:
     Submitter(const Submitter&) = delete;
     Submitter& operator=(const Submitter&) = delete;
 
-    // Submits `plan`, after the token-state upload when `withState`; returns its timeline value.
-    uint64_t submit(VkCommandBuffer plan, bool withState);
+    // Submits `plan`, after the token-state upload when `withState` (which also zeroes the
+    // recurrent state when `clearRecurrent`); returns its timeline value.
+    uint64_t submit(VkCommandBuffer plan, bool withState, bool clearRecurrent = false);
     void wait(uint64_t value, const std::string& what);
 
     bool timestamps() const { return queryPool_ != VK_NULL_HANDLE; }
@@ -47,6 +48,7 @@ private:
     vk::Queue& queue_;
     std::chrono::milliseconds timeout_;
     VkCommandBuffer loadState_ = VK_NULL_HANDLE;
+    VkCommandBuffer loadStateClearing_ = VK_NULL_HANDLE;  // hybrid models: the upload and the state zeroed
     VkQueryPool queryPool_ = VK_NULL_HANDLE;
 };
 

@@ -37,7 +37,8 @@ void TierMemory::allocate() {
     logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nVocab), MemoryKind::HostVisible, "logits");
     logitsHostRows_ = 1;
     // Quantized activations: one slot per format in use, sized for the widest input.
-    const int64_t maxK = std::max({int64_t{c.nEmbd}, int64_t{c.qDim()}, int64_t{c.nFf}, int64_t{c.nFfExpert}});
+    const int64_t maxK = std::max({int64_t{c.nEmbd}, int64_t{c.qDim()}, int64_t{c.nFf}, int64_t{c.nFfExpert},
+                                   int64_t{c.hybrid.valueDim()}, int64_t{c.hybrid.sharedFf}});
     const size_t slotRows = static_cast<size_t>(maxBatch_) * static_cast<size_t>(std::max(1, c.nExpertUsed));
     std::set<ActFormat> modes;
     for (const auto& op : graph_.ops)
@@ -139,9 +140,11 @@ void TierMemory::writeSamplerState(const runtime::SamplerParams& p, uint64_t dra
     std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
 }
 
-void TierMemory::recordStateUpload(Recorder& rec) const {
+void TierMemory::recordStateUpload(Recorder& rec, bool clearRecurrent) const {
     rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
     rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
+    if (clearRecurrent && hasRecurrentState())
+        vkCmdFillBuffer(rec.cmd(), arena_.handle(), plan_.stateBegin, plan_.stateEnd - plan_.stateBegin, 0);
     rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }

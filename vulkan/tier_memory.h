@@ -35,8 +35,10 @@ public:
     // The sampling chain's parameters and the last fed ids (sample.comp's penalty window).
     void writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history);
     // Records the copies of both host states to their device copies, then a barrier before
-    // the kernels read them.
-    void recordStateUpload(vk::Recorder& rec) const;
+    // the kernels read them. `clearRecurrent`: also zero the plan's persistent (recurrent-state)
+    // range, for a hybrid model's sequence that starts at position 0.
+    void recordStateUpload(vk::Recorder& rec, bool clearRecurrent = false) const;
+    bool hasRecurrentState() const { return plan_.stateEnd > plan_.stateBegin; }
 
     // Makes the logits read-back hold `rows` rows; true when the buffer was replaced (plans
     // that copy into the old one must be recorded again).

@@ -22,6 +22,10 @@
 #include "vulkan/shaders/rms_norm.h"
 #include "vulkan/shaders/rope.h"
 #include "vulkan/shaders/sample.h"
+#include "vulkan/shaders/ssm_conv.h"
+#include "vulkan/shaders/delta_net.h"
+#include "vulkan/shaders/gated_norm.h"
+#include "vulkan/shaders/gate.h"
 
 namespace zinc::vk {
 namespace {
@@ -54,6 +58,10 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(Argmax, kArgmax)
         ZINC_SHADER(QkRope, kQkRope)
         ZINC_SHADER(Sample, kSample)
+        ZINC_SHADER(SsmConv, kSsmConv)
+        ZINC_SHADER(DeltaNet, kDeltaNet)
+        ZINC_SHADER(GatedNorm, kGatedNorm)
+        ZINC_SHADER(Gate, kGate)
 #undef ZINC_SHADER
     }
     return {nullptr, 0};
@@ -82,6 +90,10 @@ const char* shaderName(Shader shader) {
         case Shader::Argmax: return "argmax";
         case Shader::QkRope: return "qk_rope";
         case Shader::Sample: return "sample";
+        case Shader::SsmConv: return "ssm_conv";
+        case Shader::DeltaNet: return "delta_net";
+        case Shader::GatedNorm: return "gated_norm";
+        case Shader::Gate: return "gate";
     }
     return "?";
 }

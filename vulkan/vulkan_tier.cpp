@@ -108,7 +108,8 @@ public:
         if (all && memory_.ensureLogitsRows(n)) plans_.clear();  // they copy into the old buffer
         const bool instrumented = n == 1 && instrument_ && instrument_->active();
         const Plan& plan = planFor({n, all, PlanOutput::Logits, instrumented});
-        const uint64_t value = submitter_.submit(plan.cmd, true);
+        const bool clearState = syncRecurrentState(startPos, n);
+        const uint64_t value = submitter_.submit(plan.cmd, true, clearState);
         const auto submitted = Clock::now();
         const double hostBefore = secondsSince(start);
         submitter_.wait(value, fmt::format("vulkan tier: {} token(s) at position {}", n, startPos));
@@ -173,8 +174,9 @@ private:
     std::vector<int32_t> runQueued(const Plan& plan, int32_t firstToken, int32_t startPos, int32_t n) {
         const int32_t one[] = {firstToken};
         memory_.writeState(startPos, one);
+        const bool clearState = syncRecurrentState(startPos, n);
         runtime::QueuedSteps steps;
-        steps.submit = [&](int32_t i) { return submitter_.submit(plan.cmd, i == 0); };
+        steps.submit = [&](int32_t i) { return submitter_.submit(plan.cmd, i == 0, clearState); };
         steps.wait = [&](int32_t i, uint64_t value) {
             submitter_.wait(value, fmt::format("vulkan tier: generated token {} at position {}", i, startPos + i));
         };
@@ -183,6 +185,56 @@ private:
             return memory_.generatedId(i);
         };
         return runtime::runQueuedSteps(n, kQueueAhead, steps, stats_);
+    }
+
+    // The recurrent state (hybrid models' persistent buffers) holds the sequence up to
+    // statePosition_: a step at position 0 clears it (true: the upload zeroes it), any other
+    // start but its end throws.
+    bool syncRecurrentState(int32_t startPos, int32_t n) {
+        if (!memory_.hasRecurrentState()) return false;
+        if (startPos != 0 && startPos != statePosition_)
+            throw runtime::TierError(fmt::format(
+                "vulkan tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
+                "(rewinding a hybrid model needs a state snapshot)", statePosition_ - 1, startPos));
+        statePosition_ = startPos + n;
+        return startPos == 0;
+    }
+
+    bool saveStateSnapshot() override {
+        if (!memory_.hasRecurrentState()) return false;
+        copyState(true);
+        snapshotPosition_ = statePosition_;
+        return true;
+    }
+    void restoreStateSnapshot() override {
+        if (snapshotPosition_ < 0) return runtime::Tier::restoreStateSnapshot();
+        copyState(false);
+        statePosition_ = snapshotPosition_;
+    }
+
+    // The recurrent state range of the arena to the snapshot buffer (save) or back, on the
+    // device; the command buffers are recorded on first use and reused.
+    void copyState(bool save) {
+        const graph::MemoryPlan& plan = memory_.plan();
+        const uint64_t bytes = plan.stateEnd - plan.stateBegin;
+        if (!snapshot_.address()) snapshot_ = DeviceBuffer(device_, bytes, MemoryKind::DeviceLocal, "state snapshot");
+        VkCommandBuffer& cmd = save ? saveState_ : restoreState_;
+        if (cmd == VK_NULL_HANDLE) {
+            cmd = queue_.allocate();
+            beginReusable(cmd);
+            Recorder rec(cmd, pipelines_.layout());
+            rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+            if (save)
+                rec.copy(memory_.arena().handle(), plan.stateBegin, snapshot_.handle(), 0, bytes);
+            else
+                rec.copy(snapshot_.handle(), 0, memory_.arena().handle(), plan.stateBegin, bytes);
+            rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            end(cmd);
+        }
+        const uint64_t value = submitter_.submit(cmd, false);
+        submitter_.wait(value, save ? "vulkan tier: state snapshot" : "vulkan tier: state restore");
     }
 
     static std::string describeOps(const char* title, const std::map<std::string, double>& seconds, double tokens) {
@@ -267,7 +319,11 @@ private:
     TierMemory memory_;
     GraphRecorder recorder_;
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
-    Submitter submitter_;  // after the memory: destroyed first, waiting for what is in flight
+    int32_t statePosition_ = 0;  // tokens folded into the recurrent state (hybrid models)
+    DeviceBuffer snapshot_;      // saveStateSnapshot's copy, taken at snapshotPosition_ (-1: none)
+    int32_t snapshotPosition_ = -1;
+    VkCommandBuffer saveState_ = VK_NULL_HANDLE, restoreState_ = VK_NULL_HANDLE;
+    Submitter submitter_;  // after the memory and the snapshot: destroyed first, waiting for what is in flight
     runtime::PlanCache<PlanKey, Plan> plans_{kMaxPlans, [this](Plan& plan) { queue_.free(plan.cmd); }};
     runtime::TierStats stats_;
     std::map<std::string, double> opSeconds_;         // decode GPU time by op label (timestamps)

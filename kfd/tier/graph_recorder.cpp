@@ -87,6 +87,13 @@ private:
             case OpKind::Add: return elementwise(op, "add");
             case OpKind::MoeRoute: return moeRoute(l);
             case OpKind::MoeFfn: return moeFfn(l);
+            case OpKind::SsmConv:
+            case OpKind::DeltaNet:
+            case OpKind::GatedNorm:
+            case OpKind::SplitGate:
+            case OpKind::SigmoidGate:
+                throw TierError(fmt::format("kfd tier: op {} ({}) of the qwen35 hybrid models has no kernel yet; use "
+                                            "--tier=cpu", op.label, graph::opKindName(op.kind)));
             case OpKind::MatMulAdd:
             case OpKind::MoeFfnAdd:
             case OpKind::GateUpSwiGlu:

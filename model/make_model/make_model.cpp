@@ -79,12 +79,14 @@ void writeModelMetadata(GgufWriter& w, const ModelPreset& p, const QuantMix& mix
         w.addU32(a + "expert_used_count", p.nExpertsUsed);
         w.addU32(a + "expert_feed_forward_length", p.expertFfn);
     }
+    if (p.hybrid.enabled()) writeHybridMetadata(w, p);
     w.addU32(a + "vocab_size", p.vocab);
     w.addU32("general.file_type", mix.fileType);
     w.addU32("general.quantization_version", kQuantizationVersion);
 }
 
 WeightInit initFor(const PlannedTensor& t, const ModelPreset& p) {
+    if (auto init = hybridInit(t)) return *init;
     switch (t.role) {
     case TensorRole::TokenEmbedding: return {0.0f, 1.0f};  // rows of RMS ~1
     case TensorRole::Norm: return {1.0f, 0.05f};

@@ -56,6 +56,47 @@ const std::vector<ModelPreset>& modelPresets() {
         moeTiny.nExperts = 8, moeTiny.nExpertsUsed = 2, moeTiny.expertFfn = 256;
         p.push_back(moeTiny);
 
+        // Qwen3.6-35B-A3B (same shape as Qwen3.5-35B-A3B; model card and the Qwen3.5 MoE config):
+        // 40 layers = 10 x (3 gated DeltaNet + 1 gated attention), d 2048, attention 16/2 heads
+        // of 256 with 64 rotary dims (partial_rotary_factor 0.25, mrope_section [11, 11, 10],
+        // interleaved = IMRoPE), rope_theta 1e7; DeltaNet 16 key / 32 value heads of 128, conv 4;
+        // 256 experts, 8 used, ffn 512, one shared expert of 512; vocab 248320; context 262144.
+        ModelPreset q36 = qwen3;
+        q36.name = "qwen3.6-35b-a3b";
+        q36.description = "Qwen3.6-35B-A3B (qwen35moe): 40 layers (3 DeltaNet : 1 attention), d 2048, 16/2 heads of 256, "
+                          "DeltaNet 16/32 heads of 128, 256 experts (8 used) of ffn 512 + shared 512";
+        q36.arch = "qwen35moe";
+        q36.nLayers = 40, q36.dModel = 2048, q36.nHeads = 16, q36.nKvHeads = 2, q36.headDim = 256;
+        q36.ffn = 0, q36.vocab = 248320, q36.contextLength = 262144, q36.ropeBase = 1e7f;
+        q36.nExperts = 256, q36.nExpertsUsed = 8, q36.expertFfn = 512;
+        q36.tokenizerPre = "qwen35";
+        q36.hybrid = HybridShape{4, 64, {11, 11, 10, 0}, 4, 128, 16, 32, 512};
+        p.push_back(q36);
+
+        // A dense Qwen3.5 of the 9B class (qwen35): the same layer pattern and heads with a dense
+        // SwiGLU FFN. Shape: 32 layers, d 4096, attention 16/4 heads of 256 (64 rotary dims),
+        // DeltaNet 16 key / 32 value heads of 128, ffn 12288, vocab 248320.
+        ModelPreset q9 = q36;
+        q9.name = "qwen3.5-9b";
+        q9.description = "Qwen3.5-9B-class dense hybrid (qwen35): 32 layers (3 DeltaNet : 1 attention), d 4096, "
+                         "16/4 heads of 256, DeltaNet 16/32 heads of 128, ffn 12288";
+        q9.arch = "qwen35";
+        q9.nLayers = 32, q9.dModel = 4096, q9.nHeads = 16, q9.nKvHeads = 4, q9.ffn = 12288;
+        q9.nExperts = 0, q9.nExpertsUsed = 0, q9.expertFfn = 0;
+        q9.hybrid.sharedFfn = 0;
+        p.push_back(q9);
+
+        // Tiny qwen35moe with the layout of ../shared/models/qwen35moe-tiny.gguf (for tests).
+        ModelPreset q35Tiny = q36;
+        q35Tiny.name = "qwen35moe-tiny";
+        q35Tiny.description = "tiny qwen35moe: 4 layers (3 DeltaNet : 1 attention), d 256, 4/2 heads of 128, "
+                              "DeltaNet 2/4 heads of 64, 8 experts (2 used) of ffn 256 + shared 512, vocab 1024";
+        q35Tiny.nLayers = 4, q35Tiny.dModel = 256, q35Tiny.nHeads = 4, q35Tiny.nKvHeads = 2, q35Tiny.headDim = 128;
+        q35Tiny.vocab = 1024, q35Tiny.contextLength = 4096, q35Tiny.nExperts = 8, q35Tiny.nExpertsUsed = 2;
+        q35Tiny.expertFfn = 256;
+        q35Tiny.hybrid = HybridShape{4, 32, {6, 5, 5, 0}, 4, 64, 2, 4, 512};
+        p.push_back(q35Tiny);
+
         ModelPreset llama;
         llama.name = "llama-tiny";
         llama.description = "tiny llama: 4 layers, d 256, 8/4 heads of 32, ffn 768, vocab 1024";

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/make_model/hybrid_preset.h"
+
 namespace zinc::model {
 
 struct ModelPreset {
@@ -29,6 +31,7 @@ struct ModelPreset {
     uint32_t nExpertsUsed = 0;
     uint32_t expertFfn = 0;
     std::string tokenizerPre;     // tokenizer.ggml.pre for the built-in vocabulary
+    HybridShape hybrid;           // qwen35 / qwen35moe: gated DeltaNet layers (hybrid_preset.h)
 
     bool isMoe() const { return nExperts > 0; }
 };

@@ -7,13 +7,14 @@ namespace {
 constexpr uint32_t kFtypeAllF32 = 0, kFtypeF16 = 1, kFtypeQ4_0 = 2, kFtypeQ8_0 = 7, kFtypeQ4_K_M = 15,
                    kFtypeQ5_K_M = 17;
 
-enum class Category { TokenEmbd, Output, AttnV, AttnK, AttnOutput, FfnDown, Other };
+enum class Category { TokenEmbd, Output, AttnQkv, AttnV, AttnK, AttnOutput, FfnDown, Other };
 
 // tensor_get_category in llama-quant.cpp: substring matches on the name.
 Category categoryOf(const std::string& name) {
     auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
     if (name == "output.weight") return Category::Output;
     if (name == "token_embd.weight") return Category::TokenEmbd;
+    if (has("attn_qkv.weight")) return Category::AttnQkv;
     if (has("attn_v.weight")) return Category::AttnV;
     if (has("attn_k.weight")) return Category::AttnK;
     if (has("attn_output.weight")) return Category::AttnOutput;
@@ -48,8 +49,17 @@ GgmlType mixRule(const QuantMix& mix, const PlannedTensor& t, const ModelPreset&
     case Category::AttnK:
         if (eightExperts) type = GgmlType::Q8_0;
         break;
-    case Category::FfnDown:
-        if (isKMix(mix.fileType) && useMoreBits(t.layer, nLayers)) type = GgmlType::Q6_K;
+    case Category::FfnDown: {
+        // With a shared expert both ffn_down_exps and ffn_down_shexp match "ffn_down": the
+        // running counter steps twice per layer.
+        const bool two = p.hybrid.sharedFfn > 0;
+        const int i = two ? 2 * t.layer + (t.name.find("_shexp") != std::string::npos ? 1 : 0) : t.layer;
+        if (isKMix(mix.fileType) && useMoreBits(i, two ? 2 * nLayers : nLayers)) type = GgmlType::Q6_K;
+        break;
+    }
+    case Category::AttnQkv:  // the fused q|k|v of DeltaNet layers: one step up in the K mixes
+        if (mix.fileType == kFtypeQ4_K_M) type = GgmlType::Q5_K;
+        if (mix.fileType == kFtypeQ5_K_M) type = GgmlType::Q6_K;
         break;
     case Category::AttnOutput:
         if (eightExperts && mix.fileType == kFtypeQ4_K_M) type = GgmlType::Q5_K;

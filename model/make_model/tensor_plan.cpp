@@ -11,6 +11,7 @@ PlannedTensor tensor(std::string name, TensorRole role, std::initializer_list<ui
 }
 
 void planLayer(const ModelPreset& p, int layer, std::vector<PlannedTensor>& out) {
+    if (p.hybrid.enabled()) return planHybridLayer(p, layer, out);
     const std::string blk = "blk." + std::to_string(layer) + ".";
     const uint64_t d = p.dModel;
     const uint64_t qDim = uint64_t{p.nHeads} * p.headDim;

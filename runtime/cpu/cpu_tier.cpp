@@ -46,6 +46,7 @@ public:
         const auto n = static_cast<int32_t>(tokens.size());
         StepTrace trace(events_, capture_, startPos, n);
         limits_.checkStep(tokens, startPos, which, logits.size());
+        syncRecurrentState(startPos, n);
         fillRopeTables(startPos, n);
         OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
@@ -71,6 +72,19 @@ public:
         trace.finish();
     }
 
+    bool saveStateSnapshot() override {
+        const graph::MemoryPlan& plan = limits_.plan();
+        if (plan.stateEnd == plan.stateBegin) return false;
+        snapshot_.assign(arena_.data() + plan.stateBegin, arena_.data() + plan.stateEnd);
+        snapshotPosition_ = statePosition_;
+        return true;
+    }
+    void restoreStateSnapshot() override {
+        if (snapshot_.empty()) return runtime::Tier::restoreStateSnapshot();
+        std::memcpy(arena_.data() + limits_.plan().stateBegin, snapshot_.data(), snapshot_.size());
+        statePosition_ = snapshotPosition_;
+    }
+
     void setEventLog(runtime::EventLog* log) override {
         events_ = log;
         if (log) {
@@ -82,6 +96,20 @@ public:
     void setCapture(runtime::Capture* capture) override { capture_ = capture; }
 
 private:
+    // The recurrent state (persistent buffers) holds the sequence up to statePosition_: a new
+    // sequence (position 0) clears it; going on from elsewhere would mix sequences, so it throws.
+    void syncRecurrentState(int32_t startPos, int32_t n) {
+        const graph::MemoryPlan& plan = limits_.plan();
+        if (plan.stateEnd == plan.stateBegin) return;
+        if (startPos == 0)
+            std::memset(arena_.data() + plan.stateBegin, 0, plan.stateEnd - plan.stateBegin);
+        else if (startPos != statePosition_)
+            throw runtime::TierError(fmt::format(
+                "cpu tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
+                "(rewinding a hybrid model needs a state snapshot)", statePosition_ - 1, startPos));
+        statePosition_ = startPos + n;
+    }
+
     // ggml's rope: theta = pos * base^(-2i/d), computed by repeated float multiplication.
     void fillRopeTables(int32_t startPos, int32_t n) {
         const int32_t half = config_.ropeDim / 2;
@@ -105,6 +133,9 @@ private:
     runtime::Precision precision_;
     AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_;
+    int32_t statePosition_ = 0;  // tokens folded into the recurrent state
+    std::vector<uint8_t> snapshot_;  // saveStateSnapshot's copy of the state, taken at snapshotPosition_
+    int32_t snapshotPosition_ = 0;
     runtime::EventLog* events_ = nullptr;  // tracing off unless set
     runtime::Capture* capture_ = nullptr;
 };
@@ -123,6 +154,11 @@ void runOp(const OpContext& ctx, const graph::Op& op) {
         case OpKind::Add: return runAdd(ctx, op);
         case OpKind::MoeRoute: return runMoeRoute(ctx, op);
         case OpKind::MoeFfn: return runMoeFfn(ctx, op);
+        case OpKind::SsmConv:
+        case OpKind::DeltaNet:
+        case OpKind::GatedNorm:
+        case OpKind::SplitGate:
+        case OpKind::SigmoidGate: return runHybridOp(ctx, op);
         case OpKind::Quantize:
         case OpKind::MatMulAdd:
         case OpKind::MoeFfnAdd:

@@ -64,6 +64,8 @@ void runSwiGlu(const OpContext& ctx, const graph::Op& op);
 void runAdd(const OpContext& ctx, const graph::Op& op);
 void runMoeRoute(const OpContext& ctx, const graph::Op& op);
 void runMoeFfn(const OpContext& ctx, const graph::Op& op);
+// Qwen3.5 hybrids (ops_deltanet.cpp): SsmConv, DeltaNet, GatedNorm, SplitGate, SigmoidGate.
+void runHybridOp(const OpContext& ctx, const graph::Op& op);
 
 // Shared by the matmul, router and expert ops: y[t][r] = (slice `slice` of w) row r · x[t] for
 // `tokens` rows of x (xStride floats apart), in the context's precision.

@@ -11,6 +11,7 @@
 #include "model/make_model/model_preset.h"
 #include "model/make_model/quant_mix.h"
 #include "model/make_model/tensor_plan.h"
+#include "model/model.h"
 #include "model/model_error.h"
 #include "model/tokenizer/tokenizer_data.h"
 #include "tests/test_paths.h"
@@ -101,6 +102,32 @@ TEST(MakeModel, MoeAndLlamaPresets) {
     EXPECT_EQ(llama->findTensor("blk.0.attn_q_norm.weight"), nullptr);
     EXPECT_EQ(llama->tensor("blk.0.attn_k.weight").type, GgmlType::F16);
     EXPECT_EQ(llama->findBool("tokenizer.ggml.add_bos_token"), true);
+}
+
+// The qwen35moe hybrid: DeltaNet and gated-attention layers as llama.cpp's loader binds them,
+// the Q4_K_M steps (attn_qkv Q5_K; ffn_down with its shared-expert counter), F32 conv and
+// decay tensors with a negative ssm_a, and the file loads as a qwen35moe model.
+TEST(MakeModel, Qwen35MoeHybridPreset) {
+    const std::string path = makeTo("qwen35moe.gguf", options("qwen35moe-tiny", "q4_k_m"));
+    auto f = GgufFile::open(path);
+    EXPECT_EQ(f->getString("general.architecture"), "qwen35moe");
+    EXPECT_EQ(f->getU32("qwen35moe.full_attention_interval"), 4u);
+    EXPECT_EQ(f->getU32("qwen35moe.ssm.inner_size"), 256u);
+    EXPECT_EQ(f->getU32("qwen35moe.rope.dimension_count"), 32u);
+    expectShape(f->tensor("blk.0.attn_qkv.weight"), {256, 512});
+    expectShape(f->tensor("blk.3.attn_q.weight"), {256, 1024});
+    EXPECT_EQ(f->findTensor("blk.3.attn_qkv.weight"), nullptr);
+    EXPECT_EQ(f->tensor("blk.0.attn_qkv.weight").type, GgmlType::Q5_K);
+    EXPECT_EQ(f->tensor("blk.0.ssm_conv1d.weight").type, GgmlType::F32);
+    EXPECT_EQ(f->tensor("blk.0.ffn_gate_inp_shexp.weight").type, GgmlType::F32);
+    EXPECT_EQ(f->tensor("blk.0.ffn_down_exps.weight").type, GgmlType::Q6_K);   // counter 0 of 8
+    EXPECT_EQ(f->tensor("blk.1.ffn_down_exps.weight").type, GgmlType::Q4_K);   // counter 2 of 8
+    EXPECT_EQ(f->tensor("blk.3.ffn_down_shexp.weight").type, GgmlType::Q6_K);  // counter 7 of 8
+    const auto& a = f->tensor("blk.0.ssm_a");
+    for (int i = 0; i < 4; ++i) EXPECT_LT(reinterpret_cast<const float*>(a.data)[i], 0.0f) << "ssm_a[" << i << "]";
+    auto m = Model::load(path);
+    EXPECT_TRUE(m->config().hybrid.recurrent(2));
+    EXPECT_EQ(m->config().hybrid.sharedFf, 512);
 }
 
 TEST(MakeModel, SameSeedSameBytesOtherSeedDiffers) {

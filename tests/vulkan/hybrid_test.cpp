@@ -1,0 +1,76 @@
+// The vulkan tier on the qwen35moe hybrid (gated DeltaNet state on the device): the golden,
+// batched prefill against one token per step, and greedy decoding against the cpu tier.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "runtime/sampler.h"
+#include "tests/golden_check.h"
+#include "tests/vulkan/vulkan_fixture.h"
+
+namespace zinc {
+namespace {
+
+constexpr const char* kModel = "qwen35moe-tiny.gguf";
+
+std::vector<float> copy(std::span<const float> logits) { return {logits.begin(), logits.end()}; }
+
+using test::maxAbsDiff;
+
+TEST(VulkanHybrid, TeacherForcedLogitsMatchReference) {
+    ZINC_REQUIRE_VULKAN();
+    const auto golden = test::readGoldenCase(test::hybridGoldenCase());
+    auto l = test::load(kModel, true, 128);
+    test::expectMeetsGolden(*l.model, *l.session, test::hybridGoldenCase(), golden);
+}
+
+// The batch goes through the conv window and the delta rule token by token inside the
+// shaders: the logits after it equal those of one token per step, and decoding goes on alike.
+TEST(VulkanHybrid, BatchedPrefillEqualsStepByStep) {
+    ZINC_REQUIRE_VULKAN();
+    auto batched = test::load(kModel, true, 128), stepped = test::load(kModel, true, 128);
+    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310, 261, 283, 119, 368, 834, 267};
+    const auto a = copy(batched.session->feed(prompt));
+    std::span<const float> b;
+    for (int32_t t : prompt) b = stepped.session->step(t);
+    EXPECT_LT(maxAbsDiff(a, b), 1e-3f);
+    EXPECT_LT(maxAbsDiff(batched.session->step(7), stepped.session->step(7)), 1e-3f);
+}
+
+// Greedy ids chosen on the GPU (no logits read back) against the cpu tier's, after a reset
+// (a new sequence clears the device state).
+TEST(VulkanHybrid, GreedyOnTheGpuEqualsCpu) {
+    ZINC_REQUIRE_VULKAN();
+    auto gpu = test::load(kModel, true, 128), cpu = test::load(kModel, false, 128);
+    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310};
+    gpu.session->feed(std::vector<int32_t>{5, 6, 7, 8});
+    gpu.session->reset();
+    gpu.session->feed(std::span(prompt).first(prompt.size() - 1));
+    cpu.session->feed(std::span(prompt).first(prompt.size() - 1));
+    const int32_t n = 12;
+    const auto onGpu = gpu.tier->generateGreedy(prompt.back(), static_cast<int32_t>(prompt.size()) - 1, n,
+                                                gpu.model->config().nVocab);
+    const auto onCpu = cpu.tier->generateGreedy(prompt.back(), static_cast<int32_t>(prompt.size()) - 1, n,
+                                                cpu.model->config().nVocab);
+    EXPECT_EQ(onGpu, onCpu);
+}
+
+// Chat turns on the device: each turn restores the snapshot taken on the device before the
+// previous prompt's last token, and gives the logits of recomputing from scratch.
+TEST(VulkanHybrid, ChatTurnsResumeFromDeviceSnapshots) {
+    ZINC_REQUIRE_VULKAN();
+    auto chat = test::load(kModel, true, 128), fresh = test::load(kModel, true, 128);
+    std::vector<int32_t> prompt = {71, 335, 291, 265, 292};
+    int32_t shared = 0;
+    for (int turn = 0; turn < 3; ++turn) {
+        EXPECT_EQ(chat.session->feedReusingPrefix(prompt), shared) << "turn " << turn;
+        shared = static_cast<int32_t>(prompt.size()) - 1;
+        fresh.session->reset();
+        EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->feed(prompt)), 1e-3f) << "turn " << turn;
+        for (int32_t t : {5, 6, 7}) chat.session->step(t);
+        for (int32_t t : {9, 10, 11, 12 + turn}) prompt.push_back(t);
+    }
+}
+
+}  // namespace
+}  // namespace zinc

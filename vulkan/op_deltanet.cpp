@@ -1,0 +1,94 @@
+// The qwen35 hybrid ops on the GPU (graph/hybrid_blocks.cpp has the math): causal conv1d over
+// the persistent window (ssm_conv.comp), the delta-rule step on the persistent state
+// (delta_net.comp), the gated per-head norm (gated_norm.comp), and the query / output-gate split
+// and sigmoid gate (gate.comp). The recurrent state is updated in place in the arena; nothing
+// is read back per token.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "runtime/tier.h"
+#include "vulkan/ops.h"
+
+namespace zinc::vk {
+namespace {
+
+struct ConvPc {
+    VkDeviceAddress x, window, w, out;
+    uint32_t channels, taps, tokens;
+};
+struct DeltaPc {
+    VkDeviceAddress qkv, alpha, beta, out, state, a, dtBias;
+    uint32_t d, keyHeads, valueHeads, tokens;
+    float eps;
+};
+struct GatedNormPc {
+    VkDeviceAddress x, z, w, out;
+    uint32_t n, heads;
+    float eps;
+};
+struct GatePc {
+    VkDeviceAddress a, b, out, out2;
+    uint32_t n, width, gateWidth, mode;
+};
+
+constexpr uint32_t kMaxHeadDim = 128;  // delta_net.comp / gated_norm.comp: one thread per row
+
+}  // namespace
+
+HybridOp::HybridOp(PipelineFactory& pipelines)
+    : conv_(pipelines.get(Shader::SsmConv)),
+      delta_(pipelines.get(Shader::DeltaNet)),
+      norm_(pipelines.get(Shader::GatedNorm)),
+      gate_(pipelines.get(Shader::Gate)) {}
+
+void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
+    const auto& c = *ctx.graph.config;
+    const auto& h = c.hybrid;
+    const auto rows = static_cast<uint32_t>(ctx.rows);
+    if (h.enabled() && h.headDim > static_cast<int32_t>(kMaxHeadDim))
+        throw runtime::TierError(fmt::format("vulkan tier: op {}: DeltaNet head dim {} (the shaders take up to {})",
+                                             op.label, h.headDim, kMaxHeadDim));
+    switch (op.kind) {
+        case graph::OpKind::SsmConv: {
+            const ConvPc pc{ctx.row0(op.in), ctx.at(op.state, 0), ctx.weights.address(*op.weight), ctx.row0(op.out),
+                            static_cast<uint32_t>(h.convChannels()), static_cast<uint32_t>(h.convKernel), rows};
+            ctx.rec.dispatch(conv_, pc, groupsFor(static_cast<uint64_t>(h.convChannels()), 64));
+            break;
+        }
+        case graph::OpKind::DeltaNet: {
+            const DeltaPc pc{ctx.row0(op.in), ctx.row0(op.alpha), ctx.row0(op.beta), ctx.row0(op.out), ctx.at(op.state, 0),
+                             ctx.weights.address(*op.weight), ctx.weights.address(*op.biasWeight),
+                             static_cast<uint32_t>(h.headDim), static_cast<uint32_t>(h.keyHeads),
+                             static_cast<uint32_t>(h.valueHeads), rows, c.normEps};
+            ctx.rec.dispatch(delta_, pc, static_cast<uint32_t>(h.valueHeads));
+            break;
+        }
+        case graph::OpKind::GatedNorm: {
+            const GatedNormPc pc{ctx.row0(op.in), ctx.row0(op.gate), ctx.weights.address(*op.weight), ctx.row0(op.out),
+                                 static_cast<uint32_t>(op.weight->cols), static_cast<uint32_t>(op.heads), c.normEps};
+            ctx.rec.dispatch(norm_, pc, rows * static_cast<uint32_t>(op.heads));
+            break;
+        }
+        case graph::OpKind::SplitGate: {
+            const uint32_t d = ctx.width(op.in) / (2u * static_cast<uint32_t>(op.heads));
+            const uint64_t n = static_cast<uint64_t>(ctx.width(op.out)) * rows;
+            const GatePc pc{ctx.row0(op.in), 0, ctx.row0(op.out), ctx.row0(op.gate), static_cast<uint32_t>(n), d, 0, 0};
+            ctx.rec.dispatch(gate_, pc, groupsFor(n, 256));
+            ctx.acts.invalidate(op.gate);
+            break;
+        }
+        case graph::OpKind::SigmoidGate: {
+            const uint64_t n = static_cast<uint64_t>(ctx.width(op.in)) * rows;
+            const GatePc pc{ctx.row0(op.in), ctx.row0(op.gate), ctx.row0(op.out), 0, static_cast<uint32_t>(n),
+                            ctx.width(op.in), ctx.width(op.gate), 1};
+            ctx.rec.dispatch(gate_, pc, groupsFor(n, 256));
+            break;
+        }
+        default:
+            throw runtime::TierError(fmt::format("vulkan tier: op {} is not a hybrid-model op", op.label));
+    }
+    ctx.acts.invalidate(op.out);
+}
+
+}  // namespace zinc::vk
