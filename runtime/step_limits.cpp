@@ -6,16 +6,19 @@
 
 namespace zinc::runtime {
 
+uint64_t activationBytes(const graph::MemoryPlan& plan) { return plan.arenaBytes - (plan.stateEnd - plan.stateBegin); }
+
 int32_t stepTokensWithin(const graph::Graph& graph, uint64_t budgetBytes, int32_t limit) {
-    // Persistent (recurrent-state) buffers have one copy whatever the step's tokens.
-    uint64_t perToken = 0, state = 0;
-    for (const auto& b : graph.buffers) (b.persistent ? state : perToken) += static_cast<uint64_t>(b.width) * 4;
-    const uint64_t forTokens = budgetBytes > state ? budgetBytes - state : 0;
+    // Persistent (recurrent-state) buffers have one copy whatever the step's tokens: like the KV
+    // cache they are the model's memory, not the step's, and the budget leaves them out.
+    uint64_t perToken = 0;
+    for (const auto& b : graph.buffers)
+        if (!b.persistent) perToken += static_cast<uint64_t>(b.width) * 4;
     int32_t tokens = limit;
-    if (perToken > 0) tokens = static_cast<int32_t>(std::min<uint64_t>(static_cast<uint64_t>(limit), forTokens / perToken));
+    if (perToken > 0) tokens = static_cast<int32_t>(std::min<uint64_t>(static_cast<uint64_t>(limit), budgetBytes / perToken));
     tokens = std::max(tokens, 1);
     // Each buffer is rounded up to its alignment, so the arena can be a little over n * perToken.
-    while (tokens > 1 && graph::planMemory(graph, tokens).arenaBytes > budgetBytes) --tokens;
+    while (tokens > 1 && activationBytes(graph::planMemory(graph, tokens)) > budgetBytes) --tokens;
     return tokens;
 }
 
@@ -23,8 +26,9 @@ StepLimits::StepLimits(std::string tier, const graph::Graph& graph, const TierOp
     : tier_(std::move(tier)),
       nVocab_(graph.config->nVocab),
       contextLength_(options.contextLength > 0 ? options.contextLength : std::min(graph.config->nCtxTrain, 4096)),
-      maxBatch_(stepTokensWithin(graph, options.activationBudget, std::clamp(options.maxBatch, 1, std::max(1, batchCap)))),
-      budget_(options.activationBudget),
+      maxBatch_(stepTokensWithin(graph, options.activationBudget ? options.activationBudget : kHostActivationBudget,
+                                 std::clamp(options.maxBatch, 1, std::max(1, batchCap)))),
+      budget_(options.activationBudget ? options.activationBudget : kHostActivationBudget),
       plan_(graph::planMemory(graph, maxBatch_)) {
     if (contextLength_ <= 0)
         throw TierError(fmt::format("{} tier: the model declares no context length; pass --ctx", tier_));
@@ -55,8 +59,11 @@ void StepLimits::checkGeneration(int32_t firstToken, int32_t startPos, int32_t n
 }
 
 std::string StepLimits::describe() const {
-    return fmt::format("activations {:.1f} MiB for {}-token steps (budget {:.0f} MiB)", static_cast<double>(plan_.arenaBytes) / (1 << 20),
-                       maxBatch_, static_cast<double>(budget_) / (1 << 20));
+    constexpr double kMiB = 1 << 20;
+    const uint64_t state = plan_.stateEnd - plan_.stateBegin;
+    return fmt::format("activations {:.1f} MiB for {}-token steps (budget {:.0f} MiB){}", static_cast<double>(activationBytes(plan_)) / kMiB,
+                       maxBatch_, static_cast<double>(budget_) / kMiB,
+                       state ? fmt::format(", recurrent state {:.1f} MiB", static_cast<double>(state) / kMiB) : std::string());
 }
 
 }  // namespace zinc::runtime

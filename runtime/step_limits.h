@@ -21,7 +21,8 @@ public:
     const std::string& tier() const { return tier_; }
     int32_t contextLength() const { return contextLength_; }
     int32_t maxBatch() const { return maxBatch_; }
-    // The activation arena for maxBatch() tokens: every graph buffer, one row per token.
+    // The activation arena for maxBatch() tokens: every graph buffer, one row per token, and the
+    // persistent recurrent state once.
     const graph::MemoryPlan& plan() const { return plan_; }
 
     // evaluate(): 1..maxBatch() known token ids inside the context, a logits buffer that
@@ -42,8 +43,8 @@ private:
     graph::MemoryPlan plan_;
 };
 
-// The tokens of one step whose activation arena fits `budgetBytes` (at least 1, at most
-// `limit`).
+// The tokens of one step whose activations (the arena less the persistent recurrent state) fit
+// `budgetBytes` (at least 1, at most `limit`).
 int32_t stepTokensWithin(const graph::Graph& graph, uint64_t budgetBytes, int32_t limit);
 
 }  // namespace zinc::runtime

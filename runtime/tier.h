@@ -28,13 +28,18 @@ public:
 // float forward pass, e.g. tiny-qwen3-q8_0.ref_logits.txt.
 enum class Precision { Ggml, F32 };
 
+// The default activation budget where the arena is host memory (see TierOptions).
+inline constexpr uint64_t kHostActivationBudget = uint64_t{64} << 20;
+
 struct TierOptions {
     int32_t threads = 0;        // cpu tier: 0 = all cores
     int32_t contextLength = 0;  // KV cache length; 0 = min(model, 4096)
     int32_t maxBatch = 512;     // prompt tokens per batched (prefill) step, at most
-    // Bytes the activation arena (every graph buffer, one row per token of a step) may take:
-    // a step takes as many tokens as fit, at most maxBatch (runtime/step_limits.h).
-    uint64_t activationBudget = uint64_t{64} << 20;
+    // Bytes the activation arena (every per-token graph buffer, one row per token of a step) may
+    // take: a step takes as many tokens as fit, at most maxBatch (runtime/step_limits.h). 0: the
+    // tier's default — kHostActivationBudget where the arena is host memory (cpu, the simulated
+    // GPU, a CPU or integrated Vulkan device), maxBatch's whole arena in a discrete GPU's memory.
+    uint64_t activationBudget = 0;
     Precision precision = Precision::Ggml;
     bool gpuTimestamps = false;  // GPU tiers: time every submission with timestamp queries
     int32_t device = 0;          // GPU tiers: which device (`zinc-rt devices` lists them)

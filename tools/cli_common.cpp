@@ -50,7 +50,7 @@ std::string GlobalOptions::describe() const {
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
            fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit) +
            fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\nactivation_mib={}\nrope_scaling={}\n", waitTimeoutMs,
-                       deviceMemoryMiB, activationMiB, ropeScaling.empty() ? "off" : ropeScaling);
+                       deviceMemoryMiB, activationMiB ? std::to_string(activationMiB) : std::string("auto"), ropeScaling.empty() ? "off" : ropeScaling);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {

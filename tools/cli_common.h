@@ -18,7 +18,7 @@ struct GlobalOptions {
     int32_t threads = 0;
     int32_t contextLength = 0;
     int32_t batch = 512;
-    uint64_t activationMiB = 64;      // activation arena budget: a prefill step takes the tokens that fit
+    uint64_t activationMiB = 0;       // activation arena budget (0: the tier's default): a prefill step takes the tokens that fit
     std::string precision = "ggml";
     int32_t device = 0;          // GPU tiers: device index (env ZINC_DEVICE)
     bool gpuTimestamps = false;  // GPU tiers: time submissions with timestamp queries

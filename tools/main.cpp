@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"none"}));
     app.add_option("--batch", global.batch, "prompt tokens per prefill step, at most (env ZINC_BATCH)")->capture_default_str()->check(atLeast(1));
     app.add_option("--activation-mib", global.activationMiB,
-                   "MiB the activation arena may take: a prefill step takes the tokens that fit, up to --batch")
-        ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+                   "MiB the activation arena may take: a prefill step takes the tokens that fit, up to --batch "
+                   "(default: 64 where it is host memory, 4096 in a discrete GPU's memory)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
     app.add_option("--precision", global.precision,
                    "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
         ->capture_default_str();

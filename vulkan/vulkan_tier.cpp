@@ -48,12 +48,25 @@ struct Plan {
     std::vector<std::string> labels;  // per timed dispatch (decode plans with timestamps)
 };
 
+// The activation arena lives in device memory. On a discrete GPU that is not the host's memory,
+// so the default budget (TierOptions::activationBudget = 0) lets a prefill step take all of
+// --batch (4 GiB holds 512 tokens of every preset); elsewhere (lavapipe, an integrated GPU) the
+// arena is host memory and the host's default applies.
+constexpr uint64_t kDiscreteActivationBudget = uint64_t{4} << 30;
+
+runtime::TierOptions withDeviceActivationBudget(runtime::TierOptions options, int32_t deviceIndex) {
+    if (options.activationBudget != 0) return options;
+    for (const DeviceCaps& d : listDevices())
+        if (static_cast<int32_t>(d.index) == deviceIndex && d.type == "discrete") options.activationBudget = kDiscreteActivationBudget;
+    return options;
+}
+
 class VulkanTier final : public runtime::Tier {
 public:
     VulkanTier(const graph::Graph& graph, const runtime::TierOptions& options, int32_t deviceIndex)
         : graph_(graph),
           config_(*graph.config),
-          limits_("vulkan", graph, options),
+          limits_("vulkan", graph, withDeviceActivationBudget(options, deviceIndex)),
           contextLength_(limits_.contextLength()),
           maxBatch_(limits_.maxBatch()),
           instance_(Instance::shared()),
