@@ -13,9 +13,9 @@ namespace zinc::graph {
 enum class OpKind : uint8_t {
     Embed,      // out[t] = row tokens[t] of the embedding table
     RmsNorm,    // out = rmsnorm(in) * weight
-    MatMul,     // out[t] = weight · in[t]
+    MatMul,     // out[t] = weight · in[t] (+ bias)
     HeadNorm,   // in place: rmsnorm over each head of `heads` x headDim, times weight (QK-norm)
-    Rope,       // in place: rotate each head at its token's position
+    Rope,       // in place: rotate each head at its token's position (weight: rope_freqs divisors, optional)
     Attention,  // append k,v (in2, in3) to the layer's KV cache; out = softmax(q kᵀ/√d) v over the cache
     SwiGlu,     // out = silu(in) * in2
     Add,        // out = in + in2 (the residual stream)
@@ -43,6 +43,7 @@ struct Op {
     const model::WeightRef* weight = nullptr;   // matrix, norm vector, router or gate experts
     const model::WeightRef* weight2 = nullptr;  // MoeFfn: up experts
     const model::WeightRef* weight3 = nullptr;  // MoeFfn: down experts
+    const model::WeightRef* bias = nullptr;     // MatMul: F32 vector added to every output row (qwen2 q/k/v)
     int32_t heads = 0;                          // HeadNorm / Rope / Attention (query heads)
 };
 

@@ -52,11 +52,13 @@ private:
         op.out = out;
         op.weight = &weight;
     }
-    void matMul(int il, std::string label, BufferId in, BufferId out, const model::WeightRef& weight) {
+    void matMul(int il, std::string label, BufferId in, BufferId out, const model::WeightRef& weight,
+                const model::WeightRef* bias = nullptr) {
         Op& op = push(OpKind::MatMul, il, std::move(label));
         op.in = in;
         op.out = out;
         op.weight = &weight;
+        op.bias = bias && bias->present() ? bias : nullptr;
     }
     void add(int il, std::string label, BufferId a, BufferId b) {
         Op& op = push(OpKind::Add, il, std::move(label));
@@ -76,15 +78,16 @@ private:
         const BufferId q = buffer("q", c_.qDim()), k = buffer("k", c_.kvDim()), v = buffer("v", c_.kvDim());
         const BufferId attn = buffer("attn_out", c_.qDim()), proj = buffer("block_out", c_.nEmbd);
         norm(il, "attn_norm", x_, xn_, l.attnNorm);
-        matMul(il, "attn_q", xn_, q, l.wq);
-        matMul(il, "attn_k", xn_, k, l.wk);
-        matMul(il, "attn_v", xn_, v, l.wv);
+        matMul(il, "attn_q", xn_, q, l.wq, &l.bq);
+        matMul(il, "attn_k", xn_, k, l.wk, &l.bk);
+        matMul(il, "attn_v", xn_, v, l.wv, &l.bv);
         if (c_.qkNorm) {
             headOp(OpKind::HeadNorm, il, "attn_q_norm", q, c_.nHead, &l.qNorm);
             headOp(OpKind::HeadNorm, il, "attn_k_norm", k, c_.nHeadKv, &l.kNorm);
         }
-        headOp(OpKind::Rope, il, "rope_q", q, c_.nHead, nullptr);
-        headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, nullptr);
+        const model::WeightRef* freqs = g_.weights->ropeFreqs.present() ? &g_.weights->ropeFreqs : nullptr;
+        headOp(OpKind::Rope, il, "rope_q", q, c_.nHead, freqs);
+        headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, freqs);
         Op& op = push(OpKind::Attention, il, "attention");
         op.in = q;
         op.in2 = k;

@@ -9,10 +9,11 @@ namespace {
 
 Arch parseArch(const GgufFile& file, const std::string& name) {
     if (name == "llama") return Arch::Llama;
+    if (name == "qwen2") return Arch::Qwen2;
     if (name == "qwen3") return Arch::Qwen3;
     if (name == "qwen3moe") return Arch::Qwen3Moe;
     throw ModelError(fmt::format(
-        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen3, qwen3moe",
+        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen2, qwen3, qwen3moe",
         file.path(), name));
 }
 
@@ -48,6 +49,7 @@ void checkConsistency(const GgufFile& file, const ModelConfig& c) {
 const char* archName(Arch arch) {
     switch (arch) {
         case Arch::Llama: return "llama";
+        case Arch::Qwen2: return "qwen2";
         case Arch::Qwen3: return "qwen3";
         case Arch::Qwen3Moe: return "qwen3moe";
     }
@@ -76,9 +78,11 @@ ModelConfig ModelConfig::fromGguf(const GgufFile& file) {
     c.ropeBase = file.findF32(a + "rope.freq_base").value_or(10000.0f);
     c.ropeDim = positive(file, a + "rope.dimension_count",
                          file.findU64(a + "rope.dimension_count").value_or(c.headDim), 4096);
+    c.ropeScaling = RopeScaling::fromGguf(file, c.archName, c.nCtxTrain);
     c.nVocab = vocabSize(file, c.archName);
     c.tiedEmbeddings = file.findTensor("output.weight") == nullptr;
-    c.qkNorm = c.arch != Arch::Llama;
+    c.qkNorm = c.arch == Arch::Qwen3 || c.arch == Arch::Qwen3Moe;
+    c.qkvBias = c.arch == Arch::Qwen2;
     c.ropeStyle = c.arch == Arch::Llama ? RopeStyle::Norm : RopeStyle::Neox;
     if (c.arch == Arch::Qwen3Moe) {
         c.nExpert = positive(file, a + "expert_count", file.getU64(a + "expert_count"), 4096);
@@ -99,6 +103,8 @@ std::string ModelConfig::summary() const {
                                 archName, nLayer, nEmbd, nHead, nHeadKv, headDim, nFf, nVocab);
     if (isMoe()) s += fmt::format(", experts {} (top {}, ffn {})", nExpert, nExpertUsed, nFfExpert);
     if (tiedEmbeddings) s += ", tied embeddings";
+    if (ropeScaling.type != RopeScalingType::None)
+        s += fmt::format(", rope scaling {} x{}", ropeScalingName(ropeScaling.type), ropeScaling.factor);
     return s;
 }
 

@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <string>
 
+#include "model/rope_scaling.h"
+
 namespace zinc::model {
 
 class GgufFile;
 
-enum class Arch { Llama, Qwen3, Qwen3Moe };
-// How RoPE pairs dimensions: Norm rotates (2i, 2i+1) (llama); Neox rotates (i, i + d/2) (qwen3).
+enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe };
+// How RoPE pairs dimensions: Norm rotates (2i, 2i+1) (llama); Neox rotates (i, i + d/2) (qwen2, qwen3).
 enum class RopeStyle { Norm, Neox };
 
 struct ModelConfig {
@@ -29,15 +31,18 @@ struct ModelConfig {
     int32_t nFfExpert = 0;
     bool normTopkProb = true;  // renormalise the top-k router weights (qwen3moe always does)
     bool qkNorm = false;       // per-head RMSNorm of q and k before RoPE (qwen3)
+    bool qkvBias = false;      // biases added to q, k and v before RoPE (qwen2)
     bool tiedEmbeddings = false;
     float normEps = 1e-5f;
     float ropeBase = 10000.0f;
     int32_t ropeDim = 0;       // rotated dims per head (== headDim here)
     RopeStyle ropeStyle = RopeStyle::Norm;
+    RopeScaling ropeScaling;   // linear / yarn from the rope.scaling keys (rope_freqs is a tensor)
 
     int32_t qDim() const { return nHead * headDim; }
     int32_t kvDim() const { return nHeadKv * headDim; }
     bool isMoe() const { return nExpert > 0; }
+    RopeParams rope() const { return ropeParams(ropeBase, ropeDim, ropeScaling); }
 
     // Throws ModelError naming the file and key when a required key is missing, an
     // architecture is not supported, or the numbers do not fit together.

@@ -33,12 +33,14 @@ struct WeightRef {
 
 struct LayerWeights {
     WeightRef attnNorm, wq, wk, wv, wo, qNorm, kNorm;
+    WeightRef bq, bk, bv;                                 // q/k/v biases (qwen2), F32
     WeightRef ffnNorm, ffnGate, ffnUp, ffnDown;           // dense FFN
     WeightRef router, gateExps, upExps, downExps;         // MoE
 };
 
 struct ModelWeights {
     WeightRef tokenEmbd, outputNorm, output;  // output aliases tokenEmbd when embeddings are tied
+    WeightRef ropeFreqs;  // rope_freqs: F32 per-pair angle divisors shared by every layer (Llama 3.1+), optional
     std::vector<LayerWeights> layers;
 
     // Throws ModelError naming the file and tensor on a missing tensor, a wrong shape or a

@@ -36,7 +36,19 @@ inline std::vector<GoldenCase> goldenCases() {
     return {GoldenCase{"stories260K.golden", {1e-3f, 0.0f, 0}, true},
             GoldenCase{"llama-2-tiny-random.golden", {0.1f, 0.01f, 0}, false},
             GoldenCase{"qwen3-tiny.golden", {0.1f, 0.01f, 0}, false},
-            GoldenCase{"qwen3moe-tiny.golden", {0.1f, 0.01f, 1}, false}};
+            GoldenCase{"qwen3moe-tiny.golden", {0.1f, 0.01f, 1}, false},
+            GoldenCase{"llama3-tiny.golden", {0.1f, 0.01f, 0}, false},
+            GoldenCase{"qwen2-tiny.golden", {0.1f, 0.01f, 0}, false}};
+}
+
+// The requantized qwen3-tiny files, one per family of weight types (Q3_K, Q2_K, IQ4_XS /
+// IQ4_NL, the legacy 32-weight blocks, BF16): the dense-model tolerances.
+inline std::vector<GoldenCase> weightTypeGoldenCases() {
+    return {GoldenCase{"qwen3-tiny-q3_k_m.golden", {0.1f, 0.01f, 0}, false},
+            GoldenCase{"qwen3-tiny-q2_k.golden", {0.1f, 0.01f, 0}, false},
+            GoldenCase{"qwen3-tiny-iq4_xs.golden", {0.1f, 0.01f, 0}, false},
+            GoldenCase{"qwen3-tiny-q4_1.golden", {0.1f, 0.01f, 0}, false},
+            GoldenCase{"qwen3-tiny-bf16.golden", {0.1f, 0.01f, 0}, false}};
 }
 
 inline std::string goldenCaseName(const testing::TestParamInfo<GoldenCase>& info) {

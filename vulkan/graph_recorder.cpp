@@ -134,6 +134,10 @@ void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
             return elementwise_.record(ctx, op);
         }
         case OpKind::MatMul:
+            if (op.bias) {
+                matVec_.record(ctx, op);
+                return elementwise_.recordBias(ctx, op);
+            }
             if (isGateUpSwiGlu(graph_, i)) {
                 // gate, up and SwiGLU as one matvec writing silu(gate · x) * (up · x) to gate's buffer
                 const auto& up = graph_.ops[i + 1];

@@ -65,9 +65,10 @@ ActMode MatVecOp::actMode(GgmlType weight) {
         case GgmlType::F32: return ActMode::F32;
         case GgmlType::F16: return ActMode::F16;
         case GgmlType::BF16: return ActMode::BF16;
-        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return ActMode::Q8_0;
+        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: return ActMode::Q8_0;
         case GgmlType::Q4_1: case GgmlType::Q5_1: return ActMode::Q8_1;
-        case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return ActMode::Q8_K;
+        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS: return ActMode::Q8_K;
         default:
             throw runtime::TierError(
                 fmt::format("vulkan tier: no matvec shader for {} weights", model::ggmlTypeName(weight)));
@@ -114,7 +115,11 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
         throw runtime::TierError(fmt::format("vulkan tier: {} and {} cannot share a matvec", w.name, up->name));
     const ActMode mode = actMode(w.type);
     const bool quantized = mode != ActMode::F32 && mode != ActMode::F16 && mode != ActMode::BF16;
-    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens))
+    // matmul.comp keeps one min per 32 values: Q2_K's per-16 mins stay on the matvec.
+    const bool tiledType = w.type != GgmlType::Q2_K;
+    if (expert && expert->maxTiles > 0 && !tiledType)
+        throw runtime::TierError(fmt::format("vulkan tier: expert weights {} are Q2_K, which the grouped matmul cannot read", w.name));
+    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens && tiledType))
         return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
     const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
     const uint32_t rows = rowsPerGroup(w.rows);

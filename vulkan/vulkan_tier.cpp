@@ -327,20 +327,21 @@ private:
         layout_.ringCapacity = kRingCapacity;
     }
 
-    // ggml's rope angles, as the cpu tier computes them: theta_i = pos * base^(-2i/d) by
-    // repeated float multiplication, cos and sin in float on the host (GPU sin/cos of large
-    // angles are too coarse for the goldens).
+    // ggml's rope angles, as the cpu tier computes them (model/rope_scaling.h: rope_freqs,
+    // linear / yarn scaling), cos and sin in float on the host (GPU sin/cos of large angles are
+    // too coarse for the goldens).
     void fillRopeTable() {
-        const int32_t half = config_.ropeDim / 2;
-        const float thetaScale = std::pow(config_.ropeBase, -2.0f / static_cast<float>(config_.ropeDim));
+        const size_t half = static_cast<size_t>(config_.ropeDim / 2);
+        const model::RopeParams p = config_.rope();
+        const auto* factors = reinterpret_cast<const float*>(graph_.weights->ropeFreqs.data);
         DeviceBuffer staging(device_, ropeTable_.bytes(), MemoryKind::HostVisible, "rope table upload");
         auto* table = static_cast<float*>(staging.mapped());
+        std::vector<float> cs(half), sn(half);
         for (int32_t pos = 0; pos < contextLength_; ++pos) {
-            float theta = static_cast<float>(pos);
-            for (int32_t i = 0; i < half; ++i) {
-                table[2 * (static_cast<size_t>(pos) * half + i)] = std::cos(theta);
-                table[2 * (static_cast<size_t>(pos) * half + i) + 1] = std::sin(theta);
-                theta *= thetaScale;
+            model::ropeCosSin(p, factors, pos, cs.data(), sn.data());
+            for (size_t i = 0; i < half; ++i) {
+                table[2 * (static_cast<size_t>(pos) * half + i)] = cs[i];
+                table[2 * (static_cast<size_t>(pos) * half + i) + 1] = sn[i];
             }
         }
         queue_.runOnce([&](VkCommandBuffer cmd) {

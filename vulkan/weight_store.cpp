@@ -25,7 +25,7 @@ std::vector<const model::WeightRef*> tensorsOf(const graph::Graph& graph) {
     std::vector<const model::WeightRef*> out;
     std::unordered_set<const uint8_t*> seen;
     for (const auto& op : graph.ops)
-        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3, op.bias})
             if (w && w->present() && seen.insert(w->data).second) out.push_back(w);
     return out;
 }

@@ -31,6 +31,15 @@ const char* typeSuffix(const model::WeightRef& w, const char* what) {
         case GgmlType::Q4_K: return "q4_k";
         case GgmlType::Q5_K: return "q5_k";
         case GgmlType::Q6_K: return "q6_k";
+        case GgmlType::BF16: return "bf16";
+        case GgmlType::Q4_0: return "q4_0";
+        case GgmlType::Q4_1: return "q4_1";
+        case GgmlType::Q5_0: return "q5_0";
+        case GgmlType::Q5_1: return "q5_1";
+        case GgmlType::Q2_K: return "q2_k";
+        case GgmlType::Q3_K: return "q3_k";
+        case GgmlType::IQ4_NL: return "iq4_nl";
+        case GgmlType::IQ4_XS: return "iq4_xs";
         default:
             throw TierError(fmt::format("kfd tier: {} {} has type {}, which no kfd kernel reads", what, w.name,
                                         model::ggmlTypeName(w.type)));
@@ -125,9 +134,11 @@ private:
     }
 
     void rope(const graph::Op& op) {
-        const float thetaScale = std::pow(c_.ropeBase, -2.0f / static_cast<float>(c_.ropeDim));
+        const model::RopeParams p = c_.rope();
         const char* kernel = c_.ropeStyle == model::RopeStyle::Neox ? "rope_neox" : "rope_norm";
-        b_.launch(kernel, ka::RopeArgs{row0(op.in), m_.state(), op.heads, c_.headDim, c_.ropeDim, thetaScale, width(op.in)},
+        const uint64_t factors = op.weight ? m_.weight(*op.weight) : 0;  // rope_freqs
+        b_.launch(kernel, ka::RopeArgs{row0(op.in), m_.state(), op.heads, c_.headDim, c_.ropeDim, p.thetaScale, width(op.in),
+                                       factors, p.freqScale, p.extFactor, p.mscale, p.corrLow, p.corrHigh},
                   {uint32_t(op.heads), rows(), 1}, {op.in}, {op.in}, op.label);
         written(op.in);
     }
@@ -165,6 +176,13 @@ private:
                 if (k % 256) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_K blocks", label, k));
                 b_.launch("quantize_q8_k", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {uint32_t(k / 256), n, 1}, {source}, {slot}, label);
                 break;
+            case ActFormat::Q8_1:
+                if (k % 32) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_1 blocks", label, k));
+                b_.launch("quantize_q8_1", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                break;
+            case ActFormat::BF16:
+                b_.launch("quantize_bf16", ka::ConvertF16Args{x, out, k, stride, k}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                break;
             case ActFormat::F32: return {x, uint64_t(stride) * 4};
         }
         cache_[size_t(f)] = {};
@@ -190,7 +208,18 @@ private:
         const ResourceKey source = actFormatFor(w) == ActFormat::F32 ? ResourceKey(op.in) : resource::actSlot(actFormatFor(w));
         b_.launch(kernel, ka::MatVecArgs{m_.weight(w), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols), int32_t(w.rows), width(op.out)},
                   {ceilDiv(w.rows, 8), rows(), 1}, {source}, {op.out}, op.label);
+        if (op.bias) addBias(op);
         written(op.out);
+    }
+
+    void addBias(const graph::Op& op) {
+        requireF32(op, *op.bias);
+        const int32_t n = width(op.out);
+        if (op.bias->cols != n)
+            throw TierError(fmt::format("kfd tier: op {}: bias {} has {} values for rows of {}", op.label, op.bias->name,
+                                        op.bias->cols, n));
+        b_.launch("add_bias", ka::AddBiasArgs{row0(op.out), m_.weight(*op.bias), n, n}, {ceilDiv(n, 256), rows(), 1}, {op.out},
+                  {op.out}, op.label + ".bias");
     }
 
     void elementwise(const graph::Op& op, const char* kernel) {

@@ -47,11 +47,15 @@ ActFormat actFormatFor(const model::WeightRef& w) {
     switch (w.type) {
         case GgmlType::F32: return ActFormat::F32;
         case GgmlType::F16: return ActFormat::F16;
-        case GgmlType::Q8_0: return ActFormat::Q8_0;
-        case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return ActFormat::Q8_K;
+        case GgmlType::BF16: return ActFormat::BF16;
+        case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::IQ4_NL: return ActFormat::Q8_0;
+        case GgmlType::Q4_1: case GgmlType::Q5_1: return ActFormat::Q8_1;
+        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS: return ActFormat::Q8_K;
         default:
             throw TierError(fmt::format("kfd tier: weight {} has type {}, which no kfd matvec kernel reads "
-                                        "(kernels: F32, F16, Q8_0, Q4_K, Q5_K, Q6_K)",
+                                        "(kernels: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, "
+                                        "Q6_K, IQ4_NL, IQ4_XS)",
                                         w.name, model::ggmlTypeName(w.type)));
     }
 }
@@ -63,6 +67,8 @@ uint64_t actRowBytes(ActFormat format, int64_t k) {
         case ActFormat::F16: return 2 * n;
         case ActFormat::Q8_0: return n / 32 * 34;
         case ActFormat::Q8_K: return n / 256 * 292;
+        case ActFormat::Q8_1: return n / 32 * 36;
+        case ActFormat::BF16: return 2 * n;
     }
     return 4 * n;
 }
@@ -74,7 +80,7 @@ std::vector<const model::WeightRef*> weightsOf(const graph::Graph& graph) {
     std::vector<const model::WeightRef*> refs;
     std::set<const model::WeightRef*> seen;
     for (const auto& op : graph.ops)
-        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3, op.bias})
             if (w && seen.insert(w).second) refs.push_back(w);
     return refs;
 }

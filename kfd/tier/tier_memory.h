@@ -40,8 +40,8 @@ private:
 };
 
 // Activation formats quantized weights multiply against (kernels/cl/quantize.cl).
-enum class ActFormat : uint8_t { F32, F16, Q8_0, Q8_K };
-inline constexpr size_t kActFormats = 4;
+enum class ActFormat : uint8_t { F32, F16, Q8_0, Q8_K, Q8_1, BF16 };
+inline constexpr size_t kActFormats = 6;
 // The format for a weight type, or throws TierError naming the weight for types without a
 // matvec kernel.
 ActFormat actFormatFor(const model::WeightRef& w);

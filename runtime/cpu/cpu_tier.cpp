@@ -100,18 +100,15 @@ private:
             throw runtime::TierError(fmt::format("cpu tier: logits buffer holds {} floats, {} needed", logitsSize, want));
     }
 
-    // ggml's rope: theta = pos * base^(-2i/d), computed by repeated float multiplication.
+    // ggml's rope cache (model/rope_scaling.h): theta = pos * base^(-2i/d) by repeated float
+    // multiplication, divided by rope_freqs, then linear / yarn scaling.
     void fillRopeTables(int32_t startPos, int32_t n) {
-        const int32_t half = config_.ropeDim / 2;
-        const float thetaScale = std::pow(config_.ropeBase, -2.0f / static_cast<float>(config_.ropeDim));
-        for (int32_t t = 0; t < n; ++t) {
-            float theta = static_cast<float>(startPos + t);
-            for (int32_t i = 0; i < half; ++i) {
-                ropeCos_[static_cast<size_t>(t * half + i)] = std::cos(theta);
-                ropeSin_[static_cast<size_t>(t * half + i)] = std::sin(theta);
-                theta *= thetaScale;
-            }
-        }
+        const model::RopeParams p = config_.rope();
+        const size_t half = static_cast<size_t>(config_.ropeDim / 2);
+        const auto* factors = reinterpret_cast<const float*>(graph_.weights->ropeFreqs.data);
+        for (int32_t t = 0; t < n; ++t)
+            model::ropeCosSin(p, factors, startPos + t, ropeCos_.data() + static_cast<size_t>(t) * half,
+                              ropeSin_.data() + static_cast<size_t>(t) * half);
     }
 
     static void runOp(const OpContext& ctx, const graph::Op& op) {

@@ -147,10 +147,20 @@ TEST(Limits, ModelLargerThanTheVulkanDevicesMemory) {
 }
 
 TEST(Limits, UnsupportedTensorTypeIsNamed) {
-    const std::string path = rewrittenModel("iq4nl.gguf", {}, "blk.0.ffn_up.weight", model::GgmlType::IQ4_NL);
+    const std::string path = rewrittenModel("q8_1.gguf", {}, "blk.0.ffn_up.weight", model::GgmlType::Q8_1);
     const auto r = runZinc("score " + path + " --tokens 1");
     EXPECT_EQ(r.exitCode, 1) << r.output;
-    EXPECT_NE(errorLine(r).find("tensor blk.0.ffn_up.weight has type IQ4_NL, which zinc-rt does not support"), std::string::npos);
+    EXPECT_NE(errorLine(r).find("tensor blk.0.ffn_up.weight has type Q8_1, which zinc-rt does not support"), std::string::npos);
+}
+
+TEST(Limits, UnsupportedRopeScalingIsNamed) {
+    const std::string path = rewrittenModel("longrope.gguf", {{"llama.rope.scaling.type", "longrope"}});
+    const auto r = runZinc("score " + path + " --tokens 1");
+    EXPECT_EQ(r.exitCode, 1) << r.output;
+    EXPECT_NE(errorLine(r).find("rope scaling type 'longrope' (llama.rope.scaling.type) is not supported; supported: none, "
+                                "linear, yarn"),
+              std::string::npos)
+        << r.output;
 }
 
 TEST(Limits, UnsupportedArchitectureIsNamed) {

@@ -84,12 +84,35 @@ TEST_P(VulkanVsCpuTest, BatchedPrefillAndDecodeMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanVsCpuTest,
                          testing::Values("stories260K.gguf", "llama-2-tiny-random.gguf", "qwen3-tiny.gguf",
-                                         "qwen3moe-tiny.gguf"),
+                                         "qwen3moe-tiny.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf"),
                          [](const auto& info) {
                              std::string name = info.param;
                              name = name.substr(0, name.find('.'));
                              for (auto& ch : name)
                                  if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return name;
+                         });
+
+// The requantized weight-type files through a prompt long enough for the tiled prefill matmul
+// (Q2_K stays on the matvec there) and a decode step.
+class VulkanWeightTypesVsCpuTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanWeightTypesVsCpuTest, TiledPrefillAndDecodeMatchCpu) {
+    ZINC_REQUIRE_VULKAN();
+    auto cpu = test::load(GetParam(), false);
+    auto gpu = test::load(GetParam(), true);
+    std::vector<int32_t> prompt;
+    for (int32_t i = 0; i < 20; ++i) prompt.push_back((i * 37 + 11) % 1000);
+    expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), 0.1f, 0.01f, "tiled prefill");
+    expectNearCpu(gpu.session->step(250), cpu.session->step(250), 0.1f, 0.01f, "decode step");
+}
+
+INSTANTIATE_TEST_SUITE_P(WeightTypes, VulkanWeightTypesVsCpuTest,
+                         testing::Values("qwen3-tiny-q3_k_m.gguf", "qwen3-tiny-q2_k.gguf", "qwen3-tiny-iq4_xs.gguf",
+                                         "qwen3-tiny-q4_1.gguf", "qwen3-tiny-bf16.gguf"),
+                         [](const auto& info) {
+                             std::string name = std::string(info.param).substr(11);
+                             name = name.substr(0, name.find('.'));
                              return name;
                          });
 
