@@ -44,6 +44,9 @@ struct Op {
     const model::WeightRef* weight2 = nullptr;  // MoeFfn: up experts
     const model::WeightRef* weight3 = nullptr;  // MoeFfn: down experts
     const model::WeightRef* bias = nullptr;     // MatMul: F32 vector added to every output row (qwen2 q/k/v)
+    float scale = 1.0f;                         // Embed: rows times this (gemma3: sqrt(d))
+    int32_t window = 0;                         // Rope: sliding layer's rope; Attention: keys at distance >= window masked
+    bool gelu = false;                          // SwiGlu: gelu_tanh(in) * in2 instead of silu(in) * in2 (gemma3)
     int32_t heads = 0;                          // HeadNorm / Rope / Attention (query heads)
 };
 
@@ -69,6 +72,14 @@ struct Graph {
 };
 
 Graph buildDecodeGraph(const model::ModelConfig& config, const model::ModelWeights& weights);
+
+// The gemma3 op parameters a GPU tier may not implement yet: what the first op using one needs
+// ("GeGLU", "a sliding window", "an embedding scale"), with that op; nullptr when none does.
+struct OpFeature {
+    const Op* op = nullptr;
+    const char* what = nullptr;
+};
+OpFeature firstGemmaFeature(const Graph& graph);
 
 // Static memory plan: one arena holding every buffer for up to `maxTokens` tokens; buffer b of
 // token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer.

@@ -21,6 +21,7 @@ public:
         Op embed{OpKind::Embed, -1, "token_embd", tokens};
         embed.out = x_;
         embed.weight = &w.tokenEmbd;
+        embed.scale = c_.embedScale;
         g_.ops.push_back(embed);
         for (int il = 0; il < c_.nLayer; ++il) {
             attentionBlock(il, w.layers[static_cast<size_t>(il)]);
@@ -66,12 +67,13 @@ private:
         op.in2 = b;
         op.out = a;
     }
-    void headOp(OpKind kind, int il, std::string label, BufferId buf, int heads, const model::WeightRef* weight) {
+    Op& headOp(OpKind kind, int il, std::string label, BufferId buf, int heads, const model::WeightRef* weight) {
         Op& op = push(kind, il, std::move(label));
         op.in = buf;
         op.out = buf;
         op.heads = heads;
         op.weight = weight;
+        return op;
     }
 
     void attentionBlock(int il, const model::LayerWeights& l) {
@@ -86,15 +88,19 @@ private:
             headOp(OpKind::HeadNorm, il, "attn_k_norm", k, c_.nHeadKv, &l.kNorm);
         }
         const model::WeightRef* freqs = g_.weights->ropeFreqs.present() ? &g_.weights->ropeFreqs : nullptr;
-        headOp(OpKind::Rope, il, "rope_q", q, c_.nHead, freqs);
-        headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, freqs);
+        const int32_t window = c_.slidingLayer(il) ? c_.slidingWindow : 0;
+        if (window > 0) freqs = nullptr;  // rope_freqs belong to the global layers' rope
+        headOp(OpKind::Rope, il, "rope_q", q, c_.nHead, freqs).window = window;
+        headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, freqs).window = window;
         Op& op = push(OpKind::Attention, il, "attention");
         op.in = q;
         op.in2 = k;
         op.in3 = v;
         op.out = attn;
         op.heads = c_.nHead;
+        op.window = window;
         matMul(il, "attn_output", attn, proj, l.wo);
+        if (c_.postNorms) norm(il, "post_attention_norm", proj, proj, l.postAttnNorm);
         add(il, "attn_residual", x_, proj);
     }
 
@@ -104,11 +110,13 @@ private:
         norm(il, "ffn_norm", x_, xn_, l.ffnNorm);
         matMul(il, "ffn_gate", xn_, gate, l.ffnGate);
         matMul(il, "ffn_up", xn_, up, l.ffnUp);
-        Op& op = push(OpKind::SwiGlu, il, "ffn_swiglu");
+        Op& op = push(OpKind::SwiGlu, il, c_.geluFfn ? "ffn_geglu" : "ffn_swiglu");
         op.in = gate;
         op.in2 = up;
         op.out = gate;
+        op.gelu = c_.geluFfn;
         matMul(il, "ffn_down", gate, proj, l.ffnDown);
+        if (c_.postNorms) norm(il, "post_ffw_norm", proj, proj, l.postFfnNorm);
         add(il, "ffn_residual", x_, proj);
     }
 

@@ -23,6 +23,7 @@ struct EmbedArgs {
     uint64_t table, tokens, out;
     uint64_t rowBytes;
     int32_t cols, outStride;
+    float scale = 1.0f;  // rows times this (gemma3: sqrt(d))
 };
 // rms_norm
 struct RmsNormArgs {
@@ -82,8 +83,10 @@ struct AttentionArgs {
     uint64_t q, kCache, vCache, out, state;
     int32_t nHead, nHeadKv, headDim, kvStride, qStride, outStride;
     float scale;
+    int32_t window = 0;    // > 0: keys at distance >= window are masked (sliding-window layers)
+    int32_t preScale = 0;  // 1: q times scale before its F16 rounding (gemma3), scores unscaled
 };
-// swiglu
+// swiglu, geglu
 struct SwiGluArgs {
     uint64_t gate, up, out;
     int32_t n, stride;

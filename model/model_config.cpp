@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "model/gguf/gguf_file.h"
 
 namespace zinc::model {
@@ -12,8 +14,9 @@ Arch parseArch(const GgufFile& file, const std::string& name) {
     if (name == "qwen2") return Arch::Qwen2;
     if (name == "qwen3") return Arch::Qwen3;
     if (name == "qwen3moe") return Arch::Qwen3Moe;
+    if (name == "gemma3") return Arch::Gemma3;
     throw ModelError(fmt::format(
-        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen2, qwen3, qwen3moe",
+        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen2, qwen3, qwen3moe, gemma3",
         file.path(), name));
 }
 
@@ -44,6 +47,19 @@ void checkConsistency(const GgufFile& file, const ModelConfig& c) {
                                      file.path(), c.nExpertUsed, c.nExpert));
 }
 
+// gemma3 as llama.cpp's loader reads it: sliding_window_pattern (default 6: every 6th layer
+// global), the sliding layers' rope base (freq_base_swa, default 1e4).
+void readGemma3(const GgufFile& file, const std::string& a, ModelConfig& c) {
+    c.embedScale = std::sqrt(static_cast<float>(c.nEmbd));
+    c.postNorms = true;
+    c.geluFfn = true;
+    c.preScaleQuery = true;
+    c.slidingWindow = static_cast<int32_t>(file.findU64(a + "attention.sliding_window").value_or(0));
+    c.slidingPeriod = positive(file, a + "attention.sliding_window_pattern",
+                               file.findU64(a + "attention.sliding_window_pattern").value_or(6), 4096);
+    c.ropeBaseSwa = file.findF32(a + "rope.freq_base_swa").value_or(10000.0f);
+}
+
 }  // namespace
 
 const char* archName(Arch arch) {
@@ -52,6 +68,7 @@ const char* archName(Arch arch) {
         case Arch::Qwen2: return "qwen2";
         case Arch::Qwen3: return "qwen3";
         case Arch::Qwen3Moe: return "qwen3moe";
+        case Arch::Gemma3: return "gemma3";
     }
     return "?";
 }
@@ -81,9 +98,10 @@ ModelConfig ModelConfig::fromGguf(const GgufFile& file) {
     c.ropeScaling = RopeScaling::fromGguf(file, c.archName, c.nCtxTrain);
     c.nVocab = vocabSize(file, c.archName);
     c.tiedEmbeddings = file.findTensor("output.weight") == nullptr;
-    c.qkNorm = c.arch == Arch::Qwen3 || c.arch == Arch::Qwen3Moe;
+    c.qkNorm = c.arch == Arch::Qwen3 || c.arch == Arch::Qwen3Moe || c.arch == Arch::Gemma3;
     c.qkvBias = c.arch == Arch::Qwen2;
     c.ropeStyle = c.arch == Arch::Llama ? RopeStyle::Norm : RopeStyle::Neox;
+    if (c.arch == Arch::Gemma3) readGemma3(file, a, c);
     if (c.arch == Arch::Qwen3Moe) {
         c.nExpert = positive(file, a + "expert_count", file.getU64(a + "expert_count"), 4096);
         c.nExpertUsed = positive(file, a + "expert_used_count", file.getU64(a + "expert_used_count"), 4096);
@@ -103,6 +121,7 @@ std::string ModelConfig::summary() const {
                                 archName, nLayer, nEmbd, nHead, nHeadKv, headDim, nFf, nVocab);
     if (isMoe()) s += fmt::format(", experts {} (top {}, ffn {})", nExpert, nExpertUsed, nFfExpert);
     if (tiedEmbeddings) s += ", tied embeddings";
+    if (slidingWindow > 0) s += fmt::format(", sliding window {} (every {}th layer global)", slidingWindow, slidingPeriod);
     if (ropeScaling.type != RopeScalingType::None)
         s += fmt::format(", rope scaling {} x{}", ropeScalingName(ropeScaling.type), ropeScaling.factor);
     return s;

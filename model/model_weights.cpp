@@ -73,6 +73,10 @@ LayerWeights bindLayer(const GgufFile& file, const ModelConfig& c, int il) {
         l.kNorm = bindNorm(file, p + "attn_k_norm.weight", c.headDim);
     }
     l.ffnNorm = bindNorm(file, p + "ffn_norm.weight", c.nEmbd);
+    if (c.postNorms) {
+        l.postAttnNorm = bindNorm(file, p + "post_attention_norm.weight", c.nEmbd);
+        l.postFfnNorm = bindNorm(file, p + "post_ffw_norm.weight", c.nEmbd);
+    }
     if (c.isMoe()) {
         l.router = bindTensor(file, p + "ffn_gate_inp.weight", {c.nEmbd, c.nExpert});
         l.gateExps = bindTensor(file, p + "ffn_gate_exps.weight", {c.nEmbd, c.nFfExpert, c.nExpert});
@@ -102,7 +106,7 @@ ModelWeights ModelWeights::bind(const GgufFile& file, const ModelConfig& c) {
 uint64_t ModelWeights::totalBytes() const {
     uint64_t total = tokenEmbd.nbytes + outputNorm.nbytes + ropeFreqs.nbytes + (output.data == tokenEmbd.data ? 0 : output.nbytes);
     for (const auto& l : layers)
-        for (const WeightRef* r : {&l.attnNorm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.qNorm, &l.kNorm, &l.ffnNorm,
+        for (const WeightRef* r : {&l.attnNorm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.postAttnNorm, &l.postFfnNorm, &l.qNorm, &l.kNorm, &l.ffnNorm,
                                    &l.ffnGate, &l.ffnUp, &l.ffnDown, &l.router, &l.gateExps, &l.upExps,
                                    &l.downExps})
             total += r->nbytes;

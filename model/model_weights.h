@@ -34,6 +34,7 @@ struct WeightRef {
 struct LayerWeights {
     WeightRef attnNorm, wq, wk, wv, wo, qNorm, kNorm;
     WeightRef bq, bk, bv;                                 // q/k/v biases (qwen2), F32
+    WeightRef postAttnNorm, postFfnNorm;                  // gemma3: norms of the block outputs
     WeightRef ffnNorm, ffnGate, ffnUp, ffnDown;           // dense FFN
     WeightRef router, gateExps, upExps, downExps;         // MoE
 };

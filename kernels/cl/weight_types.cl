@@ -44,13 +44,7 @@ ZK_KERNEL(256) void quantize_q8_1(__global const float* in, __global uchar* out,
     const int lid = ZK_LID(), t = ZK_GROUP_Y();
     const int e = ZK_GROUP_X() * 256 + lid;
     const float v = e < n ? in[(long)t * inStride + e] : 0.0f;
-    amax[lid] = __builtin_fabsf(v);
-    zk_barrier();
-    for (int w = 16; w > 0; w /= 2) {  // max within each block of 32
-        if ((lid & 31) < w) amax[lid] = __builtin_fmaxf(amax[lid], amax[lid + w]);
-        zk_barrier();
-    }
-    const float a = amax[lid & ~31];
+    const float a = zk_block32_amax(amax, v, lid);
     const float id = a != 0.0f ? 127.0f / a : 0.0f;
     const int q = zk_clamp_i(zk_nearest_int(v * id), -128, 127);
     sums[lid] = q;

@@ -89,7 +89,7 @@ private:
             case OpKind::Rope: return rope(op);
             case OpKind::Attention: return attention(op);
             case OpKind::MatMul: return matMul(op);
-            case OpKind::SwiGlu: return elementwise(op, "swiglu");
+            case OpKind::SwiGlu: return elementwise(op, op.gelu ? "geglu" : "swiglu");
             case OpKind::Add: return elementwise(op, "add");
             case OpKind::MoeRoute: return moeRoute(op);
             case OpKind::MoeFfn: return moeFfn(op);
@@ -105,7 +105,7 @@ private:
     void embed(const graph::Op& op) {
         const auto& w = *op.weight;
         const std::string kernel = fmt::format("embed_{}", typeSuffix(w, "embedding"));
-        b_.launch(kernel, ka::EmbedArgs{m_.weight(w), m_.tokens(), row0(op.out), w.rowBytes, int32_t(w.cols), width(op.out)},
+        b_.launch(kernel, ka::EmbedArgs{m_.weight(w), m_.tokens(), row0(op.out), w.rowBytes, int32_t(w.cols), width(op.out), op.scale},
                   {ceilDiv(w.cols, 256), rows(), 1}, {resource::kTokens}, {op.out}, op.label);
         written(op.out);
     }
@@ -134,7 +134,7 @@ private:
     }
 
     void rope(const graph::Op& op) {
-        const model::RopeParams p = c_.rope();
+        const model::RopeParams p = op.window > 0 ? c_.ropeSwa() : c_.rope();  // sliding layers: their own base
         const char* kernel = c_.ropeStyle == model::RopeStyle::Neox ? "rope_neox" : "rope_norm";
         const uint64_t factors = op.weight ? m_.weight(*op.weight) : 0;  // rope_freqs
         b_.launch(kernel, ka::RopeArgs{row0(op.in), m_.state(), op.heads, c_.headDim, c_.ropeDim, p.thetaScale, width(op.in),
@@ -155,7 +155,7 @@ private:
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
         b_.launch("attention",
                   ka::AttentionArgs{row0(op.in), kCache, vCache, row0(op.out), m_.state(), c_.nHead, c_.nHeadKv, c_.headDim, kvDim,
-                                    width(op.in), width(op.out), scale},
+                                    width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0},
                   {uint32_t(c_.nHead), rows(), 1}, {op.in, cache}, {op.out}, op.label);
         written(op.out);
     }

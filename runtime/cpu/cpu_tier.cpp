@@ -30,6 +30,10 @@ public:
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(maxBatch_);
         ropeCos_.resize(half);
         ropeSin_.resize(half);
+        if (config_.slidingWindow > 0) {
+            ropeCosSwa_.resize(half);
+            ropeSinSwa_.resize(half);
+        }
     }
 
     std::string name() const override { return "cpu"; }
@@ -50,6 +54,10 @@ public:
         fillRopeTables(startPos, n);
         OpContext ctx{graph_, plan_, arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
+        if (!ropeCosSwa_.empty()) {
+            ctx.ropeCosSwa = ropeCosSwa_.data();
+            ctx.ropeSinSwa = ropeSinSwa_.data();
+        }
         bool pastLayers = false;
         trace.opsBegin();
         for (size_t i = 0; i < graph_.ops.size(); ++i) {
@@ -109,6 +117,11 @@ private:
         for (int32_t t = 0; t < n; ++t)
             model::ropeCosSin(p, factors, startPos + t, ropeCos_.data() + static_cast<size_t>(t) * half,
                               ropeSin_.data() + static_cast<size_t>(t) * half);
+        if (ropeCosSwa_.empty()) return;
+        const model::RopeParams swa = config_.ropeSwa();
+        for (int32_t t = 0; t < n; ++t)
+            model::ropeCosSin(swa, nullptr, startPos + t, ropeCosSwa_.data() + static_cast<size_t>(t) * half,
+                              ropeSinSwa_.data() + static_cast<size_t>(t) * half);
     }
 
     static void runOp(const OpContext& ctx, const graph::Op& op) {
@@ -136,7 +149,7 @@ private:
     KvCache kv_;
     runtime::Precision precision_;
     AlignedBytes actScratch_;
-    std::vector<float> ropeCos_, ropeSin_;
+    std::vector<float> ropeCos_, ropeSin_, ropeCosSwa_, ropeSinSwa_;
     runtime::EventLog* events_ = nullptr;  // tracing off unless set
     runtime::Capture* capture_ = nullptr;
 };

@@ -13,12 +13,6 @@ namespace {
 
 using namespace zinc::model;
 
-template <typename Row>
-void forEachRow(const void* w, size_t wStride, int64_t rows, float* y, Row row) {
-    const auto* base = static_cast<const uint8_t*>(w);
-    for (int64_t r = 0; r < rows; ++r) y[r] = row(base + static_cast<size_t>(r) * wStride);
-}
-
 // 16 nibble-indexed IQ4 levels of one 32-weight run (low nibbles: first 16, high: last 16)
 // against 32 activation quants.
 int dotIq4(const uint8_t* qs, const int8_t* q8) {

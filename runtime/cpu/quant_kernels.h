@@ -26,6 +26,12 @@ using MatMulFn = void (*)(int64_t k, const void* w, size_t wStride, int64_t rows
     void matVec##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y);
 
 namespace generic {
+// y[r] = row(pointer to weight row r) for r in [0, rows): the loop every portable kernel shares.
+template <typename Row>
+void forEachRow(const void* w, size_t wStride, int64_t rows, float* y, Row row) {
+    const auto* base = static_cast<const uint8_t*>(w);
+    for (int64_t r = 0; r < rows; ++r) y[r] = row(base + static_cast<size_t>(r) * wStride);
+}
 ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL)
 ZINC_QUANT_GENERIC_ONLY_LIST(ZINC_DECLARE_KERNEL)
 }  // namespace generic

@@ -30,7 +30,8 @@ struct ExpectedKernel {
 std::vector<ExpectedKernel> expectedKernels() {
     std::vector<ExpectedKernel> k;
     const auto embed = std::vector{ZK_ARG(EmbedArgs, table), ZK_ARG(EmbedArgs, tokens), ZK_ARG(EmbedArgs, out),
-                                   ZK_ARG(EmbedArgs, rowBytes), ZK_ARG(EmbedArgs, cols), ZK_ARG(EmbedArgs, outStride)};
+                                   ZK_ARG(EmbedArgs, rowBytes), ZK_ARG(EmbedArgs, cols), ZK_ARG(EmbedArgs, outStride),
+                                   ZK_ARG(EmbedArgs, scale)};
     const auto matvec = std::vector{ZK_ARG(MatVecArgs, w), ZK_ARG(MatVecArgs, act), ZK_ARG(MatVecArgs, y),
                                     ZK_ARG(MatVecArgs, rowBytes), ZK_ARG(MatVecArgs, actStride), ZK_ARG(MatVecArgs, k),
                                     ZK_ARG(MatVecArgs, rows), ZK_ARG(MatVecArgs, yStride)};
@@ -75,12 +76,13 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"attention",
                  {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, nHead),
                   ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride), ZK_ARG(A, outStride),
-                  ZK_ARG(A, scale)},
+                  ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale)},
                  sizeof(A), kAttentionShape.workgroup});
-    k.push_back({"swiglu",
-                 {ZK_ARG(SwiGluArgs, gate), ZK_ARG(SwiGluArgs, up), ZK_ARG(SwiGluArgs, out), ZK_ARG(SwiGluArgs, n),
-                  ZK_ARG(SwiGluArgs, stride)},
-                 sizeof(SwiGluArgs), kElementwiseShape.workgroup});
+    for (const char* glu : {"swiglu", "geglu"})
+        k.push_back({glu,
+                     {ZK_ARG(SwiGluArgs, gate), ZK_ARG(SwiGluArgs, up), ZK_ARG(SwiGluArgs, out), ZK_ARG(SwiGluArgs, n),
+                      ZK_ARG(SwiGluArgs, stride)},
+                     sizeof(SwiGluArgs), kElementwiseShape.workgroup});
     k.push_back({"add",
                  {ZK_ARG(AddArgs, a), ZK_ARG(AddArgs, b), ZK_ARG(AddArgs, out), ZK_ARG(AddArgs, n), ZK_ARG(AddArgs, stride)},
                  sizeof(AddArgs), kElementwiseShape.workgroup});

@@ -93,6 +93,17 @@ INSTANTIATE_TEST_SUITE_P(Models, VulkanVsCpuTest,
                              return name;
                          });
 
+TEST(VulkanTier, Gemma3IsRefusedNamingTheOpAndWhatItNeeds) {
+    ZINC_REQUIRE_VULKAN();
+    try {
+        test::load("gemma3-tiny.gguf", true);
+        FAIL() << "expected TierError";
+    } catch (const runtime::TierError& e) {
+        EXPECT_STREQ(e.what(), "vulkan tier: op token_embd needs an embedding scale (gemma3), which this tier does not implement "
+                               "yet; the cpu tier runs it");
+    }
+}
+
 // The requantized weight-type files through a prompt long enough for the tiled prefill matmul
 // (Q2_K stays on the matvec there) and a decode step.
 class VulkanWeightTypesVsCpuTest : public testing::TestWithParam<const char*> {};
