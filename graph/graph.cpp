@@ -14,8 +14,28 @@ const char* opKindName(OpKind kind) {
         case OpKind::Add: return "add";
         case OpKind::MoeRoute: return "moe_route";
         case OpKind::MoeFfn: return "moe_ffn";
+        case OpKind::Quantize: return "quantize";
+        case OpKind::MatMulAdd: return "matmul_add";
+        case OpKind::MoeFfnAdd: return "moe_ffn_add";
+        case OpKind::GateUpSwiGlu: return "gate_up_swiglu";
+        case OpKind::SwiGluQuantize: return "swiglu_quantize";
+        case OpKind::NormQuantize: return "norm_quantize";
+        case OpKind::QkRopeAttention: return "qk_rope_attention";
     }
     return "?";
+}
+
+std::vector<BufferId> readsOf(const Op& op) {
+    std::vector<BufferId> ids;
+    for (BufferId id : {op.in, op.addend, op.up, op.k, op.v})
+        if (id != kNoBuffer) ids.push_back(id);
+    if (op.kind == OpKind::MoeFfn || op.kind == OpKind::MoeFfnAdd) ids.insert(ids.end(), {op.expertIds, op.expertWeights});
+    return ids;
+}
+
+std::vector<BufferId> writesOf(const Op& op) {
+    if (op.kind == OpKind::MoeRoute) return {op.expertIds, op.expertWeights};
+    return {op.out};
 }
 
 size_t Graph::opsPerLayer() const {

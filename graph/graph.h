@@ -1,6 +1,7 @@
 #pragma once
 // The decode graph: an ordered list of ops over named buffers, built once per model. Every
 // tier executes this same list; only the values declared in TokenState change per token.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,12 +17,21 @@ enum class OpKind : uint8_t {
     MatMul,     // out[t] = weight · in[t] (+ bias)
     HeadNorm,   // in place: rmsnorm over each head of `heads` x headDim, times weight (QK-norm)
     Rope,       // in place: rotate each head at its token's position (weight: rope_freqs divisors, optional)
-    Attention,  // append k,v (in2, in3) to the layer's KV cache; out = softmax(q kᵀ/√d) v over the cache
-    SwiGlu,     // out = silu(in) * in2
-    Add,        // out = in + in2 (the residual stream)
-    MoeRoute,   // routerLogits = weight · in; top-k experts and their weights -> out (ids), out2
-    MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t])
+    Attention,  // append k, v to the layer's KV cache; out = softmax(q kᵀ/√d) v over the cache (q = in)
+    SwiGlu,     // out = silu(in) * up (in: the gate projection); gelu_tanh(in) * up with `gelu`
+    Add,        // out = in + addend (the residual stream)
+    MoeRoute,   // logits = weight · in; top-k experts -> expertIds, their weights -> expertWeights
+    MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t]) over expertIds/expertWeights
+    // Only in a lowered graph (graph/lower.h): the explicit quantization step and the fused ops.
+    Quantize,         // quantized = in in the lowered op's format
+    MatMulAdd,        // out += weight · in (out: the residual)
+    MoeFfnAdd,        // out += MoeFfn(in)
+    GateUpSwiGlu,     // out = silu(weight · in) * (upWeight · in)
+    SwiGluQuantize,   // quantized = silu(in) * up, in the lowered op's format
+    NormQuantize,     // out = rmsnorm(in) * weight, and quantized = out in the lowered op's format
+    QkRopeAttention,  // QK-norm (if any) and RoPE of q (in) and k, then Attention
 };
+inline constexpr bool isLoweredOnly(OpKind kind) { return kind >= OpKind::Quantize; }
 const char* opKindName(OpKind kind);
 
 enum class ElemType : uint8_t { F32, I32 };
@@ -34,21 +44,34 @@ struct Buffer {
     int64_t width = 0;  // elements per token
 };
 
+// An op's operands by role: `in` and `out` for every op that has them, the others only for the
+// kinds named beside them (kNoBuffer / nullptr elsewhere).
 struct Op {
     OpKind kind;
     int32_t layer = -1;  // -1 for ops outside the layer stack
     std::string label;   // model-level name: "attn_q", "ffn_down", "moe_experts", "lm_head"...
-    BufferId in = kNoBuffer, in2 = kNoBuffer, in3 = kNoBuffer;
-    BufferId out = kNoBuffer, out2 = kNoBuffer;
-    const model::WeightRef* weight = nullptr;   // matrix, norm vector, router or gate experts
-    const model::WeightRef* weight2 = nullptr;  // MoeFfn: up experts
-    const model::WeightRef* weight3 = nullptr;  // MoeFfn: down experts
-    const model::WeightRef* bias = nullptr;     // MatMul: F32 vector added to every output row (qwen2 q/k/v)
-    float scale = 1.0f;                         // Embed: rows times this (gemma3: sqrt(d))
-    int32_t window = 0;                         // Rope: sliding layer's rope; Attention: keys at distance >= window masked
-    bool gelu = false;                          // SwiGlu: gelu_tanh(in) * in2 instead of silu(in) * in2 (gemma3)
-    int32_t heads = 0;                          // HeadNorm / Rope / Attention (query heads)
+    BufferId in = kNoBuffer;   // Attention: q; SwiGlu: the gate projection
+    BufferId out = kNoBuffer;  // MoeRoute has none (expertIds, expertWeights)
+    BufferId addend = kNoBuffer;                                // Add
+    BufferId up = kNoBuffer;                                    // SwiGlu
+    BufferId k = kNoBuffer, v = kNoBuffer;                      // Attention
+    BufferId expertIds = kNoBuffer, expertWeights = kNoBuffer;  // MoeRoute writes them, MoeFfn reads them
+    const model::WeightRef* weight = nullptr;      // matrix, norm vector, router or gate experts
+    const model::WeightRef* upWeight = nullptr;    // MoeFfn: up experts
+    const model::WeightRef* downWeight = nullptr;  // MoeFfn: down experts
+    const model::WeightRef* bias = nullptr;        // MatMul: F32 vector added to every output row (qwen2 q/k/v)
+    float scale = 1.0f;                            // Embed: rows times this (gemma3: sqrt(d))
+    int32_t window = 0;                            // Rope: sliding layer's rope; Attention: keys at distance >= window masked
+    bool gelu = false;                             // SwiGlu: gelu_tanh(in) * up instead of silu(in) * up (gemma3)
+    int32_t heads = 0;                             // HeadNorm / Rope / Attention (query heads)
+
+    std::array<const model::WeightRef*, 4> weights() const { return {weight, upWeight, downWeight, bias}; }
 };
+// Ops after the layer stack (final norm, lm_head) need only the rows whose logits are wanted.
+inline bool runsOnWantedRowsOnly(const Op& op) { return op.layer < 0 && op.kind != OpKind::Embed; }
+// The buffers an op reads and writes (in-place ops list theirs in both).
+std::vector<BufferId> readsOf(const Op& op);
+std::vector<BufferId> writesOf(const Op& op);
 
 // Values that change per token. They live in a small token-state block that kernels read
 // (GPU tiers) or are passed to the op (cpu tier); nothing else in the graph changes.

@@ -64,7 +64,7 @@ private:
     void add(int il, std::string label, BufferId a, BufferId b) {
         Op& op = push(OpKind::Add, il, std::move(label));
         op.in = a;
-        op.in2 = b;
+        op.addend = b;
         op.out = a;
     }
     Op& headOp(OpKind kind, int il, std::string label, BufferId buf, int heads, const model::WeightRef* weight) {
@@ -94,8 +94,8 @@ private:
         headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, freqs).window = window;
         Op& op = push(OpKind::Attention, il, "attention");
         op.in = q;
-        op.in2 = k;
-        op.in3 = v;
+        op.k = k;
+        op.v = v;
         op.out = attn;
         op.heads = c_.nHead;
         op.window = window;
@@ -112,7 +112,7 @@ private:
         matMul(il, "ffn_up", xn_, up, l.ffnUp);
         Op& op = push(OpKind::SwiGlu, il, c_.geluFfn ? "ffn_geglu" : "ffn_swiglu");
         op.in = gate;
-        op.in2 = up;
+        op.up = up;
         op.out = gate;
         op.gelu = c_.geluFfn;
         matMul(il, "ffn_down", gate, proj, l.ffnDown);
@@ -127,17 +127,17 @@ private:
         norm(il, "ffn_norm", x_, xn_, l.ffnNorm);
         Op& route = push(OpKind::MoeRoute, il, "moe_router");
         route.in = xn_;
-        route.out = ids;
-        route.out2 = weights;
+        route.expertIds = ids;
+        route.expertWeights = weights;
         route.weight = &l.router;
         Op& ffn = push(OpKind::MoeFfn, il, "moe_experts");
         ffn.in = xn_;
-        ffn.in2 = ids;
-        ffn.in3 = weights;
+        ffn.expertIds = ids;
+        ffn.expertWeights = weights;
         ffn.out = proj;
         ffn.weight = &l.gateExps;
-        ffn.weight2 = &l.upExps;
-        ffn.weight3 = &l.downExps;
+        ffn.upWeight = &l.upExps;
+        ffn.downWeight = &l.downExps;
         add(il, "ffn_residual", x_, proj);
     }
 

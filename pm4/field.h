@@ -2,9 +2,11 @@
 // A named bit range of a PM4 packet dword or of a register: the one description that the
 // builder encodes with and the decoder prints with (STYLE.md §3). Tables of Fields live in
 // packets.h and registers.h, each citing its public source.
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -60,6 +62,13 @@ struct Field {
         return f;
     }
 
+    constexpr Field withSubfields(std::span<const Field> fields) const {  // a derived table (overlay())
+        Field f = *this;
+        f.subfields = fields.data();
+        f.subfieldCount = static_cast<uint16_t>(fields.size());
+        return f;
+    }
+
     constexpr uint32_t maxValue() const { return width >= 32 ? 0xFFFFFFFFu : (1u << width) - 1; }
     constexpr uint32_t mask() const { return maxValue() << shift; }
     constexpr bool fits(uint64_t value) const { return value <= maxValue(); }
@@ -98,5 +107,60 @@ constexpr uint32_t coveredBits(std::span<const Field> fields, unsigned dword) {
         if (f.dword == dword) covered |= f.mask();
     return covered;
 }
+
+// A table written as another generation's plus its differences (overlay(), registers.h
+// overlayRegisters()): up to Max entries, `count` of them used.
+template <class T, size_t Max>
+struct DerivedTable {
+    std::array<T, Max> items{};
+    size_t count = 0;
+    constexpr const T* begin() const { return items.data(); }
+    constexpr const T* end() const { return items.data() + count; }
+    constexpr size_t size() const { return count; }
+    constexpr operator std::span<const T>() const { return {items.data(), count}; }
+};
+
+// Orders a derived table by dword, then bit (insertion sort: a handful of fields).
+template <size_t Max>
+constexpr void sortByBit(DerivedTable<Field, Max>& t) {
+    for (size_t i = 1; i < t.count; ++i)
+        for (size_t j = i; j > 0 && (t.items[j].dword < t.items[j - 1].dword ||
+                                     (t.items[j].dword == t.items[j - 1].dword && t.items[j].shift < t.items[j - 1].shift));
+             --j) {
+            const Field tmp = t.items[j];
+            t.items[j] = t.items[j - 1];
+            t.items[j - 1] = tmp;
+        }
+}
+
+// Fields of a later generation's packet: `base` (the earlier one's) less the fields named in
+// `dropped` and less every field that shares a bit of its dword with one of `changes`, plus
+// `changes`; ordered by dword, then bit.
+template <size_t B, size_t C>
+constexpr DerivedTable<Field, B + C> overlay(const Field (&base)[B], const Field (&changes)[C],
+                                              std::initializer_list<std::string_view> dropped = {}) {
+    DerivedTable<Field, B + C> t;
+    for (const Field& f : base) {
+        bool keep = true;
+        for (const Field& c : changes) keep = keep && !(c.dword == f.dword && (c.mask() & f.mask()) != 0);
+        for (std::string_view name : dropped) keep = keep && name != f.name;
+        if (keep) t.items[t.count++] = f;
+    }
+    for (const Field& c : changes) t.items[t.count++] = c;
+    sortByBit(t);
+    return t;
+}
+// `base` less the fields named in `dropped` (bits a later generation reserves).
+template <size_t B>
+constexpr DerivedTable<Field, B> without(const Field (&base)[B], std::initializer_list<std::string_view> dropped) {
+    DerivedTable<Field, B> t;
+    for (const Field& f : base) {
+        bool keep = true;
+        for (std::string_view name : dropped) keep = keep && name != f.name;
+        if (keep) t.items[t.count++] = f;
+    }
+    return t;
+}
+
 
 }  // namespace zinc::pm4

@@ -11,9 +11,12 @@
 //    and gfx12/chip/gfx12_merged_f32_mec_pm4_packets.h (gfx12 MEC layouts, read at PAL 04bc1e7):
 //    PM4_MEC_* structs, *_SIZEDW__CORE sizes and value enums;
 //  - VGT_EVENT_TYPE values: PAL *_merged_enum.h.
-// gfx12 re-uses (`using`) every gfx11 field it shares and defines the ones that differ; where
-// only the name differs (gfx11 CACHE_POLICY, gfx12 TEMPORAL) the bits are the same.
+// gfx12 is written as gfx11 plus its differences: it defines only the fields that differ and
+// derives each packet's field list and the packet table from gfx11's; where only the name
+// differs (gfx11 CACHE_POLICY, gfx12 TEMPORAL) the bits are the same.
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -293,69 +296,44 @@ inline constexpr Field FIELDS[] = {EVENT_TYPE, EVENT_INDEX, SAMP_PLST_CNTR_MODE,
 
 }  // namespace gfx11
 
+// gfx12 = gfx11 plus the differences below: every name gfx12 does not define (the header,
+// SET_SH_REG, EVENT_WRITE, the event types, most fields) is gfx11's (`using namespace`), and
+// each packet's FIELDS is gfx11's overlaid with the fields that changed (field.h overlay()).
 namespace gfx12 {
 
-namespace PM4_HEADER = gfx11::PM4_HEADER;
-using gfx11::BOTTOM_OF_PIPE_TS, gfx11::CACHE_FLUSH, gfx11::CACHE_FLUSH_AND_INV_EVENT;
-using gfx11::CACHE_FLUSH_AND_INV_TS_EVENT, gfx11::CACHE_FLUSH_TS, gfx11::CS_CONTEXT_DONE, gfx11::CS_DONE;
-using gfx11::CS_PARTIAL_FLUSH, gfx11::THREAD_TRACE_MARKER, gfx11::VGT_EVENT_TYPE_NAMES;
-namespace SET_SH_REG = gfx11::SET_SH_REG;
+using namespace gfx11;
 
 namespace DISPATCH_DIRECT {
-using gfx11::DISPATCH_DIRECT::DIM_X, gfx11::DISPATCH_DIRECT::DIM_Y, gfx11::DISPATCH_DIRECT::DIM_Z;
+using namespace gfx11::DISPATCH_DIRECT;
 inline constexpr Field DISPATCH_INITIATOR =
     Field("DISPATCH_INITIATOR", 4, 31, 0).withSubfields(COMPUTE_DISPATCH_INITIATOR_FIELDS);
-inline constexpr Field FIELDS[] = {DIM_X, DIM_Y, DIM_Z, DISPATCH_INITIATOR};
+inline constexpr Field CHANGED[] = {DISPATCH_INITIATOR};
+inline constexpr auto FIELDS = overlay(gfx11::DISPATCH_DIRECT::FIELDS, CHANGED);
 }  // namespace DISPATCH_DIRECT
 
 namespace DISPATCH_INDIRECT {
-using gfx11::DISPATCH_INDIRECT::ADDR_LO, gfx11::DISPATCH_INDIRECT::ADDR_HI;
+using namespace gfx11::DISPATCH_INDIRECT;
 inline constexpr Field DISPATCH_INITIATOR =
     Field("DISPATCH_INITIATOR", 3, 31, 0).withSubfields(COMPUTE_DISPATCH_INITIATOR_FIELDS);
-inline constexpr Field FIELDS[] = {ADDR_LO, ADDR_HI, DISPATCH_INITIATOR};
+inline constexpr Field CHANGED[] = {DISPATCH_INITIATOR};
+inline constexpr auto FIELDS = overlay(gfx11::DISPATCH_INDIRECT::FIELDS, CHANGED);
 }  // namespace DISPATCH_INDIRECT
 
 // gfx12 has no GLM / GL1 caches: those GCR bits are reserved (PAL gfx12CmdUtil.cpp AcquireMemGcrCntl,
 // ReleaseMemGcrCntl; one source).
-inline constexpr Field ACQUIRE_MEM_GCR_FIELDS[] = {
-    bits("GLI_INV", 1, 0),
-    bits("GL1_RANGE", 3, 2),
-    bit("GLK_WB", 6),
-    bit("GLK_INV", 7),
-    bit("GLV_INV", 8),
-    bit("GL2_US", 10),
-    bits("GL2_RANGE", 12, 11),
-    bit("GL2_DISCARD", 13),
-    bit("GL2_INV", 14),
-    bit("GL2_WB", 15),
-    bits("SEQ", 17, 16),
-    bit("RANGE_IS_PA", 18),
-};
+inline constexpr auto ACQUIRE_MEM_GCR_FIELDS = without(gfx11::ACQUIRE_MEM_GCR_FIELDS, {"GLM_WB", "GLM_INV", "GL1_INV"});
 namespace ACQUIRE_MEM {
-using gfx11::ACQUIRE_MEM::COHER_SIZE, gfx11::ACQUIRE_MEM::COHER_SIZE_HI, gfx11::ACQUIRE_MEM::COHER_BASE_LO;
-using gfx11::ACQUIRE_MEM::COHER_BASE_HI, gfx11::ACQUIRE_MEM::POLL_INTERVAL;
+using namespace gfx11::ACQUIRE_MEM;
 inline constexpr Field GCR_CNTL = Field("GCR_CNTL", 7, 18, 0).withSubfields(ACQUIRE_MEM_GCR_FIELDS);
-inline constexpr Field FIELDS[] = {COHER_SIZE, COHER_SIZE_HI, COHER_BASE_LO, COHER_BASE_HI, POLL_INTERVAL, GCR_CNTL};
+inline constexpr Field CHANGED[] = {GCR_CNTL};
+inline constexpr auto FIELDS = overlay(gfx11::ACQUIRE_MEM::FIELDS, CHANGED);
 }  // namespace ACQUIRE_MEM
 
 inline constexpr ValueName TEMPORAL_NAMES[] = {{0, "RT"}, {1, "NT"}, {2, "HT"}, {3, "LU"}};
 
-inline constexpr Field RELEASE_MEM_GCR_FIELDS[] = {
-    bit("GLV_INV", 2),
-    bit("GL2_US", 4),
-    bits("GL2_RANGE", 6, 5),
-    bit("GL2_DISCARD", 7),
-    bit("GL2_INV", 8),
-    bit("GL2_WB", 9),
-    bits("SEQ", 11, 10),
-    bit("GLK_WB", 12),
-};
+inline constexpr auto RELEASE_MEM_GCR_FIELDS = without(gfx11::RELEASE_MEM_GCR_FIELDS, {"GLM_WB", "GLM_INV", "GL1_INV"});
 namespace RELEASE_MEM {
-using gfx11::RELEASE_MEM::EVENT_TYPE, gfx11::RELEASE_MEM::WAIT_SYNC, gfx11::RELEASE_MEM::EVENT_INDEX;
-using gfx11::RELEASE_MEM::PQ_EXE_STATUS, gfx11::RELEASE_MEM::GLK_INV, gfx11::RELEASE_MEM::DST_SEL;
-using gfx11::RELEASE_MEM::MES_INTR_PIPE, gfx11::RELEASE_MEM::MES_ACTION_ID, gfx11::RELEASE_MEM::INT_SEL;
-using gfx11::RELEASE_MEM::ADDRESS_LO, gfx11::RELEASE_MEM::ADDRESS_HI, gfx11::RELEASE_MEM::DATA_LO;
-using gfx11::RELEASE_MEM::DATA_HI, gfx11::RELEASE_MEM::INT_CTXID;
+using namespace gfx11::RELEASE_MEM;
 inline constexpr Field GCR_CNTL = Field("GCR_CNTL", 1, 24, 12).withSubfields(RELEASE_MEM_GCR_FIELDS);
 inline constexpr Field TEMPORAL = Field("TEMPORAL", 1, 26, 25).withValues(TEMPORAL_NAMES);
 // gfx12 lists DATA_SEL 0-4 only (PAL gfx12 MEC_RELEASE_MEM_data_sel_enum).
@@ -364,41 +342,35 @@ inline constexpr ValueName DATA_SEL_VALUES[] = {
     {4, "SEND_SYSTEM_CLOCK_COUNTER"}
 };
 inline constexpr Field DATA_SEL = Field("DATA_SEL", 2, 31, 29).withValues(DATA_SEL_VALUES);
-inline constexpr Field FIELDS[] = {EVENT_TYPE, WAIT_SYNC, EVENT_INDEX, GCR_CNTL, TEMPORAL, PQ_EXE_STATUS,
-                                   GLK_INV, DST_SEL, MES_INTR_PIPE, MES_ACTION_ID, INT_SEL, DATA_SEL,
-                                   ADDRESS_LO, ADDRESS_HI, DATA_LO, DATA_HI, INT_CTXID};
+inline constexpr Field CHANGED[] = {GCR_CNTL, TEMPORAL, DATA_SEL};
+inline constexpr auto FIELDS = overlay(gfx11::RELEASE_MEM::FIELDS, CHANGED);
 }  // namespace RELEASE_MEM
 
 namespace WAIT_REG_MEM {
-using gfx11::WAIT_REG_MEM::FUNCTION, gfx11::WAIT_REG_MEM::MEM_SPACE, gfx11::WAIT_REG_MEM::OPERATION;
-using gfx11::WAIT_REG_MEM::MES_INTR_PIPE, gfx11::WAIT_REG_MEM::MES_ACTION, gfx11::WAIT_REG_MEM::POLL_ADDR_LO;
-using gfx11::WAIT_REG_MEM::POLL_ADDR_HI, gfx11::WAIT_REG_MEM::REFERENCE, gfx11::WAIT_REG_MEM::MASK;
-using gfx11::WAIT_REG_MEM::POLL_INTERVAL, gfx11::WAIT_REG_MEM::OPTIMIZE_ACE_OFFLOAD_MODE;
+using namespace gfx11::WAIT_REG_MEM;
 inline constexpr Field TEMPORAL = Field("TEMPORAL", 1, 26, 25).withValues(TEMPORAL_NAMES);
-inline constexpr Field FIELDS[] = {FUNCTION, MEM_SPACE, OPERATION, MES_INTR_PIPE, MES_ACTION, TEMPORAL,
-                                   POLL_ADDR_LO, POLL_ADDR_HI, REFERENCE, MASK, POLL_INTERVAL,
-                                   OPTIMIZE_ACE_OFFLOAD_MODE};
+inline constexpr Field CHANGED[] = {TEMPORAL};
+inline constexpr auto FIELDS = overlay(gfx11::WAIT_REG_MEM::FIELDS, CHANGED);
 }  // namespace WAIT_REG_MEM
 
+inline constexpr ValueName PF_VF_MODE_VALUES[] = {{0, "PF_VF_DISABLED"}, {1, "PF_VF_ENABLED"}};
+
 namespace WRITE_DATA {
-using gfx11::WRITE_DATA::ADDR_INCR, gfx11::WRITE_DATA::WR_CONFIRM, gfx11::WRITE_DATA::DST_ADDR_LO;
-using gfx11::WRITE_DATA::DST_ADDR_HI;
-inline constexpr ValueName DST_SEL_VALUES[] = {
+using namespace gfx11::WRITE_DATA;
+inline constexpr ValueName DST_SEL_VALUES[] = {  // no GDS (3) on gfx12
     {0, "MEM_MAPPED_REGISTER"}, {2, "TC_L2"}, {5, "MEMORY"}, {6, "MEMORY_MAPPED_ADC_PERSISTENT_STATE"}
 };
 inline constexpr Field DST_SEL = Field("DST_SEL", 1, 11, 8).withValues(DST_SEL_VALUES);
-inline constexpr ValueName MODE_VALUES[] = {{0, "PF_VF_DISABLED"}, {1, "PF_VF_ENABLED"}};
-inline constexpr Field MODE = Field("MODE", 1, 21, 21).withValues(MODE_VALUES);
+inline constexpr Field MODE = Field("MODE", 1, 21, 21).withValues(PF_VF_MODE_VALUES);
 inline constexpr Field AID_ID{"AID_ID", 1, 24, 23};
 inline constexpr Field TEMPORAL = Field("TEMPORAL", 1, 26, 25).withValues(TEMPORAL_NAMES);
-inline constexpr Field FIELDS[] = {DST_SEL, ADDR_INCR, WR_CONFIRM, MODE, AID_ID, TEMPORAL, DST_ADDR_LO, DST_ADDR_HI};
+inline constexpr Field CHANGED[] = {DST_SEL, MODE, AID_ID, TEMPORAL};
+inline constexpr auto FIELDS = overlay(gfx11::WRITE_DATA::FIELDS, CHANGED);
 }  // namespace WRITE_DATA
 
 namespace COPY_DATA {
-using gfx11::COPY_DATA::COUNT_SEL, gfx11::COPY_DATA::WR_CONFIRM, gfx11::COPY_DATA::PQ_EXE_STATUS;
-using gfx11::COPY_DATA::SRC_ADDR_LO, gfx11::COPY_DATA::SRC_ADDR_HI, gfx11::COPY_DATA::DST_ADDR_LO;
-using gfx11::COPY_DATA::DST_ADDR_HI;
-inline constexpr ValueName SRC_SEL_VALUES[] = {
+using namespace gfx11::COPY_DATA;
+inline constexpr ValueName SRC_SEL_VALUES[] = {  // no GDS (3) on gfx12
     {0, "MEM_MAPPED_REGISTER"}, {1, "TC_L2_OBSOLETE"}, {2, "TC_L2"}, {4, "PERFCOUNTERS"},
     {5, "IMMEDIATE_DATA"}, {6, "ATOMIC_RETURN_DATA"}, {9, "GPU_CLOCK_COUNT"}, {10, "SYSTEM_CLOCK_COUNT"}
 };
@@ -409,23 +381,19 @@ inline constexpr ValueName DST_SEL_VALUES[] = {
 };
 inline constexpr Field DST_SEL = Field("DST_SEL", 1, 11, 8).withValues(DST_SEL_VALUES);
 inline constexpr Field SRC_TEMPORAL = Field("SRC_TEMPORAL", 1, 14, 13).withValues(TEMPORAL_NAMES);
-inline constexpr ValueName MODE_VALUES[] = {{0, "PF_VF_DISABLED"}, {1, "PF_VF_ENABLED"}};
-inline constexpr Field MODE = Field("MODE", 1, 21, 21).withValues(MODE_VALUES);
+inline constexpr Field MODE = Field("MODE", 1, 21, 21).withValues(PF_VF_MODE_VALUES);
 inline constexpr Field AID_ID{"AID_ID", 1, 24, 23};
 inline constexpr Field DST_TEMPORAL = Field("DST_TEMPORAL", 1, 26, 25).withValues(TEMPORAL_NAMES);
-inline constexpr Field FIELDS[] = {SRC_SEL, DST_SEL, SRC_TEMPORAL, COUNT_SEL, WR_CONFIRM, MODE, AID_ID,
-                                   DST_TEMPORAL, PQ_EXE_STATUS, SRC_ADDR_LO, SRC_ADDR_HI, DST_ADDR_LO, DST_ADDR_HI};
+inline constexpr Field CHANGED[] = {SRC_SEL, DST_SEL, SRC_TEMPORAL, MODE, AID_ID, DST_TEMPORAL};
+inline constexpr auto FIELDS = overlay(gfx11::COPY_DATA::FIELDS, CHANGED);
 }  // namespace COPY_DATA
 
 namespace INDIRECT_BUFFER {
-using gfx11::INDIRECT_BUFFER::IB_BASE_LO, gfx11::INDIRECT_BUFFER::IB_BASE_HI, gfx11::INDIRECT_BUFFER::IB_SIZE;
-using gfx11::INDIRECT_BUFFER::CHAIN, gfx11::INDIRECT_BUFFER::OFFLOAD_POLLING, gfx11::INDIRECT_BUFFER::VALID;
-using gfx11::INDIRECT_BUFFER::VMID;
+using namespace gfx11::INDIRECT_BUFFER;
 inline constexpr Field TEMPORAL = Field("TEMPORAL", 3, 29, 28).withValues(TEMPORAL_NAMES);
-inline constexpr Field FIELDS[] = {IB_BASE_LO, IB_BASE_HI, IB_SIZE, CHAIN, OFFLOAD_POLLING, VALID, VMID, TEMPORAL};
+inline constexpr Field CHANGED[] = {TEMPORAL};
+inline constexpr auto FIELDS = overlay(gfx11::INDIRECT_BUFFER::FIELDS, CHANGED, {"PRIV"});
 }  // namespace INDIRECT_BUFFER
-
-namespace EVENT_WRITE = gfx11::EVENT_WRITE;
 
 }  // namespace gfx12
 
@@ -457,20 +425,35 @@ inline constexpr PacketSpec PACKETS[] = {
 };
 }  // namespace gfx11
 
-namespace gfx12 {
-inline constexpr PacketSpec PACKETS[] = {
-    {Opcode::NOP, "NOP", 0, kMaxBodyDwords, {}},
-    {Opcode::DISPATCH_DIRECT, "DISPATCH_DIRECT", 4, 4, DISPATCH_DIRECT::FIELDS},
-    {Opcode::DISPATCH_INDIRECT, "DISPATCH_INDIRECT", 3, 3, DISPATCH_INDIRECT::FIELDS},
-    {Opcode::WRITE_DATA, "WRITE_DATA", 4, kMaxBodyDwords, WRITE_DATA::FIELDS},
-    {Opcode::WAIT_REG_MEM, "WAIT_REG_MEM", 6, 6, WAIT_REG_MEM::FIELDS},
-    {Opcode::INDIRECT_BUFFER, "INDIRECT_BUFFER", 3, 3, INDIRECT_BUFFER::FIELDS},
-    {Opcode::COPY_DATA, "COPY_DATA", 5, 5, COPY_DATA::FIELDS},
-    {Opcode::EVENT_WRITE, "EVENT_WRITE", 1, 3, EVENT_WRITE::FIELDS},
-    {Opcode::RELEASE_MEM, "RELEASE_MEM", 7, 7, RELEASE_MEM::FIELDS},
-    {Opcode::ACQUIRE_MEM, "ACQUIRE_MEM", 7, 7, ACQUIRE_MEM::FIELDS},
-    {Opcode::SET_SH_REG, "SET_SH_REG", 2, kMaxBodyDwords, SET_SH_REG::FIELDS},
+// A packet whose fields differ on a later generation, and its fields there.
+struct PacketFields {
+    Opcode opcode;
+    std::span<const Field> fields;
 };
+// `base` (an earlier generation's packet table) with the fields of the packets in `changes`.
+template <size_t N>
+constexpr std::array<PacketSpec, N> withFields(const PacketSpec (&base)[N], std::initializer_list<PacketFields> changes) {
+    std::array<PacketSpec, N> t{};
+    for (size_t i = 0; i < N; ++i) {
+        t[i] = base[i];
+        for (const PacketFields& c : changes)
+            if (c.opcode == base[i].opcode) t[i].fields = c.fields;
+    }
+    return t;
+}
+
+namespace gfx12 {
+// The same packets and body sizes as gfx11; NOP, EVENT_WRITE and SET_SH_REG keep gfx11's fields.
+inline constexpr auto PACKETS = withFields(gfx11::PACKETS, {
+    {Opcode::DISPATCH_DIRECT, DISPATCH_DIRECT::FIELDS},
+    {Opcode::DISPATCH_INDIRECT, DISPATCH_INDIRECT::FIELDS},
+    {Opcode::WRITE_DATA, WRITE_DATA::FIELDS},
+    {Opcode::WAIT_REG_MEM, WAIT_REG_MEM::FIELDS},
+    {Opcode::INDIRECT_BUFFER, INDIRECT_BUFFER::FIELDS},
+    {Opcode::COPY_DATA, COPY_DATA::FIELDS},
+    {Opcode::RELEASE_MEM, RELEASE_MEM::FIELDS},
+    {Opcode::ACQUIRE_MEM, ACQUIRE_MEM::FIELDS},
+});
 }  // namespace gfx12
 
 constexpr std::span<const PacketSpec> packetSpecs(Gfx gfx) {

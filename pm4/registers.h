@@ -13,9 +13,10 @@
 //    0x2E0B-0x2E0D, 0x2E10-0x2E13, 0x2E15, 0x2E18, 0x2E1E, 0x2E24-0x2E28, 0x2E2A, 0x2E2F,
 //    0x2E40-0x2E4F, 0x2E7D);
 //  - LLVM AMDHSAKernelDescriptor.h for the RSRC1 DEBUG_MODE / CDBG_USER bits on gfx11.
-// gfx11 and gfx12 use identical addresses; gfx12 re-uses (`using`) every gfx11 register whose
-// fields are unchanged and defines only the ones that differ.
+// gfx11 and gfx12 use identical addresses; gfx12 is written as gfx11 plus its differences: the
+// registers whose fields changed, and the ones it drops (overlayRegisters()).
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 
@@ -39,10 +40,13 @@ struct Register {
     const Field* fieldData = nullptr;
     uint16_t fieldCount = 0;
 
+    constexpr Register() = default;
     constexpr Register(std::string_view n, uint32_t a) : name(n), address(a) {}
     template <size_t N>
     constexpr Register(std::string_view n, uint32_t a, const Field (&f)[N])
         : name(n), address(a), fieldData(f), fieldCount(static_cast<uint16_t>(N)) {}
+    constexpr Register(std::string_view n, uint32_t a, std::span<const Field> f)  // a derived table (overlay())
+        : name(n), address(a), fieldData(f.data()), fieldCount(static_cast<uint16_t>(f.size())) {}
 
     constexpr std::span<const Field> fields() const { return {fieldData, fieldCount}; }
     constexpr uint32_t shOffset() const { return address - kShRegStart; }
@@ -233,108 +237,61 @@ inline constexpr Register COMPUTE_REGISTERS[] = {
 
 }  // namespace gfx11
 
+// A later generation's register table: `base` with each register of `changes` in place of the
+// one at its address, less the registers at `dropped` addresses.
+template <size_t B, size_t C>
+constexpr DerivedTable<Register, B> overlayRegisters(const Register (&base)[B], const Register (&changes)[C],
+                                                     std::initializer_list<uint32_t> dropped = {}) {
+    DerivedTable<Register, B> t;
+    for (const Register& r : base) {
+        bool keep = true;
+        for (uint32_t address : dropped) keep = keep && address != r.address;
+        if (!keep) continue;
+        t.items[t.count] = r;
+        for (const Register& c : changes)
+            if (c.address == r.address) t.items[t.count] = c;
+        ++t.count;
+    }
+    return t;
+}
+
 namespace gfx12 {
 
-// Unchanged from gfx11 (same address, same fields in gc_12_0_0 and PAL gfx12_merged_registers.h).
-using gfx11::COMPUTE_DIM_X, gfx11::COMPUTE_DIM_Y, gfx11::COMPUTE_DIM_Z;
-using gfx11::COMPUTE_START_X, gfx11::COMPUTE_START_Y, gfx11::COMPUTE_START_Z;
-using gfx11::COMPUTE_NUM_THREAD_Z;
-using gfx11::COMPUTE_PIPELINESTAT_ENABLE, gfx11::COMPUTE_PERFCOUNT_ENABLE;
-using gfx11::COMPUTE_PGM_LO, gfx11::COMPUTE_PGM_HI;
-using gfx11::COMPUTE_DISPATCH_PKT_ADDR_LO, gfx11::COMPUTE_DISPATCH_PKT_ADDR_HI;
-using gfx11::COMPUTE_DISPATCH_SCRATCH_BASE_LO, gfx11::COMPUTE_DISPATCH_SCRATCH_BASE_HI;
-using gfx11::COMPUTE_VMID, gfx11::COMPUTE_RESOURCE_LIMITS;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE0, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE1;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE2, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE3;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE4, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE5;
-using gfx11::COMPUTE_STATIC_THREAD_MGMT_SE6, gfx11::COMPUTE_STATIC_THREAD_MGMT_SE7;
-using gfx11::COMPUTE_RESTART_X, gfx11::COMPUTE_RESTART_Y, gfx11::COMPUTE_RESTART_Z;
-using gfx11::COMPUTE_DISPATCH_ID, gfx11::COMPUTE_THREADGROUP_ID, gfx11::COMPUTE_REQ_CTRL;
-using gfx11::COMPUTE_SHADER_CHKSUM;
-using gfx11::COMPUTE_USER_DATA_0, gfx11::COMPUTE_USER_DATA_1, gfx11::COMPUTE_USER_DATA_2;
-using gfx11::COMPUTE_USER_DATA_3, gfx11::COMPUTE_USER_DATA_4, gfx11::COMPUTE_USER_DATA_5;
-using gfx11::COMPUTE_USER_DATA_6, gfx11::COMPUTE_USER_DATA_7, gfx11::COMPUTE_USER_DATA_8;
-using gfx11::COMPUTE_USER_DATA_9, gfx11::COMPUTE_USER_DATA_10, gfx11::COMPUTE_USER_DATA_11;
-using gfx11::COMPUTE_USER_DATA_12, gfx11::COMPUTE_USER_DATA_13, gfx11::COMPUTE_USER_DATA_14;
-using gfx11::COMPUTE_USER_DATA_15;
-using gfx11::COMPUTE_DISPATCH_TUNNEL;
+// Every register not defined here is gfx11's: same address, same fields in gc_12_0_0 and PAL
+// gfx12_merged_registers.h.
+using namespace gfx11;
 
-inline constexpr Field COMPUTE_DISPATCH_INITIATOR_FIELDS[] = {
-    bit("COMPUTE_SHADER_EN", 0),
-    bit("PARTIAL_TG_EN", 1),
-    bit("FORCE_START_AT_000", 2),
-    bit("ORDERED_APPEND_ENBL", 3),
-    bit("ORDERED_APPEND_MODE", 4),
-    bit("USE_THREAD_DIMENSIONS", 5),
-    bit("ORDER_MODE", 6),
-    bit("SCALAR_L1_INV_VOL", 10),
-    bit("VECTOR_L1_INV_VOL", 11),
+// Field lists: gfx11's with the bits that gfx12 adds, renames or widens (gc_12_0_0_sh_mask.h,
+// PAL gfx12_merged_registers.h).
+inline constexpr Field DISPATCH_INITIATOR_CHANGES[] = {
     bit("PING_PONG_EN", 12),
-    bit("TUNNEL_ENABLE", 13),
-    bit("RESTORE", 14),
-    bit("CS_W32_EN", 15),
-    bit("AMP_SHADER_EN", 16),
-    bit("DISABLE_DISP_PREMPT_EN", 17),
     bit("INTERLEAVE_2D_EN", 18),
     bit("WGS_DISPATCH", 19),  // PAL only
     bits("TTRACE_QUEUE_ID", 31, 29),
 };
+inline constexpr auto COMPUTE_DISPATCH_INITIATOR_FIELDS =
+    overlay(gfx11::COMPUTE_DISPATCH_INITIATOR_FIELDS, DISPATCH_INITIATOR_CHANGES);
 // gfx12 narrows NUM_THREAD_FULL to 13 bits and adds interleave bits (gc_12_0_0_sh_mask.h; one source).
-inline constexpr Field COMPUTE_NUM_THREAD_X_FIELDS[] = {
-    bits("NUM_THREAD_FULL", 12, 0),
-    bits("INTERLEAVE_BITS_X", 15, 13),
-    bits("NUM_THREAD_PARTIAL", 31, 16),
-};
-inline constexpr Field COMPUTE_NUM_THREAD_Y_FIELDS[] = {
-    bits("NUM_THREAD_FULL", 12, 0),
-    bits("INTERLEAVE_BITS_Y", 15, 13),
-    bits("NUM_THREAD_PARTIAL", 31, 16),
-};
-inline constexpr Field COMPUTE_PGM_RSRC1_FIELDS[] = {
-    bits("VGPRS", 5, 0),
-    bits("SGPRS", 9, 6),
-    bits("PRIORITY", 11, 10),
-    bits("FLOAT_MODE", 19, 12),
-    bit("PRIV", 20),
-    bit("WG_RR_EN", 21),
-    bit("DEBUG_MODE", 22),
-    bit("DISABLE_PERF", 23),
-    bit("BULKY", 24),
-    bit("CDBG_USER", 25),
-    bit("FP16_OVFL", 26),
-    bit("WGP_MODE", 29),
-    bit("MEM_ORDERED", 30),
-    bit("FWD_PROGRESS", 31),
-};
-inline constexpr Field COMPUTE_PGM_RSRC2_FIELDS[] = {
-    bit("SCRATCH_EN", 0),
-    bits("USER_SGPR", 5, 1),
-    bit("DYNAMIC_VGPR", 6),
-    bit("TGID_X_EN", 7),
-    bit("TGID_Y_EN", 8),
-    bit("TGID_Z_EN", 9),
-    bit("TG_SIZE_EN", 10),
-    bits("TIDIG_COMP_CNT", 12, 11),
-    bits("EXCP_EN_MSB", 14, 13),
-    bits("LDS_SIZE", 23, 15),
-    bits("EXCP_EN", 30, 24),
-    bit("WGP_TAKEOVER", 31),
-};
-inline constexpr Field COMPUTE_PGM_RSRC3_FIELDS[] = {
-    bits("SHARED_VGPR_CNT", 3, 0),  // LLVM-KD calls [3:0] reserved on gfx12 (FACTS.md §8)
-    bits("INST_PREF_SIZE", 11, 4),
-    bit("GLG_EN", 13),
-    bit("IMAGE_OP", 31),
-};
-inline constexpr Field COMPUTE_TMPRING_SIZE_FIELDS[] = {
-    bits("WAVES", 11, 0),
-    bits("WAVESIZE", 29, 12),
-};
-inline constexpr Field COMPUTE_DISPATCH_INTERLEAVE_FIELDS[] = {
+inline constexpr Field NUM_THREAD_X_CHANGES[] = {bits("NUM_THREAD_FULL", 12, 0), bits("INTERLEAVE_BITS_X", 15, 13)};
+inline constexpr Field NUM_THREAD_Y_CHANGES[] = {bits("NUM_THREAD_FULL", 12, 0), bits("INTERLEAVE_BITS_Y", 15, 13)};
+inline constexpr auto COMPUTE_NUM_THREAD_X_FIELDS = overlay(gfx11::COMPUTE_NUM_THREAD_XY_FIELDS, NUM_THREAD_X_CHANGES);
+inline constexpr auto COMPUTE_NUM_THREAD_Y_FIELDS = overlay(gfx11::COMPUTE_NUM_THREAD_XY_FIELDS, NUM_THREAD_Y_CHANGES);
+inline constexpr Field PGM_RSRC1_CHANGES[] = {bit("WG_RR_EN", 21), bit("DISABLE_PERF", 23)};  // for DX10_CLAMP, IEEE_MODE
+inline constexpr auto COMPUTE_PGM_RSRC1_FIELDS = overlay(gfx11::COMPUTE_PGM_RSRC1_FIELDS, PGM_RSRC1_CHANGES);
+inline constexpr Field PGM_RSRC2_CHANGES[] = {bit("DYNAMIC_VGPR", 6), bit("WGP_TAKEOVER", 31)};  // for TRAP_PRESENT
+inline constexpr auto COMPUTE_PGM_RSRC2_FIELDS = overlay(gfx11::COMPUTE_PGM_RSRC2_FIELDS, PGM_RSRC2_CHANGES);
+// SHARED_VGPR_CNT [3:0] stays, though LLVM-KD calls it reserved on gfx12 (FACTS.md §8).
+inline constexpr Field PGM_RSRC3_CHANGES[] = {bits("INST_PREF_SIZE", 11, 4), bit("GLG_EN", 13)};  // for TRAP_ON_*
+inline constexpr auto COMPUTE_PGM_RSRC3_FIELDS = overlay(gfx11::COMPUTE_PGM_RSRC3_FIELDS, PGM_RSRC3_CHANGES);
+inline constexpr Field TMPRING_SIZE_CHANGES[] = {bits("WAVESIZE", 29, 12)};
+inline constexpr auto COMPUTE_TMPRING_SIZE_FIELDS = overlay(gfx11::COMPUTE_TMPRING_SIZE_FIELDS, TMPRING_SIZE_CHANGES);
+inline constexpr Field DISPATCH_INTERLEAVE_CHANGES[] = {
     bits("INTERLEAVE_1D", 9, 0),
     bits("INTERLEAVE_2D_X_SIZE", 19, 16),
     bits("INTERLEAVE_2D_Y_SIZE", 27, 24),
 };
+inline constexpr auto COMPUTE_DISPATCH_INTERLEAVE_FIELDS =
+    overlay(gfx11::COMPUTE_DISPATCH_INTERLEAVE_FIELDS, DISPATCH_INTERLEAVE_CHANGES);
 
 inline constexpr Register COMPUTE_DISPATCH_INITIATOR{"COMPUTE_DISPATCH_INITIATOR", 0x2E00,
                                                      COMPUTE_DISPATCH_INITIATOR_FIELDS};
@@ -347,28 +304,15 @@ inline constexpr Register COMPUTE_PGM_RSRC3{"COMPUTE_PGM_RSRC3", 0x2E28, COMPUTE
 inline constexpr Register COMPUTE_DISPATCH_INTERLEAVE{"COMPUTE_DISPATCH_INTERLEAVE", 0x2E2F,
                                                       COMPUTE_DISPATCH_INTERLEAVE_FIELDS};
 
-// No THREAD_TRACE_ENABLE / USER_ACCUM_*: only PAL's gfx11 shadow list names them.
-inline constexpr Register COMPUTE_REGISTERS[] = {
-    COMPUTE_DISPATCH_INITIATOR, COMPUTE_DIM_X, COMPUTE_DIM_Y, COMPUTE_DIM_Z,
-    COMPUTE_START_X, COMPUTE_START_Y, COMPUTE_START_Z,
-    COMPUTE_NUM_THREAD_X, COMPUTE_NUM_THREAD_Y, COMPUTE_NUM_THREAD_Z,
-    COMPUTE_PIPELINESTAT_ENABLE, COMPUTE_PERFCOUNT_ENABLE, COMPUTE_PGM_LO, COMPUTE_PGM_HI,
-    COMPUTE_DISPATCH_PKT_ADDR_LO, COMPUTE_DISPATCH_PKT_ADDR_HI,
-    COMPUTE_DISPATCH_SCRATCH_BASE_LO, COMPUTE_DISPATCH_SCRATCH_BASE_HI,
-    COMPUTE_PGM_RSRC1, COMPUTE_PGM_RSRC2, COMPUTE_VMID, COMPUTE_RESOURCE_LIMITS,
-    COMPUTE_STATIC_THREAD_MGMT_SE0, COMPUTE_STATIC_THREAD_MGMT_SE1, COMPUTE_TMPRING_SIZE,
-    COMPUTE_STATIC_THREAD_MGMT_SE2, COMPUTE_STATIC_THREAD_MGMT_SE3,
-    COMPUTE_RESTART_X, COMPUTE_RESTART_Y, COMPUTE_RESTART_Z,
-    COMPUTE_DISPATCH_ID, COMPUTE_THREADGROUP_ID, COMPUTE_REQ_CTRL,
-    COMPUTE_PGM_RSRC3, COMPUTE_SHADER_CHKSUM,
-    COMPUTE_STATIC_THREAD_MGMT_SE4, COMPUTE_STATIC_THREAD_MGMT_SE5,
-    COMPUTE_STATIC_THREAD_MGMT_SE6, COMPUTE_STATIC_THREAD_MGMT_SE7, COMPUTE_DISPATCH_INTERLEAVE,
-    COMPUTE_USER_DATA_0, COMPUTE_USER_DATA_1, COMPUTE_USER_DATA_2, COMPUTE_USER_DATA_3,
-    COMPUTE_USER_DATA_4, COMPUTE_USER_DATA_5, COMPUTE_USER_DATA_6, COMPUTE_USER_DATA_7,
-    COMPUTE_USER_DATA_8, COMPUTE_USER_DATA_9, COMPUTE_USER_DATA_10, COMPUTE_USER_DATA_11,
-    COMPUTE_USER_DATA_12, COMPUTE_USER_DATA_13, COMPUTE_USER_DATA_14, COMPUTE_USER_DATA_15,
-    COMPUTE_DISPATCH_TUNNEL,
+inline constexpr Register CHANGED_REGISTERS[] = {
+    COMPUTE_DISPATCH_INITIATOR, COMPUTE_NUM_THREAD_X, COMPUTE_NUM_THREAD_Y, COMPUTE_PGM_RSRC1,
+    COMPUTE_PGM_RSRC2, COMPUTE_TMPRING_SIZE, COMPUTE_PGM_RSRC3, COMPUTE_DISPATCH_INTERLEAVE,
 };
+// No THREAD_TRACE_ENABLE / USER_ACCUM_*: only PAL's gfx11 shadow list names them.
+inline constexpr auto COMPUTE_REGISTERS = overlayRegisters(
+    gfx11::COMPUTE_REGISTERS, CHANGED_REGISTERS,
+    {gfx11::COMPUTE_THREAD_TRACE_ENABLE.address, gfx11::COMPUTE_USER_ACCUM_0.address, gfx11::COMPUTE_USER_ACCUM_1.address,
+     gfx11::COMPUTE_USER_ACCUM_2.address, gfx11::COMPUTE_USER_ACCUM_3.address});
 
 }  // namespace gfx12
 

@@ -14,7 +14,7 @@ namespace zinc::runtime {
 
 // The F32 buffer an op leaves its result in (MoeRoute: the expert weights; its ids are I32).
 inline graph::BufferId capturedBuffer(const graph::Op& op) {
-    if (op.kind == graph::OpKind::MoeRoute) return op.out2;
+    if (op.kind == graph::OpKind::MoeRoute) return op.expertWeights;
     return op.out != graph::kNoBuffer ? op.out : op.in;
 }
 

@@ -31,7 +31,10 @@ enum class Precision { Ggml, F32 };
 struct TierOptions {
     int32_t threads = 0;        // cpu tier: 0 = all cores
     int32_t contextLength = 0;  // KV cache length; 0 = min(model, 4096)
-    int32_t maxBatch = 512;     // prompt tokens per batched (prefill) step
+    int32_t maxBatch = 512;     // prompt tokens per batched (prefill) step, at most
+    // Bytes the activation arena (every graph buffer, one row per token of a step) may take:
+    // a step takes as many tokens as fit, at most maxBatch (runtime/step_limits.h).
+    uint64_t activationBudget = uint64_t{64} << 20;
     Precision precision = Precision::Ggml;
     bool gpuTimestamps = false;  // GPU tiers: time every submission with timestamp queries
     int32_t device = 0;          // GPU tiers: which device (`zinc-rt devices` lists them)
@@ -115,6 +118,23 @@ public:
     virtual void setCapture(Capture* capture) {
         if (capture) throw TierError(name() + " tier: cannot capture op outputs (runtime/capture.h)");
     }
+};
+
+// Sets a capture on a tier for one scope, and clears it again (also when the step throws).
+class CaptureScope {
+public:
+    CaptureScope(Tier& tier, Capture& capture) : tier_(tier) { tier_.setCapture(&capture); }
+    ~CaptureScope() {
+        try {
+            tier_.setCapture(nullptr);
+        } catch (...) {
+        }
+    }
+    CaptureScope(const CaptureScope&) = delete;
+    CaptureScope& operator=(const CaptureScope&) = delete;
+
+private:
+    Tier& tier_;
 };
 
 }  // namespace zinc::runtime

@@ -2,50 +2,63 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <random>
 
 #include "kfd/tier/pm4_tier.h"
 #include "runtime/cpu/cpu_tier.h"
+#include "tools/models/model_cache.h"
 #include "tools/pm4_tiers.h"
 #include "vulkan/vulkan_tier.h"
 
 namespace zinc::tools {
 namespace {
 
-std::optional<int32_t> envInt(const char* name) {
+std::string rangeText(double lo, double hi) {
+    if (hi == std::numeric_limits<double>::infinity()) return fmt::format(">= {}", lo);
+    return fmt::format("[{}, {}]", lo, hi);
+}
+
+// A ZINC_* whole number, checked against the same range as its option.
+std::optional<int32_t> envInt(const char* name, double lo, double hi) {
     const char* v = std::getenv(name);
     if (!v || !*v) return std::nullopt;
     char* end = nullptr;
     const long n = std::strtol(v, &end, 10);
     if (*end != '\0') throw CLI::ValidationError(name, fmt::format("'{}' is not a whole number", v));
+    if (n < lo || n > hi) throw CLI::ValidationError(name, fmt::format("{} is out of range (allowed: {})", v, rangeText(lo, hi)));
     return static_cast<int32_t>(n);
 }
+
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
 void GlobalOptions::readEnvironment() {
     if (const char* t = std::getenv("ZINC_TIER"); t && *t) tier = t;
-    threads = envInt("ZINC_THREADS").value_or(threads);
-    contextLength = envInt("ZINC_CTX").value_or(contextLength);
-    batch = envInt("ZINC_BATCH").value_or(batch);
-    device = envInt("ZINC_DEVICE").value_or(device);
+    threads = envInt("ZINC_THREADS", 0, kUnbounded).value_or(threads);
+    contextLength = envInt("ZINC_CTX", 0, kUnbounded).value_or(contextLength);
+    batch = envInt("ZINC_BATCH", 1, kUnbounded).value_or(batch);
+    device = envInt("ZINC_DEVICE", 0, kUnbounded).value_or(device);
 }
 
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
            fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit) +
-           fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\n", waitTimeoutMs, deviceMemoryMiB);
+           fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\nactivation_mib={}\nrope_scaling={}\n", waitTimeoutMs,
+                       deviceMemoryMiB, activationMiB, ropeScaling.empty() ? "off" : ropeScaling);
 }
 
 runtime::TierOptions GlobalOptions::tierOptions() const {
-    if (batch < 1) throw runtime::TierError(fmt::format("--batch {}: a prefill step takes at least 1 token", batch));
-    if (contextLength < 0) throw runtime::TierError(fmt::format("--ctx {}: the context length is 0 (the model's) or more", contextLength));
     runtime::TierOptions o;
     o.threads = threads;
     o.contextLength = contextLength;
     o.maxBatch = batch;
+    o.activationBudget = activationMiB << 20;
     o.device = device;
     o.gpuTimestamps = gpuTimestamps;
     o.waitTimeoutMs = waitTimeoutMs;
@@ -79,22 +92,64 @@ std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Gr
     throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));
 }
 
-std::unique_ptr<Engine> openEngine(const std::string& modelPath, const GlobalOptions& options) {
+std::unique_ptr<Engine> openEngine(const std::string& modelRef, const GlobalOptions& options) {
+    if (options.sim && options.tier != "kfd" && options.tier != "umq" && options.tier != "auto")
+        throw CLI::ValidationError("--sim", fmt::format("only with --tier kfd, umq or auto (the tiers with a simulated GPU); the tier is {}",
+                                                       options.tier));
     auto engine = std::make_unique<Engine>();
-    engine->model = model::Model::load(modelPath);
+    engine->model = model::Model::load(models::resolveModel(modelRef));
+    const int32_t trained = engine->model->config().nCtxTrain;
+    if (trained > 0 && options.contextLength > trained && options.ropeScaling.empty())
+        throw CLI::ValidationError("--ctx", fmt::format("{} is out of range (allowed: [0, {}], the model's trained length; "
+                                                        "--rope-scaling none runs past it as trained)",
+                                                        options.contextLength, trained));
     engine->graph = graph::buildDecodeGraph(engine->model->config(), engine->model->weights());
     engine->tier = makeTier(options.tier, engine->graph, options.tierOptions(), &options);
     return engine;
 }
 
+CLI::Validator allowedRange(double lo, double hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& value) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(value.c_str(), &end);
+            if (end == value.c_str() || *end != '\0') return fmt::format("'{}' is not a number", value);
+            if (std::isnan(v) || v < lo || v > hi) return fmt::format("{} is out of range (allowed: {})", value, rangeText(lo, hi));
+            return {};
+        },
+        rangeText(lo, hi));
+}
+
+CLI::Validator atLeast(double lo) { return allowedRange(lo, kUnbounded); }
+
+CLI::Validator gfxTarget() {
+    return CLI::Validator(
+        [](std::string& value) -> std::string {
+            if (value == "11" || value == "gfx1100") {
+                value = "gfx1100";
+            } else if (value == "12" || value == "gfx1201") {
+                value = "gfx1201";
+            } else {
+                return fmt::format("'{}' is not a target (allowed: gfx1100 or 11, gfx1201 or 12)", value);
+            }
+            return {};
+        },
+        "gfx1100|11|gfx1201|12");
+}
+
 void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& p) {
-    cmd.add_option("--temp", p.temperature, "temperature; 0 = greedy")->capture_default_str();
-    cmd.add_option("--top-k", p.topK, "keep the k most likely tokens; 0 = off")->capture_default_str();
-    cmd.add_option("--top-p", p.topP, "nucleus sampling; 1 = off")->capture_default_str();
-    cmd.add_option("--min-p", p.minP, "drop tokens below min-p x the top probability; 0 = off")->capture_default_str();
-    cmd.add_option("--repeat-penalty", p.repeatPenalty, "penalise recent tokens; 1 = off")->capture_default_str();
-    cmd.add_option("--repeat-last-n", p.repeatLastN, "how many recent tokens the penalty looks at")->capture_default_str();
-    cmd.add_option("--seed", p.seed, "random seed")->capture_default_str();
+    p.seed = std::random_device{}();
+    cmd.add_option("--temp", p.temperature, "temperature; 0 = greedy")->capture_default_str()->check(atLeast(0));
+    cmd.add_option("--top-k", p.topK, "keep the k most likely tokens; 0 = off")->capture_default_str()->check(atLeast(0));
+    cmd.add_option("--top-p", p.topP, "nucleus sampling; 1 = off")->capture_default_str()->check(allowedRange(0, 1));
+    cmd.add_option("--min-p", p.minP, "drop tokens below min-p x the top probability; 0 = off")
+        ->capture_default_str()
+        ->check(allowedRange(0, 1));
+    cmd.add_option("--repeat-penalty", p.repeatPenalty, "penalise recent tokens; 1 = off")->capture_default_str()->check(allowedRange(0, 10));
+    cmd.add_option("--repeat-last-n", p.repeatLastN, "how many recent tokens the penalty looks at")
+        ->capture_default_str()
+        ->check(atLeast(0));
+    cmd.add_option("--seed", p.seed, "random seed; random (and printed) when not given");
 }
 
 }  // namespace zinc::tools

@@ -18,6 +18,7 @@ struct GlobalOptions {
     int32_t threads = 0;
     int32_t contextLength = 0;
     int32_t batch = 512;
+    uint64_t activationMiB = 64;      // activation arena budget: a prefill step takes the tokens that fit
     std::string precision = "ggml";
     int32_t device = 0;          // GPU tiers: device index (env ZINC_DEVICE)
     bool gpuTimestamps = false;  // GPU tiers: time submissions with timestamp queries
@@ -27,6 +28,7 @@ struct GlobalOptions {
     std::string submit = "doorbell";  // kfd tier: doorbell (a KFD queue) or cs (the amdgpu CS ioctl)
     uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for the GPU
     uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
+    std::string ropeScaling;          // how to run past the model's trained context: "none" (as trained)
     bool printConfig = false;
 
     // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH, ZINC_DEVICE before parsing.
@@ -45,8 +47,19 @@ struct Engine {
 // Throws TierError for a tier this build or machine lacks, naming what was looked for.
 std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Graph& graph,
                                         const runtime::TierOptions& options, const GlobalOptions* global = nullptr);
-std::unique_ptr<Engine> openEngine(const std::string& modelPath, const GlobalOptions& options);
+// modelRef is a GGUF path or the name of a model in the cache (`zinc-rt ls`). Refuses, as a
+// CLI::ValidationError (exit 2), --sim with a tier that has no simulated GPU and --ctx beyond the
+// model's trained length without --rope-scaling.
+std::unique_ptr<Engine> openEngine(const std::string& modelRef, const GlobalOptions& options);
 
+// Range checks for options: a CLI11 validator whose error names the value and the allowed range
+// ("--top-p: 2 is out of range (allowed: [0, 1])"), so a bad value is one line and exit 2.
+CLI::Validator allowedRange(double lo, double hi);
+CLI::Validator atLeast(double lo);
+// --gfx everywhere: gfx1100 or 11 (RDNA3), gfx1201 or 12 (RDNA4); normalized to the gfx name.
+CLI::Validator gfxTarget();
+
+// The sampling options; the seed defaults to a random one (SamplerParams::describe prints it).
 void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& params);
 
 // Each command registers itself on the app and runs when selected.
@@ -62,5 +75,7 @@ void addProbeCommand(CLI::App& app, const GlobalOptions& global);
 void addDevicesCommand(CLI::App& app, const GlobalOptions& global);
 void addTraceCommand(CLI::App& app, const GlobalOptions& global);
 void addAbCommand(CLI::App& app, const GlobalOptions& global);
+void addModelCommands(CLI::App& app, const GlobalOptions& global);  // pull, ls, rm
+void addKernelsCommand(CLI::App& app, const GlobalOptions& global);
 
 }  // namespace zinc::tools

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "tools/cli_common.h"
+#include "tools/pm4_tiers.h"
 #include "umq/amdgpu_info.h"
 #include "umq/availability.h"
 #include "vulkan/vk_device.h"
@@ -26,9 +27,10 @@ void listAmdgpuNodes(const GlobalOptions& global) {
         kfd::Result<umq::AmdgpuInfo> sim = umq::simulatedAmdgpuInfo(global.gfx);
         if (sim) fmt::print("amdgpu {}\n", umq::describe(*sim));
     }
-    const umq::DoorReport userq = umq::umqDoor(host), cs = umq::csDoor(host);
-    fmt::print("doors: umq {}: {}\n       cs  {}: {}\n       kfd {}: {}\n", userq.open ? "open" : "shut", userq.reason, cs.open ? "open" : "shut",
-               cs.reason, host.devKfd ? "open" : "shut", host.devKfd ? host.paths.kfd + " present" : "no " + host.paths.kfd);
+    const Doors doors = doorsFor(global, host);
+    auto state = [](const umq::DoorReport& d) { return d.open ? "open" : "shut"; };
+    fmt::print("doors: umq {}: {}\n       cs  {}: {}\n       kfd {}: {}\n", state(doors.umq), doors.umq.reason, state(doors.cs),
+               doors.cs.reason, state(doors.kfd), doors.kfd.reason);
 }
 
 void listVulkanDevices() {

@@ -34,14 +34,14 @@ void addPm4Command(CLI::App& app, const GlobalOptions&) {
     auto* pm4 = app.add_subcommand("pm4", "PM4 command streams of gfx11/gfx12 compute queues");
     pm4->require_subcommand(1);
     auto path = std::make_shared<std::string>();
-    auto gfx = std::make_shared<int>(11);
+    auto gfx = std::make_shared<std::string>("gfx1100");
     auto* decode = pm4->add_subcommand("decode", "print a PM4 stream packet by packet, fields and registers by name");
     decode->add_option("file", *path, "raw little-endian dwords")->required();
-    decode->add_option("--gfx", *gfx, "register and packet tables: 11 (RDNA3) or 12 (RDNA4)")
-        ->check(CLI::IsMember({11, 12}))
+    decode->add_option("--gfx", *gfx, "register and packet tables: gfx1100 or 11 (RDNA3), gfx1201 or 12 (RDNA4)")
+        ->transform(gfxTarget())
         ->capture_default_str();
     decode->callback([path, gfx] {
-        const pm4::Gfx which = *gfx == 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11;
+        const pm4::Gfx which = *gfx == "gfx1201" ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11;
         const std::vector<uint32_t> dwords = readDwords(*path);
         const pm4::Decoded decoded = pm4::decode(dwords, which);
         std::printf("%s: %zu dwords, %s\n", path->c_str(), dwords.size(), std::string(pm4::gfxName(which)).c_str());

@@ -2,8 +2,9 @@
 // "probe rungs"), rung by rung, from finding the device to the whole decode graph on it:
 // device found -> VM acquired -> the queue rungs of kfd/device/ladder.h (memory, queue, NOP, doorbell,
 // fence, GPU wait, copy, trivial dispatch) -> one real kernel equal to the cpu tier -> one
-// token equal to the cpu tier -> every op of that token equal to the cpu tier's (the check mode:
-// names the first op that differs) -> the whole graph, N greedy tokens equal to the cpu tier.
+// token equal to the cpu tier -> every op of that token equal to the cpu tier's (the check mode of
+// every tier, Tier::setCapture: names the first op that differs) -> the whole graph, N greedy
+// tokens equal to the cpu tier. The model rungs' checks are runtime/tier_check.h; this prints.
 // Each rung: pass/fail, time, and on failure the state that explains it. Without /dev/kfd it
 // says so, and runs on the simulated GPU only when asked (--sim).
 #include <fmt/format.h>
@@ -24,7 +25,6 @@
 #include "kfd/linux/linux_device.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
-#include "kfd/tier/op_trace.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/submitter.h"
 #include "model/make_model/make_model.h"
@@ -35,7 +35,9 @@
 #include "runtime/cpu/quant_dot.h"
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/sampler.h"
+#include "runtime/tier_check.h"
 #include "tools/cli_common.h"
+#include "tools/pm4_tiers.h"
 #include "umq/amdgpu_info.h"
 #include "umq/availability.h"
 #include "umq/sim_amdgpu.h"
@@ -127,7 +129,7 @@ std::string realKernelRung(kfd::Device& device, uint32_t timeoutMs) {
     op.weight = &weight;
     const cpu::OpContext ctx{g, plan, arena.data(), pool, kv, tokens, 0, 0, rows, nullptr, nullptr, runtime::Precision::Ggml, scratch};
     std::memcpy(ctx.f32(0, 0), x.data(), x.size() * 4);
-    cpu::runRmsNorm(ctx, op);
+    cpu::runOp(ctx, op);
 
     kfd::KernelTable kernels(device);
     kfd::DeviceMemory data(device, (2 * x.size() + w.size()) * 4, kfd::MemoryKind::Vram, "probe rms_norm data");
@@ -180,161 +182,37 @@ struct Models {
     std::unique_ptr<runtime::Tier> cpu, gpu;
 };
 
-std::string oneTokenRung(Models& m, const std::string& path, const std::string& note, const std::shared_ptr<kfd::Device>& device,
-                         uint32_t timeoutMs) {
+// The tiers the model rungs compare: the cpu tier and the PM4 tier on `device` (`route`, `name`).
+runtime::TierOptions modelRungOptions() {
+    runtime::TierOptions options;
+    options.threads = 2;
+    options.contextLength = 128;
+    options.maxBatch = 8;
+    return options;
+}
+
+void loadModel(Models& m, const std::string& path) {
+    if (m.model) return;
     m.model = model::Model::load(path);
     m.graph = graph::buildDecodeGraph(m.model->config(), m.model->weights());
-    runtime::TierOptions options;
-    options.threads = 2;
-    options.contextLength = 128;
-    options.maxBatch = 8;
-    m.cpu = cpu::makeCpuTier(m.graph, options);
-    kfd::Pm4TierOptions kfdOptions;
-    kfdOptions.timeoutMs = timeoutMs;
-    m.gpu = kfd::makePm4Tier(m.graph, options, device, kfdOptions);
-    const auto vocab = size_t(m.model->config().nVocab);
-    std::vector<float> want(vocab), got(vocab);
-    const int32_t token = 1;
-    m.cpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, want);
-    m.gpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, got);
-    float maxDiff = 0, maxRef = 0;
-    for (size_t i = 0; i < vocab; ++i) {
-        maxDiff = std::max(maxDiff, std::fabs(got[i] - want[i]));
-        maxRef = std::max(maxRef, std::fabs(want[i]));
-    }
-    if (runtime::argmax(got) != runtime::argmax(want) || maxDiff > 1e-3f * std::max(1.0f, maxRef))
-        throw std::runtime_error(fmt::format("token 1 at position 0: GPU top-1 {} cpu top-1 {}, max |logit diff| {:.3g} (limit 1e-3 x {:.3g})",
-                                             runtime::argmax(got), runtime::argmax(want), maxDiff, std::max(1.0f, maxRef)));
-    return fmt::format("{}{}: top-1 {} on both, max |logit diff| {:.3g}; {}", std::filesystem::path(path).filename().string(), note,
-                       runtime::argmax(got), maxDiff, m.gpu->describe());
+    m.cpu = cpu::makeCpuTier(m.graph, modelRungOptions());
 }
 
-void runCpuOp(const cpu::OpContext& ctx, const graph::Op& op) {
-    using graph::OpKind;
-    switch (op.kind) {
-        case OpKind::Embed: return cpu::runEmbed(ctx, op);
-        case OpKind::RmsNorm: return cpu::runRmsNorm(ctx, op);
-        case OpKind::HeadNorm: return cpu::runHeadNorm(ctx, op);
-        case OpKind::Rope: return cpu::runRope(ctx, op);
-        case OpKind::Attention: return cpu::runAttention(ctx, op);
-        case OpKind::MatMul: return cpu::runMatMul(ctx, op);
-        case OpKind::SwiGlu: return cpu::runSwiGlu(ctx, op);
-        case OpKind::Add: return cpu::runAdd(ctx, op);
-        case OpKind::MoeRoute: return cpu::runMoeRoute(ctx, op);
-        case OpKind::MoeFfn: return cpu::runMoeFfn(ctx, op);
-    }
-}
-
-// The check mode: every op's output of the first token on the GPU (kfd::traceFirstToken) against
-// the cpu tier's ops run one by one with its generic kernels (the ones the GPU kernels match
-// bit for bit); names the first op whose output differs by more than 1e-3 of its magnitude.
-std::string opCheckRung(Models& m, const std::shared_ptr<kfd::Device>& device, uint32_t timeoutMs) {
-    const graph::Graph& g = m.graph;
-    const auto& c = *g.config;
-    const int32_t token = 1;
-    const std::vector<kfd::OpOutput> gpu = kfd::traceFirstToken(g, device, token, timeoutMs);
-    const graph::MemoryPlan plan = graph::planMemory(g, 1);
-    cpu::AlignedBytes arena(plan.arenaBytes), scratch;
-    cpu::ThreadPool pool(1);
-    cpu::KvCache kv(c.nLayer, 8, c.kvDim(), true);
-    const std::vector<float> ropeCos(size_t(c.ropeDim / 2), 1.0f), ropeSin(size_t(c.ropeDim / 2), 0.0f);  // position 0: angle 0
-    const std::vector<int32_t> tokens = {token};
-    const cpu::OpContext ctx{g, plan, arena.data(), pool, kv, tokens, 0, 0, 1, ropeCos.data(), ropeSin.data(), runtime::Precision::Ggml, scratch};
-    struct Generic {
-        Generic() { cpu::forceGenericQuantKernels(true); }
-        ~Generic() { cpu::forceGenericQuantKernels(false); }
-    } generic;
-    size_t k = 0, exact = 0;
-    double worst = 0;
-    std::string worstOp = "none";
-    for (size_t i = 0; i < g.ops.size(); ++i) {
-        runCpuOp(ctx, g.ops[i]);
-        if (k >= gpu.size() || gpu[k].op != i) continue;
-        const float* want = ctx.f32(gpu[k].buffer, 0);
-        const std::vector<float>& got = gpu[k].values;
-        double maxDiff = 0, maxRef = 0;
-        size_t at = 0;
-        for (size_t j = 0; j < got.size(); ++j) {
-            const double d = std::fabs(double(got[j]) - double(want[j]));
-            if (d > maxDiff || std::isnan(d)) maxDiff = std::isnan(d) ? INFINITY : d, at = j;
-            maxRef = std::max(maxRef, std::fabs(double(want[j])));
-        }
-        const double relative = maxDiff / std::max(1.0, maxRef);
-        const graph::Op& op = g.ops[i];
-        const std::string name = fmt::format("op {} {} (layer {}, {})", i, op.label, op.layer, graph::opKindName(op.kind));
-        if (!(relative <= 1e-3))
-            throw std::runtime_error(fmt::format("first op that differs: {}: element {} is {} on the GPU, {} on the cpu tier "
-                                                 "(max |diff| {:.3g} of max |value| {:.3g}); {} earlier ops agreed",
-                                                 name, at, got[at], want[at], maxDiff, maxRef, k));
-        if (maxDiff == 0) ++exact;
-        if (relative > worst) worst = relative, worstOp = name;
-        ++k;
-    }
-    return fmt::format("{} op outputs of token {} compared, {} bit-identical; largest difference {:.3g} (relative) at {}", k, token,
-                       exact, worst, worstOp);
-}
-
-std::string wholeGraphRung(Models& m, int32_t n) {
-    const int32_t vocab = m.model->config().nVocab;
-    const auto start = Clock::now();
-    const std::vector<int32_t> got = m.gpu->generateGreedy(1, 1, n, vocab);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    // The reference with the cpu tier's generic kernels, which the GPU kernels match bit for bit
-    // (the AVX2 ones sum in another order: on random-weight models a near-tie can then flip).
-    struct Generic {
-        Generic() { cpu::forceGenericQuantKernels(true); }
-        ~Generic() { cpu::forceGenericQuantKernels(false); }
-    } generic;
-    std::vector<int32_t> want;
-    std::vector<float> logits(static_cast<size_t>(vocab));
-    const int32_t bos = 1;
-    m.cpu->evaluate({&bos, 1}, 0, runtime::LogitsWanted::Last, logits);  // position 0 as the kfd tier has it
-    int32_t token = 1;
-    for (int32_t i = 0; i < n; ++i) {
-        m.cpu->evaluate({&token, 1}, 1 + i, runtime::LogitsWanted::Last, logits);
-        want.push_back(token = runtime::argmax(logits));
-    }
-    for (int32_t i = 0; i < n; ++i)
-        if (got[size_t(i)] != want[size_t(i)])
-            throw std::runtime_error(fmt::format("greedy token {} (position {}): GPU {} cpu tier {}", i, i + 1, got[size_t(i)], want[size_t(i)]));
-    return fmt::format("{} greedy tokens sampled on the GPU equal the cpu tier's, {:.1f} tok/s, {} dispatches/token", n, n / seconds,
-                       m.gpu->stats().dispatchesPerToken);
-}
-
-
-// One token on `device` through `route`, against the cpu tier of `m` (loaded by the kfd ladder's
-// token rung, or here when that ladder stopped early).
-std::string tokenOnDoor(Models& m, const std::string& path, const std::shared_ptr<kfd::Device>& device, kfd::SubmitRoute route,
-                        const std::string& tierName, uint32_t timeoutMs) {
-    runtime::TierOptions options;
-    options.threads = 2;
-    options.contextLength = 128;
-    options.maxBatch = 8;
-    if (!m.model) {
-        m.model = model::Model::load(path);
-        m.graph = graph::buildDecodeGraph(m.model->config(), m.model->weights());
-        m.cpu = cpu::makeCpuTier(m.graph, options);
-    }
+std::unique_ptr<runtime::Tier> pm4Tier(Models& m, const std::shared_ptr<kfd::Device>& device, kfd::SubmitRoute route,
+                                       const std::string& name, uint32_t timeoutMs) {
     kfd::Pm4TierOptions o;
     o.timeoutMs = timeoutMs;
     o.route = route;
-    o.tierName = tierName;
-    auto gpu = kfd::makePm4Tier(m.graph, options, device, o);
-    const auto vocab = size_t(m.model->config().nVocab);
-    std::vector<float> want(vocab), got(vocab);
-    const int32_t token = 1;
-    m.cpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, want);
-    gpu->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, got);
-    float maxDiff = 0, maxRef = 0;
-    for (size_t i = 0; i < vocab; ++i) {
-        maxDiff = std::max(maxDiff, std::fabs(got[i] - want[i]));
-        maxRef = std::max(maxRef, std::fabs(want[i]));
-    }
-    if (runtime::argmax(got) != runtime::argmax(want) || maxDiff > 1e-3f * std::max(1.0f, maxRef))
-        throw std::runtime_error(fmt::format("token 1 at position 0: GPU top-1 {} cpu top-1 {}, max |logit diff| {:.3g}", runtime::argmax(got),
-                                             runtime::argmax(want), maxDiff));
-    return fmt::format("top-1 {} on both, max |logit diff| {:.3g}; {}", runtime::argmax(got), maxDiff, gpu->describe());
+    o.tierName = name;
+    return kfd::makePm4Tier(m.graph, modelRungOptions(), device, o);
 }
+
+// The cpu tier's generic kernels for one scope: the GPU kernels match those bit for bit (the
+// AVX2 ones sum in another order: on random-weight models a near-tie can then flip).
+struct GenericCpuKernels {
+    GenericCpuKernels() { cpu::forceGenericQuantKernels(true); }
+    ~GenericCpuKernels() { cpu::forceGenericQuantKernels(false); }
+};
 
 // The CS route's own rung: one IB (WRITE_DATA) as a job on the kernel's ring, its syncobj waited.
 std::string csJobRung(kfd::Device& device, uint32_t timeoutMs) {
@@ -428,8 +306,10 @@ std::vector<kfd::Rung> climbDoor(const DoorContext& c, bool userQueues, const um
     }
     ladder.climb(prefix + names.back(), [&] {
         if (c.modelPath.empty()) c.modelPath = probeModel(c.options, c.note);
-        return tokenOnDoor(c.models, c.modelPath, device, userQueues ? kfd::SubmitRoute::Doorbell : kfd::SubmitRoute::Cs,
-                           userQueues ? "umq" : "kfd", c.options.timeoutMs);
+        loadModel(c.models, c.modelPath);
+        auto tier = pm4Tier(c.models, device, userQueues ? kfd::SubmitRoute::Doorbell : kfd::SubmitRoute::Cs,
+                            userQueues ? "umq" : "kfd", c.options.timeoutMs);
+        return runtime::checkOneToken(*c.models.cpu, *tier, 1, c.models.model->config().nVocab) + "; " + tier->describe();
     });
     return ladder.rungs();
 }
@@ -476,15 +356,25 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
     ladder.climb(later[0], [&] { return realKernelRung(*device, o.timeoutMs); });
     ladder.climb(later[1], [&] {
         path = probeModel(o, note);
-        return oneTokenRung(models, path, note, device, o.timeoutMs);
+        loadModel(models, path);
+        models.gpu = pm4Tier(models, device, kfd::SubmitRoute::Doorbell, "kfd", o.timeoutMs);
+        return fmt::format("{}{}: {}; {}", std::filesystem::path(path).filename().string(), note,
+                           runtime::checkOneToken(*models.cpu, *models.gpu, 1, models.model->config().nVocab), models.gpu->describe());
     });
-    ladder.climb(later[2], [&] { return opCheckRung(models, device, o.timeoutMs); });
-    ladder.climb(later[3], [&] { return wholeGraphRung(models, o.tokens); });
+    ladder.climb(later[2], [&] {
+        GenericCpuKernels generic;
+        return runtime::checkEveryOp(*models.cpu, *models.gpu, models.graph, 1);
+    });
+    ladder.climb(later[3], [&] {
+        GenericCpuKernels generic;
+        return runtime::checkGreedy(*models.cpu, *models.gpu, o.tokens, models.model->config().nVocab);
+    });
 
     // The amdgpu DRM doors, each its own chain: user queues (T2) and the CS ioctl route.
     const umq::HostFacts host = umq::readHostFacts();
-    const umq::DoorReport umqDoor = global.sim ? umq::DoorReport{true, "simulated amdgpu driver: USERQ answered (chosen by --sim)"} : umq::umqDoor(host);
-    const umq::DoorReport csDoor = global.sim ? umq::DoorReport{true, "simulated amdgpu driver: CS answered on its kernel ring (chosen by --sim)"} : umq::csDoor(host);
+    const Doors open = doorsFor(global, host);
+    const umq::DoorReport& umqDoor = open.umq;
+    const umq::DoorReport& csDoor = open.cs;
     if (global.sim && !runner) runner = std::make_shared<kernels::PoclRunner>();
     const DoorContext doors{global, o, runner, models, path, note};
     std::vector<kfd::Rung> doorRungs = climbDoor(doors, true, umqDoor);

@@ -13,6 +13,8 @@
 
 #include "model/tokenizer/chat_template.h"
 #include "tools/cli_common.h"
+#include "tools/models/model_cache.h"
+#include "tools/models/model_router.h"
 #include "tools/serve/api_server.h"
 
 namespace zinc::tools {
@@ -20,6 +22,7 @@ namespace {
 
 struct ServeOptions {
     std::string model;
+    size_t maxModels = 1;
     serve::ServerOptions server;
     bool noThink = false;
 };
@@ -28,7 +31,8 @@ struct ServeOptions {
 // so that stopping the server happens on an ordinary thread.
 class StopOnSignal {
 public:
-    explicit StopOnSignal(serve::ApiServer& server) {
+    template <typename Server>  // serve::ApiServer or models::ModelRouter
+    explicit StopOnSignal(Server& server) {
         thread_ = std::thread([this, &server] {
             sigset_t set = stopSignals();
             const timespec tick{0, 200'000'000};
@@ -57,18 +61,9 @@ private:
     std::thread thread_;
 };
 
-void runServe(ServeOptions& o, const GlobalOptions& global) {
-    const sigset_t stopSignals = StopOnSignal::stopSignals();
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
-    auto engine = openEngine(o.model, global);
-    if (o.server.modelName.empty()) o.server.modelName = std::filesystem::path(o.model).stem().string();
-    o.server.enableThinking = !o.noThink;
-    serve::ApiServer server(*engine->model, *engine->tier, o.server);
-    const int port = server.bind();
-    fmt::print(stderr, "model: {}\ntier: {}\nqueue: {} waiting requests at most\n", engine->model->config().summary(),
-               engine->tier->describe(), o.server.queue);
-    fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}\n", o.server.modelName, o.server.host, port);
-    std::fflush(stdout);
+// Serves until SIGINT/SIGTERM; a listen that fails is an error.
+template <typename Server>  // serve::ApiServer or models::ModelRouter
+void serveUntilStopped(Server& server, int port) {
     bool listened = false;
     {
         StopOnSignal stopper(server);
@@ -79,12 +74,45 @@ void runServe(ServeOptions& o, const GlobalOptions& global) {
     fmt::print(stderr, "zinc-rt serve: stopped\n");
 }
 
+// No model given: the cached models by name (tools/models/model_router.h).
+void runModelRouter(ServeOptions& o, const GlobalOptions& global) {
+    o.server.enableThinking = !o.noThink;
+    models::ModelRouter router(global, o.server, o.maxModels);
+    const int port = router.bind();
+    fmt::print("zinc-rt serve: the cached models of {} by name (up to {} resident) listening on http://{}:{}\n",
+               models::cacheDir().string(), o.maxModels, o.server.host, port);
+    std::fflush(stdout);
+    serveUntilStopped(router, port);
+}
+
+void runServe(ServeOptions& o, const GlobalOptions& global) {
+    const sigset_t stopSignals = StopOnSignal::stopSignals();
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    if (o.model.empty()) return runModelRouter(o, global);
+    auto engine = openEngine(o.model, global);
+    if (o.server.modelName.empty())
+        o.server.modelName = std::filesystem::exists(o.model) ? std::filesystem::path(o.model).stem().string() : models::findCached(o.model).name;
+    o.server.enableThinking = !o.noThink;
+    serve::ApiServer server(*engine->model, *engine->tier, o.server);
+    const int port = server.bind();
+    fmt::print(stderr, "model: {}\ntier: {}\nqueue: {} waiting requests at most\n", engine->model->config().summary(),
+               engine->tier->describe(), o.server.queue);
+    const bool loopbackOnly = o.server.host == "127.0.0.1" || o.server.host == "localhost" || o.server.host == "::1";
+    fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}{}\n", o.server.modelName, o.server.host, port,
+               loopbackOnly ? " (this machine only; --host 0.0.0.0 to take connections from others)" : "");
+    std::fflush(stdout);
+    serveUntilStopped(server, port);
+}
+
 }  // namespace
 
 void addServeCommand(CLI::App& app, const GlobalOptions& global) {
     auto o = std::make_shared<ServeOptions>();
-    auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server: /v1/chat/completions, /v1/completions, /v1/models");
-    cmd->add_option("model", o->model, "GGUF model file")->required();
+    auto* cmd = app.add_subcommand("serve", "HTTP server: OpenAI API (/v1/...), Ollama API (/api/...), web chat at /, /metrics");
+    cmd->add_option("model", o->model, "GGUF model file or cached model name; none: every cached model, by the request's \"model\"");
+    cmd->add_option("--max-models", o->maxModels, "without a model: models kept loaded at once (least recently used unloaded)")
+        ->capture_default_str()
+        ->check(allowedRange(1, 64));
     cmd->add_option("--host", o->server.host, "address to listen on")->capture_default_str();
     cmd->add_option("--port", o->server.port, "port; 0 = any free port (printed when ready)")
         ->capture_default_str()->check(CLI::Range(0, 65535));
@@ -93,6 +121,11 @@ void addServeCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_option("--model-name", o->server.modelName, "the model id clients use (default: the file name without .gguf)");
     cmd->add_option("--template", o->server.templateName,
                     "override the chat template family: chatml, qwen3, llama3, llama2, gemma, phi3");
+    cmd->add_option("--api-key", o->server.apiKey,
+                    "require 'Authorization: Bearer KEY' on every route but /health and the chat page (401 without it)");
+    cmd->add_option("--cors", o->server.corsOrigins,
+                    "origins a browser page may call the API from, e.g. http://localhost:3000, or * for any (default: none)")
+        ->allow_extra_args(false);
     cmd->add_flag("--no-think", o->noThink, "Qwen3: answer without a thinking block unless a request asks for one");
     addSamplingOptions(*cmd, o->server.sampling);
     cmd->callback([o, &global] { runServe(*o, global); });

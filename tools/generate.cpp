@@ -8,7 +8,8 @@ constexpr int32_t kDeviceChunk = 16;  // tokens sampled on the device per host r
 }  // namespace
 
 GenerateResult generate(runtime::Session& session, runtime::Sampler& sampler, const model::Tokenizer* tokenizer,
-                        int32_t maxTokens, const std::function<void(std::string_view)>& onText) {
+                        int32_t maxTokens, const std::function<void(std::string_view)>& onText,
+                        const std::atomic<bool>* stop) {
     GenerateResult result;
     std::optional<model::StreamingDecoder> decoder;
     if (tokenizer) decoder.emplace(*tokenizer, true, false);
@@ -18,6 +19,10 @@ GenerateResult generate(runtime::Session& session, runtime::Sampler& sampler, co
     std::vector<int32_t> ahead;
     size_t next = 0;
     for (int32_t i = 0; i < maxTokens; ++i) {
+        if (stop && stop->load()) {
+            result.stopped = true;
+            break;
+        }
         int32_t id;
         if (i == 0 || !onDevice) {
             id = sampler.sample(session.logits(), session.history());

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "tools/cli_common.h"
@@ -22,17 +23,24 @@ int main(int argc, char** argv) {
         return 2;
     }
     app.add_option("--tier", global.tier, "cpu | vulkan | kfd | umq | auto (env ZINC_TIER)")->capture_default_str();
-    app.add_option("--threads", global.threads, "cpu tier threads; 0 = all cores (env ZINC_THREADS)");
-    app.add_option("--ctx", global.contextLength, "context length; 0 = min(model, 4096) (env ZINC_CTX)");
-    app.add_option("--batch", global.batch, "prompt tokens per prefill step (env ZINC_BATCH)")->capture_default_str();
+    app.add_option("--threads", global.threads, "cpu tier threads; 0 = all cores (env ZINC_THREADS)")->check(atLeast(0));
+    app.add_option("--ctx", global.contextLength, "context length; 0 = min(model, 4096) (env ZINC_CTX)")->check(atLeast(0));
+    app.add_option("--rope-scaling", global.ropeScaling,
+                   "how to run with --ctx beyond the model's trained length: none (the trained RoPE, quality degrades)")
+        ->check(CLI::IsMember({"none"}));
+    app.add_option("--batch", global.batch, "prompt tokens per prefill step, at most (env ZINC_BATCH)")->capture_default_str()->check(atLeast(1));
+    app.add_option("--activation-mib", global.activationMiB,
+                   "MiB the activation arena may take: a prefill step takes the tokens that fit, up to --batch")
+        ->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
     app.add_option("--precision", global.precision,
                    "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
         ->capture_default_str();
     app.add_option("--device", global.device, "GPU tiers: device index, see `zinc-rt devices` (env ZINC_DEVICE)")
-        ->capture_default_str();
+        ->capture_default_str()->check(atLeast(0));
     app.add_flag("--gpu-timestamps", global.gpuTimestamps, "GPU tiers: time each submission with timestamp queries");
     app.add_flag("--sim", global.sim, "kfd/umq tiers, probe, devices: run on the simulated GPU (never chosen without this flag)");
-    app.add_option("--gfx", global.gfx, "the simulated GPU's target")->check(CLI::IsMember({"gfx1100", "gfx1201"}))->capture_default_str();
+    app.add_option_function<std::string>("--sim-exec", [](const std::string& v) { setenv("ZINC_SIM_EXEC", v.c_str(), 1); }, "the simulated GPU runs the kernels' machine code in the ISA interpreter (isa) or their OpenCL C on PoCL (pocl); env ZINC_SIM_EXEC")->check(CLI::IsMember({"isa", "pocl"}));
+    app.add_option("--gfx", global.gfx, "the simulated GPU's target: gfx1100 (or 11), gfx1201 (or 12)")->transform(gfxTarget())->capture_default_str();
     app.add_option("--dump-pm4", global.dumpPm4, "kfd tier: write the IBs and ring dwords submitted to this folder (read with `zinc-rt pm4 decode`)");
     app.add_option("--submit", global.submit,
                    "kfd tier: doorbell (a KFD queue of ours) or cs (the same IBs through the amdgpu CS ioctl, the kernel's ring)")
@@ -43,7 +51,7 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(CLI::Range(1u, 3600000u));
     app.add_option("--device-memory", global.deviceMemoryMiB,
                    "GPU tiers: MiB of device memory to use at most; 0 = all the device has")
-        ->capture_default_str();
+        ->capture_default_str()->check(atLeast(0));
     app.add_flag("--print-config", global.printConfig, "print the settings in force and exit");
     addRunCommand(app, global);
     addChatCommand(app, global);
@@ -57,6 +65,8 @@ int main(int argc, char** argv) {
     addDevicesCommand(app, global);
     addTraceCommand(app, global);
     addAbCommand(app, global);
+    addModelCommands(app, global);
+    addKernelsCommand(app, global);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

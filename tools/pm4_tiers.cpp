@@ -164,4 +164,13 @@ std::string describe(const AutoChoice& c) {
     return line + ")";
 }
 
+Doors doorsFor(const GlobalOptions& global, const umq::HostFacts& host) {
+    if (global.sim)
+        return {{true, fmt::format("simulated amdgpu driver ({}): USERQ answered (chosen by --sim)", global.gfx)},
+                {true, fmt::format("simulated amdgpu driver ({}): CS answered on its kernel ring (chosen by --sim)", global.gfx)},
+                {true, fmt::format("simulated KFD ({}) (chosen by --sim)", global.gfx)}};
+    return {umq::umqDoor(host), umq::csDoor(host),
+            {host.devKfd, host.devKfd ? host.paths.kfd + " present" : "no " + host.paths.kfd}};
+}
+
 }  // namespace zinc::tools

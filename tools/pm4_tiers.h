@@ -11,6 +11,7 @@
 #include "kfd/device/device.h"
 #include "runtime/tier.h"
 #include "tools/cli_common.h"
+#include "umq/availability.h"
 
 namespace zinc::tools {
 
@@ -24,6 +25,13 @@ std::shared_ptr<kfd::Device> openKfdNode(const GlobalOptions& global);
 // The amdgpu render node for `tierLabel` ("umq tier", "kfd tier (--submit=cs)"): the simulated
 // one with --sim, else the first amdgpu node; with `userQueues` it must offer compute user queues.
 std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& global, const std::string& tierLabel, bool userQueues);
+
+// The three doors as `devices` and `probe` both report them: with --sim each opens on the
+// simulated GPU; else what the host offers (render nodes, USERQ support, /dev/kfd).
+struct Doors {
+    umq::DoorReport umq, cs, kfd;
+};
+Doors doorsFor(const GlobalOptions& global, const umq::HostFacts& host);
 
 struct AutoChoice {
     std::string tier;                      // cpu | vulkan | kfd | umq

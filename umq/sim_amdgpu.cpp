@@ -43,10 +43,10 @@ std::string hexs(uint64_t v) {
 
 class Driver final : public SimAmdgpu, private kfd::SimInterruptSink {
 public:
-    Driver(kfd::GpuCaps caps, SimAmdgpuOptions options, std::shared_ptr<kernels::PoclRunner> runner)
+    Driver(kfd::GpuCaps caps, SimAmdgpuOptions options, std::shared_ptr<kernels::PoclRunner> runner, kfd::SimExec exec)
         : caps_(std::move(caps)), options_(std::move(options)), runner_(std::move(runner)),
           svm_(runner_ ? std::make_unique<kfd::PoclSvm>(runner_->svm()) : nullptr), memory_(svm_.get()),
-          dispatcher_(memory_, runner_.get()), gfx_(caps_.gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11) {}
+          dispatcher_(memory_, runner_.get(), exec), gfx_(caps_.gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11) {}
     ~Driver() override;
 
     kfd::Status init();
@@ -512,15 +512,22 @@ int Driver::syncobjWait(drm_syncobj_wait& a, std::unique_lock<std::mutex>& lock)
 kfd::Result<std::shared_ptr<SimAmdgpu>> makeSimAmdgpu(std::string_view gfxName, const SimAmdgpuOptions& options) {
     kfd::Result<kfd::GpuCaps> caps = kfd::capsFromGfxName(gfxName);
     if (!caps) return caps.error();
+    // Kernels execute as the simulated kfd device executes them (ZINC_SIM_EXEC: machine code or PoCL).
+    kfd::SimExec exec = kfd::SimExec::Pocl;
+    try {
+        if (options.pocl) exec = kfd::simExecFromEnvironment();
+    } catch (const std::exception& e) {
+        return kfd::plainError("open simulated amdgpu", e.what());
+    }
     std::shared_ptr<kernels::PoclRunner> runner = options.runner;
-    if (options.pocl && !runner) {
+    if (exec == kfd::SimExec::Pocl && options.pocl && !runner) {
         try {
             runner = std::make_shared<kernels::PoclRunner>();
         } catch (const std::exception& e) {
             return kfd::plainError("open simulated amdgpu", std::string("PoCL is needed to run kernels on the simulated ") + caps->gfxName + ": " + e.what());
         }
     }
-    auto driver = std::make_shared<Driver>(std::move(*caps), options, std::move(runner));
+    auto driver = std::make_shared<Driver>(std::move(*caps), options, std::move(runner), exec);
     if (kfd::Status s = driver->init(); !s) return s.error();
     return std::shared_ptr<SimAmdgpu>(std::move(driver));
 }

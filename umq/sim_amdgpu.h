@@ -29,7 +29,7 @@ namespace zinc::umq {
 
 struct SimAmdgpuOptions {
     std::string renderPath = "/dev/dri/renderD128";  // the path the simulated node answers to
-    bool pocl = true;                                 // dispatches on PoCL (false: queue machinery only)
+    bool pocl = true;                                 // execute dispatches (ZINC_SIM_EXEC: isa or PoCL; false: queue machinery only)
     std::shared_ptr<kernels::PoclRunner> runner{};   // share one (PoCL builds its program once per runner)
     bool userQueues = true;                           // report COMPUTE in userq_ip_mask (false: as Linux < 6.16)
 };

@@ -1,67 +1,23 @@
 #include "vulkan/graph_recorder.h"
 
-#include <optional>
-
 namespace zinc::vk {
 namespace {
 
 using graph::OpKind;
 
-// The residual add right after op i that adds op i's output into the residual stream.
-bool addsIntoResidual(const graph::Graph& g, size_t i) {
-    if (i + 1 >= g.ops.size()) return false;
-    const auto& op = g.ops[i];
-    const auto& next = g.ops[i + 1];
-    return next.kind == OpKind::Add && next.in2 == op.out && next.out == next.in && next.in != op.out;
-}
-
-// Ops i, i + 1, i + 2 are gate and up projections of one input and the SwiGLU of the two.
-bool isGateUpSwiGlu(const graph::Graph& g, size_t i) {
-    if (i + 2 >= g.ops.size()) return false;
-    const auto &gate = g.ops[i], &up = g.ops[i + 1], &glu = g.ops[i + 2];
-    return up.kind == OpKind::MatMul && glu.kind == OpKind::SwiGlu && up.in == gate.in && glu.in == gate.out &&
-           glu.in2 == up.out && glu.out == gate.out && MatVecOp::pairable(*gate.weight, *up.weight);
-}
-
-// QK-norm/RoPE op i belongs to the run [HeadNorm q, HeadNorm k] Rope q, Rope k that ends
-// at the next Attention, with each op on that attention's q or k: qk_rope.comp does them all.
-bool fusesWithAttention(const graph::Graph& g, size_t i) {
-    size_t j = i;
-    while (j < g.ops.size() && (g.ops[j].kind == OpKind::HeadNorm || g.ops[j].kind == OpKind::Rope)) ++j;
-    if (j == g.ops.size() || g.ops[j].kind != OpKind::Attention) return false;
-    const auto& att = g.ops[j];
-    int ropes = 0;
-    for (size_t h = i; h < j; ++h) {
-        if (g.ops[h].in != att.in && g.ops[h].in != att.in2) return false;
-        ropes += g.ops[h].kind == OpKind::Rope;
-    }
-    // The fused shader always rotates: the run must rope both q and k (it may start midway).
-    for (size_t h = i; h > 0 && (g.ops[h - 1].kind == OpKind::HeadNorm || g.ops[h - 1].kind == OpKind::Rope); --h)
-        ropes += g.ops[h - 1].kind == OpKind::Rope;
-    return ropes == 2;
-}
-
-// The 8-bit format the first quantized consumer of op i's output multiplies against, if any
-// reads it before it is overwritten: the norm can then quantize its output in place.
-std::optional<ActMode> consumerMode(const graph::Graph& g, size_t i) {
-    const auto out = g.ops[i].out;
-    for (size_t j = i + 1; j < g.ops.size(); ++j) {
-        const auto& op = g.ops[j];
-        if (op.in == out && (op.kind == OpKind::MatMul || op.kind == OpKind::MoeRoute || op.kind == OpKind::MoeFfn))
-            for (const model::WeightRef* w : {op.weight, op.weight2})
-                if (w) {
-                    const ActMode mode = MatVecOp::actMode(w->type);
-                    if (mode != ActMode::F32) return mode;
-                }
-        if (op.out == out || op.out2 == out) return std::nullopt;
-    }
-    return std::nullopt;
+graph::Lowered lowerForVulkan(const graph::Graph& graph) {
+    graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); });
+    graph::fuse(lowered, [](const graph::LoweredOp& l) {
+        return l.op.kind != OpKind::GateUpSwiGlu || MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
+    });
+    return lowered;
 }
 
 }  // namespace
 
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
+      lowered_(lowerForVulkan(graph)),
       embed_(pipelines),
       norm_(pipelines),
       rope_(pipelines),
@@ -76,94 +32,63 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
                               bool allRows, const OpHook& afterOps) {
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
-    pendingHeadOps_.clear();
-    for (size_t i = 0; i < graph_.ops.size(); ++i) {
-        const auto& op = graph_.ops[i];
-        if (op.layer < 0 && op.kind != OpKind::Embed && !allRows) {
-            ctx.firstRow = nTokens - 1;  // after the layer stack only the last token goes on
-            ctx.rows = 1;
-        }
-        rec.setLabel(op.label);
-        const size_t first = i;
-        const uint32_t dispatched = rec.dispatches();
-        recordOp(ctx, i);
-        if (afterOps) afterOps(ctx, first, i, rec.dispatches() - dispatched);
+    uint32_t dispatched = rec.dispatches();
+    for (const graph::LoweredOp& l : lowered_.ops) {
+        const bool cut = l.lastRowOnly && !allRows;
+        ctx.firstRow = cut ? nTokens - 1 : 0;
+        ctx.rows = cut ? 1 : nTokens;
+        rec.setLabel(l.op.label);
+        recordOp(ctx, l);
+        if (l.count == 0) continue;  // a Quantize step: counted with the op it feeds
+        if (afterOps) afterOps(ctx, l, rec.dispatches() - dispatched);
+        dispatched = rec.dispatches();
     }
     return ctx.firstRow;
 }
 
-void GraphRecorder::recordOp(PlanContext& ctx, size_t& i) {
-    const auto& op = graph_.ops[i];
+void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
+    const graph::Op& op = l.op;
+    const auto rows = static_cast<uint32_t>(ctx.rows);
     switch (op.kind) {
         case OpKind::Embed: return embed_.record(ctx, op);
         case OpKind::RmsNorm:
-            if (const auto mode = consumerMode(graph_, i)) return matVec_.recordNormQuantized(ctx, op, *mode);
-            return norm_.record(ctx, op);
-        case OpKind::HeadNorm:
-        case OpKind::Rope:
-            if (fusesWithAttention(graph_, i)) {
-                pendingHeadOps_.push_back(&op);
-                return;
-            }
-            return op.kind == OpKind::Rope ? rope_.record(ctx, op) : norm_.record(ctx, op);
-        case OpKind::Attention: {
-            if (pendingHeadOps_.empty()) return attention_.record(ctx, op);
-            const model::WeightRef *qNorm = nullptr, *kNorm = nullptr;
-            for (const auto* head : pendingHeadOps_)
-                if (head->kind == OpKind::HeadNorm) (head->in == op.in ? qNorm : kNorm) = head->weight;
-            pendingHeadOps_.clear();
-            attention_.recordFused(ctx, op, qNorm, kNorm);
+        case OpKind::HeadNorm: return norm_.record(ctx, op);
+        case OpKind::NormQuantize: return matVec_.recordNormQuantized(ctx, op, l.format);
+        case OpKind::Rope: return rope_.record(ctx, op);
+        case OpKind::Attention: return attention_.record(ctx, op);
+        case OpKind::QkRopeAttention:
+            attention_.recordFused(ctx, op, l.qNorm, l.kNorm);
             ctx.acts.invalidate(op.in);
-            ctx.acts.invalidate(op.in2);
+            ctx.acts.invalidate(op.k);
+            return;
+        case OpKind::Add:
+        case OpKind::SwiGlu: return elementwise_.record(ctx, op);
+        case OpKind::SwiGluQuantize: {
+            // silu(gate) * up straight into the down projection's quantized input
+            const uint32_t k = ctx.width(op.in);
+            matVec_.quantize(ctx, l.format, ctx.row0(op.in), ctx.row0(op.up), k, k, rows);
+            ctx.acts.slots[static_cast<size_t>(l.format)] = {op.out, ctx.firstRow, ctx.rows};
             return;
         }
-        case OpKind::Add: return elementwise_.record(ctx, op);
-        case OpKind::MoeRoute: return moe_.recordRoute(ctx, op);
-        case OpKind::SwiGlu: {
-            const bool feedsNext = i + 1 < graph_.ops.size() && graph_.ops[i + 1].kind == OpKind::MatMul &&
-                                   graph_.ops[i + 1].in == op.out;
-            if (feedsNext && MatVecOp::actMode(graph_.ops[i + 1].weight->type) != ActMode::F32) {
-                // silu(gate) * up goes straight into the down projection's quantized input.
-                const auto& next = graph_.ops[i + 1];
-                const ActMode mode = MatVecOp::actMode(next.weight->type);
-                const uint32_t k = ctx.width(op.in);
-                matVec_.quantize(ctx, mode, ctx.row0(op.in), ctx.row0(op.in2), k, k, static_cast<uint32_t>(ctx.rows));
-                ctx.acts.slots[static_cast<size_t>(mode)] = {next.in, ctx.firstRow, ctx.rows};
-                return;
-            }
-            return elementwise_.record(ctx, op);
-        }
+        case OpKind::Quantize: matVec_.quantizeInput(ctx, l.format, op.in); return;
         case OpKind::MatMul:
-            if (op.bias) {
-                matVec_.record(ctx, op);
-                return elementwise_.recordBias(ctx, op);
-            }
-            if (isGateUpSwiGlu(graph_, i)) {
-                // gate, up and SwiGLU as one matvec writing silu(gate · x) * (up · x) to gate's buffer
-                const auto& up = graph_.ops[i + 1];
-                i += 2;
-                matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.row0(op.out),
-                                 ctx.width(op.out), static_cast<uint32_t>(ctx.rows), false, nullptr, up.weight);
-                ctx.acts.invalidate(op.out);
-                return;
-            }
-            if (addsIntoResidual(graph_, i)) {
-                const auto& add = graph_.ops[++i];
-                const auto act = matVec_.input(ctx, *op.weight, op.in);
-                matVec_.multiply(ctx, *op.weight, act, ctx.row0(add.out), ctx.width(add.out),
-                                 static_cast<uint32_t>(ctx.rows), true);
-                ctx.acts.invalidate(add.out);
-                return;
-            }
-            return matVec_.record(ctx, op);
-        case OpKind::MoeFfn:
-            if (addsIntoResidual(graph_, i)) {
-                const auto& add = graph_.ops[++i];
-                graph::Op fused = op;
-                fused.out = add.out;
-                return moe_.recordExperts(ctx, fused, true);
-            }
-            return moe_.recordExperts(ctx, op, false);
+            matVec_.record(ctx, op);
+            if (op.bias) elementwise_.recordBias(ctx, op);
+            return;
+        case OpKind::GateUpSwiGlu:
+            // one matvec writing silu(gate · x) * (up · x) to gate's buffer
+            matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.row0(op.out), ctx.width(op.out), rows,
+                             false, nullptr, op.upWeight);
+            ctx.acts.invalidate(op.out);
+            return;
+        case OpKind::MatMulAdd:
+            matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.row0(op.out), ctx.width(op.out), rows,
+                             true);
+            ctx.acts.invalidate(op.out);
+            return;
+        case OpKind::MoeRoute: return moe_.recordRoute(ctx, op);
+        case OpKind::MoeFfn: return moe_.recordExperts(ctx, op, false);
+        case OpKind::MoeFfnAdd: return moe_.recordExperts(ctx, op, true);
     }
 }
 

@@ -1,12 +1,14 @@
 #pragma once
-// Walks the decode graph once and records every op into a plan's command buffer, fusing
-// where the result is the same: a projection followed by the residual add accumulates into
-// the residual; SwiGLU feeds the down projection's activation quantizer directly.
+// Records the lowered decode graph (graph/lower.h) into a plan's command buffer: a switch from
+// each lowered op to its dispatch(es). The tier accepts every fused op of graph::fuse (gate and
+// up only when MatVecOp::pairable), so a projection followed by the residual add accumulates
+// into the residual, SwiGLU feeds the down projection's quantizer directly, and so on.
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/lower.h"
 #include "vulkan/ops.h"
 #include "vulkan/plan_context.h"
 
@@ -15,12 +17,13 @@ namespace zinc::vk {
 class GraphRecorder {
 public:
     GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct);
-    // Called after graph ops [first, last] were recorded (more than one when fused), with the
-    // dispatches they added (0: their work was deferred into a later op's dispatch).
-    // Instrumented plans (plan_instrument.h) put timestamps and copies there.
-    using OpHook = std::function<void(const PlanContext& ctx, size_t first, size_t last, uint32_t dispatches)>;
+    // Called after each lowered op that carries out graph ops (op.first .. op.last(); more than
+    // one when fused), with the dispatches added since the previous call (its Quantize steps
+    // included). Instrumented plans (plan_instrument.h) put timestamps and copies there.
+    using OpHook = std::function<void(const PlanContext& ctx, const graph::LoweredOp& op, uint32_t dispatches)>;
     // Records the graph for a batch of nTokens; the ops after the layer stack run on the last
     // token only unless allRows. Returns the row of the first logits row recorded.
+    const graph::Lowered& lowered() const { return lowered_; }
     int32_t record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens, bool allRows,
                    const OpHook& afterOps = {});
     // Greedy sampling after the graph (argmax of the last logits row).
@@ -30,10 +33,9 @@ public:
     void recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits);
 
 private:
-    void recordOp(PlanContext& ctx, size_t& i);
-    // QK-norm and RoPE ops seen since the last attention: recorded with it, fused.
-    std::vector<const graph::Op*> pendingHeadOps_;
+    void recordOp(PlanContext& ctx, const graph::LoweredOp& l);
     const graph::Graph& graph_;
+    graph::Lowered lowered_;
     EmbedOp embed_;
     NormOp norm_;
     RopeOp rope_;

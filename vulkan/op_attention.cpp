@@ -36,6 +36,11 @@ void checkHeadDim(const model::ModelConfig& c) {
                                              c.headDim));
 }
 
+struct ArgsPc {
+    VkDeviceAddress state, args;
+    uint32_t nHead, maxSplits, exactMax;
+};
+
 struct SplitPc {
     VkDeviceAddress q, kCache, vCache, partials, state;
     uint32_t nHead, group, headDim, kvDim, qStride, nSplits;
@@ -49,6 +54,7 @@ AttentionOp::AttentionOp(PipelineFactory& pipelines)
     : store_(pipelines.get(Shader::KvStore)),
       split_(pipelines.get(Shader::AttentionSplit)),
       attend_(pipelines.get(Shader::Attention)),
+      args_(pipelines.get(Shader::AttentionArgs)),
       fused_(pipelines.get(Shader::QkRope)) {}
 
 void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
@@ -57,7 +63,7 @@ void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
     const uint64_t layerOffset = static_cast<uint64_t>(op.layer) * ctx.mem.layerKvBytes;
     const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
-    const StorePc store{ctx.row0(op.in2), ctx.row0(op.in3), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.in2)};
+    const StorePc store{ctx.row0(op.k), ctx.row0(op.v), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.k)};
     ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
     attend(ctx, op, kCache, vCache);
 }
@@ -70,8 +76,8 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
     const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
     const bool norm = qNorm && kNorm;
     const FusedPc pc{ctx.row0(op.in),
-                     ctx.row0(op.in2),
-                     ctx.row0(op.in3),
+                     ctx.row0(op.k),
+                     ctx.row0(op.v),
                      norm ? ctx.weights.address(*qNorm) : 0,
                      norm ? ctx.weights.address(*kNorm) : 0,
                      ctx.mem.ropeTable,
@@ -84,7 +90,7 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
                      static_cast<uint32_t>(c.ropeDim),
                      c.ropeStyle == model::RopeStyle::Neox ? 1u : 0u,
                      ctx.width(op.in),
-                     ctx.width(op.in2),
+                     ctx.width(op.k),
                      c.normEps,
                      norm ? 1u : 0u};
     ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));
@@ -98,12 +104,19 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress 
     const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
     const auto headDim = static_cast<uint32_t>(c.headDim);
     // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs.
-    const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0 && c.headDim % 8 == 0;
+    const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
+                       c.headDim % 8 == 0;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
     if (split) {
         const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
                          kvDim, ctx.width(op.in), ctx.mem.attnSplits, scale, exactMax};
-        ctx.rec.dispatch(split_, pc, ctx.mem.attnSplits, nHead, static_cast<uint32_t>(ctx.rows));
+        if (!ctx.attnArgsRecorded) {  // the split count follows the current KV length: once per plan
+            const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead, ctx.mem.attnSplits, exactMax};
+            ctx.rec.dispatch(args_, args, 1);
+            ctx.rec.indirectArgsBarrier();
+            ctx.attnArgsRecorded = true;
+        }
+        ctx.rec.dispatchIndirect(split_, pc, ctx.mem.attnArgs, 0);
     }
     const AttendPc attend{ctx.row0(op.in),
                           kCache,

@@ -48,8 +48,8 @@ uint32_t workgroupFor(int64_t k) {
 // spread over the whole GPU.
 uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 
-uint32_t actRowWords(ActMode mode, uint32_t k) {
-    return mode == ActMode::Q8_0 || mode == ActMode::Q8_1 || mode == ActMode::Q8_K ? k / 4 + k / 16 : k;
+uint32_t actRowWords(ActFormat mode, uint32_t k) {
+    return mode == ActFormat::Q8_0 || mode == ActFormat::Q8_1 || mode == ActFormat::Q8_K ? k / 4 + k / 16 : k;
 }
 
 }  // namespace
@@ -60,22 +60,12 @@ MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
       matVec_(integerDotProduct ? Shader::MatVecDot4 : Shader::MatVec),
       matMul_(integerDotProduct ? Shader::MatMulDot4 : Shader::MatMul) {}
 
-ActMode MatVecOp::actMode(GgmlType weight) {
-    switch (weight) {
-        case GgmlType::F32: return ActMode::F32;
-        case GgmlType::F16: return ActMode::F16;
-        case GgmlType::BF16: return ActMode::BF16;
-        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: return ActMode::Q8_0;
-        case GgmlType::Q4_1: case GgmlType::Q5_1: return ActMode::Q8_1;
-        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
-        case GgmlType::IQ4_XS: return ActMode::Q8_K;
-        default:
-            throw runtime::TierError(
-                fmt::format("vulkan tier: no matvec shader for {} weights", model::ggmlTypeName(weight)));
-    }
+ActFormat MatVecOp::formatFor(GgmlType weight) {
+    if (const auto format = graph::actFormatOf(weight)) return *format;
+    throw runtime::TierError(fmt::format("vulkan tier: no matvec shader for {} weights", model::ggmlTypeName(weight)));
 }
 
-MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActMode mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k,
+MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActFormat mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k,
                                    uint32_t stride, uint32_t rows) {
     const auto slot = static_cast<size_t>(mode);
     const uint32_t outStride = actRowWords(mode, k);
@@ -86,7 +76,7 @@ MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActMode mode, VkDeviceAddre
     return {ctx.mem.actSlots[slot], outStride};
 }
 
-void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActMode mode) {
+void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActFormat mode) {
     const auto slot = static_cast<size_t>(mode);
     const uint32_t k = ctx.width(norm.in);
     const QuantizePc pc{ctx.row0(norm.in), ctx.row0(norm.in), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
@@ -98,8 +88,11 @@ void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActM
 }
 
 MatVecOp::Input MatVecOp::input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in) {
-    const ActMode mode = actMode(w.type);
-    if (mode == ActMode::F32) return {ctx.row0(in), ctx.width(in)};
+    return quantizeInput(ctx, formatFor(w.type), in);
+}
+
+MatVecOp::Input MatVecOp::quantizeInput(PlanContext& ctx, ActFormat mode, graph::BufferId in) {
+    if (mode == ActFormat::F32) return {ctx.row0(in), ctx.width(in)};
     auto& entry = ctx.acts.slots[static_cast<size_t>(mode)];
     const uint32_t k = ctx.width(in);
     if (entry.buffer == in && entry.firstRow == ctx.firstRow && entry.rows == ctx.rows)
@@ -113,8 +106,8 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
                         uint32_t tokens, bool accumulate, const Expert* expert, const model::WeightRef* up) {
     if (up && !pairable(w, *up))
         throw runtime::TierError(fmt::format("vulkan tier: {} and {} cannot share a matvec", w.name, up->name));
-    const ActMode mode = actMode(w.type);
-    const bool quantized = mode != ActMode::F32 && mode != ActMode::F16 && mode != ActMode::BF16;
+    const ActFormat mode = formatFor(w.type);
+    const bool quantized = mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
     // matmul.comp keeps one min per 32 values: Q2_K's per-16 mins stay on the matvec.
     const bool tiledType = w.type != GgmlType::Q2_K;
     if (expert && expert->maxTiles > 0 && !tiledType)
@@ -180,9 +173,9 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
 }
 
 bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up) {
-    const ActMode mode = actMode(gate.type);
+    const ActFormat mode = formatFor(gate.type);
     return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && gate.stack == up.stack &&
-           mode != ActMode::F32 && mode != ActMode::F16 && mode != ActMode::BF16;
+           mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
 }
 
 void MatVecOp::record(PlanContext& ctx, const graph::Op& op) {

@@ -49,11 +49,11 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     const auto rows = static_cast<uint32_t>(ctx.rows);
     const auto act = matVec_.input(ctx, w, op.in);
     matVec_.multiply(ctx, w, act, ctx.mem.routerLogits, static_cast<uint32_t>(c.nExpert), rows, false);
-    const TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.out), ctx.row0(op.out2), static_cast<uint32_t>(c.nExpert),
+    const TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), static_cast<uint32_t>(c.nExpert),
                     static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u, rows};
     ctx.rec.dispatch(topK_, pc, rows);
-    ctx.acts.invalidate(op.out);
-    ctx.acts.invalidate(op.out2);
+    ctx.acts.invalidate(op.expertIds);
+    ctx.acts.invalidate(op.expertWeights);
 }
 
 void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const {
@@ -65,28 +65,28 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
     uint32_t tiles = 0;
     if (rows >= kGroupedMinTokens) {  // each expert's matrices once per 64 of its pairs (matmul.comp)
         tiles = maxTiles(slots, static_cast<uint32_t>(c.nExpert));
-        ctx.rec.dispatch(group_, GroupPc{ctx.row0(op.in2), ctx.mem.moeGroups, slots, static_cast<uint32_t>(c.nExpert),
+        ctx.rec.dispatch(group_, GroupPc{ctx.row0(op.expertIds), ctx.mem.moeGroups, slots, static_cast<uint32_t>(c.nExpert),
                                          ctx.mem.moeOrderAt}, 1);
     }
-    const MatVecOp::Expert up{ctx.row0(op.in2), slots, nUsed, tiles};
-    const ActMode downMode = MatVecOp::actMode(op.weight3->type);
+    const MatVecOp::Expert up{ctx.row0(op.expertIds), slots, nUsed, tiles};
+    const ActFormat downMode = MatVecOp::formatFor(op.downWeight->type);
     MatVecOp::Input act{ctx.mem.gateSlots, ff};
-    if (MatVecOp::pairable(*op.weight, *op.weight2)) {
+    if (MatVecOp::pairable(*op.weight, *op.upWeight)) {
         // gateSlots = silu(gate · x) * (up · x), both experts' matrices in one dispatch
         matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up,
-                         op.weight2);
-        if (downMode != ActMode::F32) act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots);
+                         op.upWeight);
+        if (downMode != ActFormat::F32) act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots);
     } else {
         matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up);
-        matVec_.multiply(ctx, *op.weight2, matVec_.input(ctx, *op.weight2, op.in), ctx.mem.upSlots, ff, rows, false, &up);
-        if (downMode == ActMode::F32)
+        matVec_.multiply(ctx, *op.upWeight, matVec_.input(ctx, *op.upWeight, op.in), ctx.mem.upSlots, ff, rows, false, &up);
+        if (downMode == ActFormat::F32)
             elementwise_.recordRaw(ctx, ctx.mem.gateSlots, ctx.mem.upSlots, ctx.mem.gateSlots, uint64_t{slots} * ff, 0);
         else
             act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots);
     }
-    const MatVecOp::Expert down{ctx.row0(op.in2), slots, 1, tiles};
-    matVec_.multiply(ctx, *op.weight3, act, ctx.mem.downSlots, embd, rows, false, &down);
-    const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.in3), ctx.row0(op.out), embd, nUsed, ctx.width(op.out),
+    const MatVecOp::Expert down{ctx.row0(op.expertIds), slots, 1, tiles};
+    matVec_.multiply(ctx, *op.downWeight, act, ctx.mem.downSlots, embd, rows, false, &down);
+    const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.expertWeights), ctx.row0(op.out), embd, nUsed, ctx.width(op.out),
                        accumulate ? 1u : 0u};
     ctx.rec.dispatch(combine_, pc, groupsFor(embd, 64), rows);
     ctx.acts.invalidate(op.out);

@@ -51,7 +51,7 @@ public:
 
 private:
     void attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress kCache, VkDeviceAddress vCache) const;
-    VkPipeline store_, split_, attend_, fused_;
+    VkPipeline store_, split_, attend_, args_, fused_;
 };
 
 // SwiGLU and the residual add.
@@ -72,7 +72,7 @@ private:
 class MatVecOp {
 public:
     MatVecOp(PipelineFactory& pipelines, bool integerDotProduct);
-    static ActMode actMode(model::GgmlType weight);  // throws TierError for an unsupported type
+    static ActFormat formatFor(model::GgmlType weight);  // throws TierError for an unsupported type
     void record(PlanContext& ctx, const graph::Op& op);
 
     // The building blocks, also used by the MoE op.
@@ -81,14 +81,16 @@ public:
         uint32_t stride;  // words between rows
     };
     // Quantizes `rows` rows of k floats (stride floats apart; with x2, silu(x) * x2 first).
-    Input quantize(PlanContext& ctx, ActMode mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k, uint32_t stride,
+    Input quantize(PlanContext& ctx, ActFormat mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k, uint32_t stride,
                    uint32_t rows);
     // RMSNorm (op `norm`) and quantization of its output for `mode` in one dispatch; the
     // normalised floats are written too, for consumers of another format.
-    void recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActMode mode);
+    void recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActFormat mode);
     // The input of `w` for graph buffer `in` over the context's rows, quantized once per
     // buffer and format (ActivationCache).
     Input input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in);
+    // The same for a format (a lowered Quantize step): a no-op when the cache holds it.
+    Input quantizeInput(PlanContext& ctx, ActFormat mode, graph::BufferId in);
     struct Expert {
         VkDeviceAddress ids = 0;  // [slot] expert id
         uint32_t slots = 0;

@@ -8,14 +8,14 @@
 #include <cstdint>
 
 #include "graph/graph.h"
+#include "graph/lower.h"
 #include "vulkan/recorder.h"
 #include "vulkan/weight_store.h"
 
 namespace zinc::vk {
 
-// Activation formats a weight type multiplies against (quantize.comp modes).
-enum class ActMode : uint32_t { Q8_0 = 0, Q8_1 = 1, Q8_K = 2, F16 = 3, BF16 = 4, F32 = 5 };
-inline constexpr size_t kActModes = 6;
+// Activation formats (graph/lower.h): their values are quantize.comp's mode numbers.
+using graph::ActFormat;
 
 // Device addresses of everything the plans use (owned by the tier).
 struct DeviceLayout {
@@ -28,17 +28,23 @@ struct DeviceLayout {
     VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h
     VkDeviceAddress ring = 0;
     uint32_t ringCapacity = 0;
-    std::array<VkDeviceAddress, kActModes> actSlots{};  // quantized activations, one per mode
+    std::array<VkDeviceAddress, graph::kActFormats> actSlots{};  // quantized activations, one per mode
     VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
     VkDeviceAddress moeGroups = 0;  // prefill: moe_group.comp's tiles, then the pair order at int moeOrderAt
     uint32_t moeOrderAt = 0;
     VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)
-    uint32_t attnSplits = 0;           // chunks of 64 positions in the context
+    uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
+    VkBuffer attnArgs = VK_NULL_HANDLE;  // the split's VkDispatchIndirectCommand (attention_args.comp)
+    VkDeviceAddress attnArgsAddress = 0;
 };
 
 // Decode attention is computed exactly as the cpu tier (F16 accumulator, position by
 // position) up to this KV length and split along the KV length in fp32 past it.
 inline constexpr uint32_t kExactAttentionMax = 256;
+// Split attention's workgroups per head (at most attention.comp's kMaxSplits): past 32 x 64
+// positions each workgroup walks several chunks. 32 measured best on the H100 (8B decode at
+// depth 8192: 148.9 tok/s, against 148.1 with 64 and 143.3 with 128; results/vulkan-h100.md).
+inline constexpr uint32_t kMaxAttentionSplits = 32;
 
 // Which quantized copy of which buffer a slot holds, so q/k/v (or gate/up) quantize their
 // shared input once. An op that writes a buffer invalidates its copies.
@@ -47,7 +53,7 @@ struct ActivationCache {
         graph::BufferId buffer = graph::kNoBuffer;
         int32_t firstRow = 0, rows = 0;
     };
-    std::array<Entry, kActModes> slots{};
+    std::array<Entry, graph::kActFormats> slots{};
     void invalidate(graph::BufferId written) {
         for (auto& e : slots)
             if (e.buffer == written) e = Entry{};
@@ -64,6 +70,7 @@ struct PlanContext {
     int32_t nTokens = 1;  // tokens the plan is recorded for
     int32_t firstRow = 0; // rows of the current op: [firstRow, firstRow + rows)
     int32_t rows = 1;
+    bool attnArgsRecorded = false;  // attention_args.comp ran earlier in this plan
 
     uint32_t width(graph::BufferId id) const { return static_cast<uint32_t>(graph.buffer(id).width); }
     VkDeviceAddress at(graph::BufferId id, int32_t token) const {

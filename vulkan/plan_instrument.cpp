@@ -12,15 +12,6 @@ namespace {
 
 using graph::OpKind;
 
-// False where the recorder never writes op i's F32 output: a SwiGLU recorded on its own that
-// feeds the next projection's quantizer directly (graph_recorder.cpp, OpKind::SwiGlu).
-bool materializes(const graph::Graph& g, size_t i) {
-    const auto& op = g.ops[i];
-    if (op.kind != OpKind::SwiGlu || i + 1 >= g.ops.size()) return true;
-    const auto& next = g.ops[i + 1];
-    return !(next.kind == OpKind::MatMul && next.in == op.out && MatVecOp::actMode(next.weight->type) != ActMode::F32);
-}
-
 }  // namespace
 
 PlanInstrument::PlanInstrument(const Device& device, const graph::Graph& graph, const DeviceBuffer& arena,
@@ -69,12 +60,11 @@ void PlanInstrument::beginPlan(VkCommandBuffer cmd) {
 }
 
 GraphRecorder::OpHook PlanInstrument::hook() {
-    return [this](const PlanContext& ctx, size_t first, size_t last, uint32_t dispatches) {
-        afterOps(ctx, first, last, dispatches);
-    };
+    return [this](const PlanContext& ctx, const graph::LoweredOp& op, uint32_t dispatches) { afterOps(ctx, op, dispatches); };
 }
 
-void PlanInstrument::afterOps(const PlanContext& ctx, size_t first, size_t last, uint32_t dispatches) {
+void PlanInstrument::afterOps(const PlanContext& ctx, const graph::LoweredOp& lowered, uint32_t dispatches) {
+    const size_t first = lowered.first, last = lowered.last();
     const bool dispatched = dispatches > 0;
     if (log_) {
         if (dispatched)  // the end of the run's last dispatch (each dispatch ends with a barrier)
@@ -82,14 +72,14 @@ void PlanInstrument::afterOps(const PlanContext& ctx, size_t first, size_t last,
         ranges_.push_back({first, last, queriesUsed_ - 1, dispatched});
     }
     const graph::Op& op = graph_.ops[last];
-    if (capture_ && dispatched && capture_->wants(last) && materializes(graph_, last)) {
+    if (capture_ && dispatched && capture_->wants(last) && graph::writesF32Output(lowered)) {
         const graph::BufferId b = runtime::capturedBuffer(op);
         copyRow(ctx, b, slots_[last]);
         copies_.push_back({last, slots_[last], static_cast<uint32_t>(graph_.buffer(b).width), false});
     }
     if (log_ && op.kind == OpKind::MoeRoute) {
         const size_t slot = graph_.ops.size() + last;
-        copyRow(ctx, op.out, slots_[slot]);
+        copyRow(ctx, op.expertIds, slots_[slot]);
         copies_.push_back({last, slots_[slot], static_cast<uint32_t>(graph_.config->nExpertUsed), true});
     }
 }

@@ -43,7 +43,7 @@ public:
     void collect();
 
 private:
-    void afterOps(const PlanContext& ctx, size_t first, size_t last, uint32_t dispatches);
+    void afterOps(const PlanContext& ctx, const graph::LoweredOp& op, uint32_t dispatches);
     void copyRow(const PlanContext& ctx, graph::BufferId buffer, uint64_t slotOffset);
 
     // Ops [first, last] whose dispatches ended at timestamp query `query`.

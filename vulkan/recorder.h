@@ -26,11 +26,27 @@ public:
         vkCmdDispatch(cmd_, x, y, z);
         barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        ++dispatches_;
-        if (queries_) {  // the end of dispatch n lands in query n + 1 (query 0: the plan's start)
-            vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, dispatches_);
-            labels_->push_back(label_);
+        finishDispatch();
+    }
+
+    // The same, with the workgroup counts read from `args` (a VkDispatchIndirectCommand written
+    // by an earlier dispatch of the plan, made visible with indirectArgsBarrier()).
+    template <typename PushConstants>
+    void dispatchIndirect(VkPipeline pipeline, const PushConstants& pc, VkBuffer args, VkDeviceSize offset) {
+        static_assert(sizeof(PushConstants) <= kPushConstantBytes, "push constants exceed the layout");
+        if (pipeline != bound_) {
+            vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+            bound_ = pipeline;
         }
+        vkCmdPushConstants(cmd_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
+        vkCmdDispatchIndirect(cmd_, args, offset);
+        barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        finishDispatch();
+    }
+    void indirectArgsBarrier() {
+        barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT,
+                VK_ACCESS_INDIRECT_COMMAND_READ_BIT);
     }
 
     // Per-dispatch timestamps (profiling): every dispatch is tagged with the current label.
@@ -54,6 +70,14 @@ public:
     uint32_t dispatches() const { return dispatches_; }
 
 private:
+    void finishDispatch() {
+        ++dispatches_;
+        if (queries_) {  // the end of dispatch n lands in query n + 1 (query 0: the plan's start)
+            vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, dispatches_);
+            labels_->push_back(label_);
+        }
+    }
+
     VkCommandBuffer cmd_;
     VkPipelineLayout layout_;
     VkPipeline bound_ = VK_NULL_HANDLE;

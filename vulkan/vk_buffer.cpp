@@ -14,7 +14,8 @@ DeviceBuffer::DeviceBuffer(const Device& device, size_t bytes, MemoryKind kind, 
     VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     info.size = std::max<size_t>(bytes, 256);
     info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;  // attention_args.comp's dispatch counts
     info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     check(vkCreateBuffer(dev, &info, nullptr, &buffer_), "vkCreateBuffer", fmt::format("{} ({} bytes)", what, bytes));
     VkMemoryRequirements req;

@@ -5,6 +5,7 @@
 #include "vulkan/vk_error.h"
 #include "vulkan/shaders/argmax.h"
 #include "vulkan/shaders/attention.h"
+#include "vulkan/shaders/attention_args.h"
 #include "vulkan/shaders/attention_split.h"
 #include "vulkan/shaders/elementwise.h"
 #include "vulkan/shaders/embed.h"
@@ -40,6 +41,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(KvStore, kKvStore)
         ZINC_SHADER(Attention, kAttention)
         ZINC_SHADER(AttentionSplit, kAttentionSplit)
+        ZINC_SHADER(AttentionArgs, kAttentionArgs)
         ZINC_SHADER(Elementwise, kElementwise)
         ZINC_SHADER(Quantize, kQuantize)
         ZINC_SHADER(MatVec, kMatvec)
@@ -67,6 +69,7 @@ const char* shaderName(Shader shader) {
         case Shader::KvStore: return "kv_store";
         case Shader::Attention: return "attention";
         case Shader::AttentionSplit: return "attention_split";
+        case Shader::AttentionArgs: return "attention_args";
         case Shader::Elementwise: return "elementwise";
         case Shader::Quantize: return "quantize";
         case Shader::MatVec: return "matvec";

@@ -15,7 +15,7 @@
 
 namespace zinc::vk {
 
-enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, Elementwise, Quantize, MatVec, MatVecDot4, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample };
+enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, Elementwise, Quantize, MatVec, MatVecDot4, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample };
 const char* shaderName(Shader shader);
 
 inline constexpr uint32_t kPushConstantBytes = 128;

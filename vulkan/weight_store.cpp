@@ -6,6 +6,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "runtime/host_pages.h"
 #include "vulkan/vk_error.h"
 
 namespace zinc::vk {
@@ -25,7 +26,7 @@ std::vector<const model::WeightRef*> tensorsOf(const graph::Graph& graph) {
     std::vector<const model::WeightRef*> out;
     std::unordered_set<const uint8_t*> seen;
     for (const auto& op : graph.ops)
-        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3, op.bias})
+        for (const model::WeightRef* w : op.weights())
             if (w && w->present() && seen.insert(w->data).second) out.push_back(w);
     return out;
 }
@@ -157,6 +158,7 @@ WeightStore::WeightStore(const Device& device, Queue& queue, const graph::Graph&
         chunks_.emplace_back(device, chunkBytes[c], MemoryKind::DeviceLocal, "weights");
         for (const auto& [w, offset] : plan[c]) {
             uploader.copy(w->data, tensorBytes(*w), chunks_.back(), offset);
+            runtime::giveBackPages(w->data, tensorBytes(*w));  // copied to staging: the device copy is the one used
             addresses_[w->data] = chunks_.back().address() + offset;
         }
         bytes_ += chunkBytes[c];

@@ -25,15 +25,18 @@ constexpr uint32_t kDoorbellSlots = uint32_t(uapi::kDoorbellFrameBytes / uapi::k
 
 class SimDevice final : public Device, private SimInterruptSink {
 public:
-    SimDevice(GpuCaps caps, std::shared_ptr<kernels::PoclRunner> runner)
+    SimDevice(GpuCaps caps, std::shared_ptr<kernels::PoclRunner> runner, SimExec exec)
         : caps_(std::move(caps)), runner_(std::move(runner)),
           svm_(runner_ ? std::make_unique<PoclSvm>(runner_->svm()) : nullptr),
-          memory_(svm_.get()), dispatcher_(memory_, runner_.get()) {}
+          memory_(svm_.get()), dispatcher_(memory_, runner_.get(), exec) {}
     ~SimDevice() override;
 
     Status init();
 
-    std::string name() const override { return "simulated " + caps_.gfxName + (runner_ ? " (kernels on PoCL)" : " (no kernel execution)"); }
+    std::string name() const override {
+        if (dispatcher_.exec() == SimExec::Isa) return "simulated " + caps_.gfxName + " (machine code in the ISA interpreter)";
+        return "simulated " + caps_.gfxName + (runner_ ? " (kernels on PoCL)" : " (no kernel execution)");
+    }
     const GpuCaps& caps() const override { return caps_; }
     Result<Memory> allocMemory(uint64_t size, MemoryKind kind, AllocOptions options) override;
     Status freeMemory(Memory& memory) override;
@@ -290,15 +293,22 @@ Status SimDevice::unloadCodeObject(LoadedCodeObject& loaded) {
 Result<std::unique_ptr<Device>> openSimulatedDevice(std::string_view gfxName, const SimOptions& options) {
     Result<GpuCaps> caps = capsFromGfxName(gfxName);
     if (!caps) return caps.error();
+    SimExec exec = SimExec::Pocl;
+    try {
+        if (options.pocl) exec = options.exec ? *options.exec : simExecFromEnvironment();
+    } catch (const std::exception& e) {
+        return plainError("open simulated GPU", e.what());
+    }
     std::shared_ptr<kernels::PoclRunner> runner = options.runner;
-    if (options.pocl && !runner) {
+    // The interpreter needs no PoCL: memory is then plain host memory.
+    if (exec == SimExec::Pocl && options.pocl && !runner) {
         try {
             runner = std::make_shared<kernels::PoclRunner>();
         } catch (const std::exception& e) {
             return plainError("open simulated GPU", std::string("PoCL is needed to run kernels on the simulated ") + caps->gfxName + ": " + e.what());
         }
     }
-    auto device = std::make_unique<SimDevice>(std::move(*caps), std::move(runner));
+    auto device = std::make_unique<SimDevice>(std::move(*caps), std::move(runner), exec);
     if (Status s = device->init(); !s) return s.error();
     return std::unique_ptr<Device>(std::move(device));
 }

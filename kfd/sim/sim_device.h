@@ -2,9 +2,11 @@
 // The simulated GPU behind kfd::Device. Selected explicitly (`--sim`): opening the Linux device
 // never falls back to it.
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "kfd/device/device.h"
+#include "kfd/sim/sim_dispatch.h"
 
 namespace zinc::kernels {
 class PoclRunner;
@@ -13,9 +15,12 @@ class PoclRunner;
 namespace zinc::kfd {
 
 struct SimOptions {
-    // Execute dispatches on PoCL's CPU device, with the GPU's memory allocated as PoCL
-    // fine-grained SVM so kernel pointers are GPU addresses. Without it the simulated GPU runs
-    // every other packet and refuses dispatches (tests of the queue machinery alone).
+    // How dispatches execute: the kernels' machine code in the ISA interpreter, or their OpenCL C
+    // source on PoCL's CPU device (the GPU's memory then allocated as PoCL fine-grained SVM so
+    // kernel pointers are GPU addresses). Unset: simExecFromEnvironment().
+    std::optional<SimExec> exec{};
+    // Execute dispatches at all. false: the simulated GPU runs every other packet and refuses
+    // dispatches (tests of the queue machinery alone). (The name is from when PoCL was the only way.)
     bool pocl = true;
     // A runner to share (PoCL builds the kernel program once per runner, which takes seconds);
     // null: the device makes its own when `pocl` is set.

@@ -1,10 +1,13 @@
 #include "kfd/sim/sim_dispatch.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <iterator>
 #include <vector>
 
 #include "kernels/pocl_runner.h"
+#include "kfd/sim/isa/launch.h"
 
 namespace zinc::kfd {
 namespace {
@@ -17,7 +20,63 @@ std::string hex(uint64_t v) {
 
 pm4::DispatchResult refuse(std::string why) { return pm4::DispatchResult{false, std::move(why)}; }
 
+class SimIsaMemory final : public isa::IsaMemory {
+public:
+    explicit SimIsaMemory(const SimMemory& memory) : memory_(memory) {}
+    bool region(uint64_t address, uint64_t& lo, uint64_t& hi) override { return memory_.region(address, lo, hi); }
+
+private:
+    const SimMemory& memory_;
+};
+
 }  // namespace
+
+std::string_view simExecName(SimExec exec) { return exec == SimExec::Isa ? "isa" : "pocl"; }
+
+SimExec simExecFromEnvironment() {
+    const char* value = std::getenv("ZINC_SIM_EXEC");
+    if (!value || !*value || std::string_view(value) == "pocl") return SimExec::Pocl;
+    if (std::string_view(value) == "isa") return SimExec::Isa;
+    throw std::runtime_error(std::string("ZINC_SIM_EXEC is \"") + value + "\"; it must be isa or pocl");
+}
+
+
+pm4::DispatchResult SimDispatcher::runIsa(const SimKernel& kernel, const pm4::DispatchInfo& info) {
+    std::shared_ptr<const isa::Program> program;
+    uint64_t seed = 0;
+    {
+        std::lock_guard lock(mutex_);
+        auto& slot = programs_[kernel.object.get()];
+        if (!slot) {
+            try {
+                slot = isa::decodeProgram(*kernel.object);
+            } catch (const std::exception& e) {
+                return refuse("kernel " + kernel.info->name + ": decoding " + kernel.object->origin() + " failed: " + e.what());
+            }
+        }
+        program = slot;
+        seed = ++dispatches_;
+    }
+    SimIsaMemory memory(memory_);
+    isa::LaunchRequest r;
+    r.program = program.get();
+    r.kernel = kernel.info;
+    r.loadBase = kernel.entryAddress - kernel.info->entryAddress;
+    r.userData = info.userData;
+    r.userSgprCount = info.userSgprCount;
+    r.groups = info.groups;
+    r.groupSize = info.groupSize;
+    r.ldsBytes = info.ldsBytes;
+    r.scratchBase = info.scratchBase;
+    r.memory = &memory;
+    r.seed = seed;
+    try {
+        isa::launch(r);
+    } catch (const std::exception& e) {
+        return refuse(e.what());
+    }
+    return {};
+}
 
 void SimDispatcher::add(const SimKernel& kernel) {
     std::lock_guard lock(mutex_);
@@ -27,6 +86,12 @@ void SimDispatcher::add(const SimKernel& kernel) {
 void SimDispatcher::removeRange(uint64_t base, uint64_t bytes) {
     std::lock_guard lock(mutex_);
     for (auto it = byEntry_.lower_bound(base); it != byEntry_.end() && it->first < base + bytes;) it = byEntry_.erase(it);
+    // A decoded program lives as long as a kernel of its code object is loaded.
+    for (auto it = programs_.begin(); it != programs_.end();) {
+        bool used = false;
+        for (const auto& [entry, k] : byEntry_) used |= k.object.get() == it->first;
+        it = used ? std::next(it) : programs_.erase(it);
+    }
 }
 
 size_t SimDispatcher::kernelCount() const {
@@ -91,6 +156,7 @@ pm4::DispatchResult SimDispatcher::dispatch(const pm4::DispatchInfo& info) {
             return refuse(name + ": kernarg segment of " + std::to_string(kernarg.size()) + " bytes at COMPUTE_USER_DATA_" +
                           std::to_string(sgpr) + "/" + std::to_string(sgpr + 1) + " = " + memory_.describeAddress(kernargAddress) + " is not mapped");
     }
+    if (exec_ == SimExec::Isa) return runIsa(kernel, info);
     if (!runner_) return refuse(name + ": this simulated GPU has no PoCL runner to execute kernels");
     try {
         runner_->launch(k, kernarg, kernels::Dim3{info.groups[0], info.groups[1], info.groups[2]},

@@ -2,9 +2,10 @@
 // DISPATCH_DIRECT on the simulated GPU: COMPUTE_PGM_LO/HI names a kernel entry in a code object
 // loaded into simulated memory; the kernarg segment pointer is read from the COMPUTE_USER_DATA
 // registers the kernel descriptor enables (the SGPR order of LLVM AMDGPUUsage "SGPR Register Set
-// Up Order", FACTS.md §4); the kernarg bytes are decoded by the code object's metadata and the
-// kernel's OpenCL C source runs on PoCL over the DISPATCH_DIRECT grid and the COMPUTE_NUM_THREAD
-// workgroup. Whatever the real CP or the shader would trip over is refused with a reason, which
+// Up Order", FACTS.md §4). Then, by SimExec: Isa runs the kernel's gfx1100/gfx1201 machine code
+// in the wave32 interpreter (kfd/sim/isa/) with the registers the CP programmed; Pocl decodes the
+// kernarg bytes by the code object's metadata and runs the kernel's OpenCL C source on PoCL over
+// the DISPATCH_DIRECT grid and the COMPUTE_NUM_THREAD workgroup. Whatever the real CP or the shader would trip over is refused with a reason, which
 // the executor turns into a fault that stops the queue.
 #include <map>
 #include <memory>
@@ -21,6 +22,16 @@ class PoclRunner;
 
 namespace zinc::kfd {
 
+namespace isa {
+struct Program;
+}
+
+// How the simulated GPU executes a dispatch: the machine code (Isa) or the OpenCL C source (Pocl).
+enum class SimExec : uint8_t { Isa, Pocl };
+std::string_view simExecName(SimExec exec);  // "isa", "pocl"
+// ZINC_SIM_EXEC=isa|pocl (what `--sim-exec` sets); pocl when unset. Throws on another value.
+SimExec simExecFromEnvironment();
+
 struct SimKernel {
     std::shared_ptr<const kernels::CodeObject> object;
     const kernels::KernelInfo* info = nullptr;  // inside *object
@@ -30,8 +41,9 @@ struct SimKernel {
 
 class SimDispatcher final : public pm4::DispatchHandler {
 public:
-    // `runner` may be null: every dispatch then fails with "no PoCL runner".
-    SimDispatcher(SimMemory& memory, kernels::PoclRunner* runner) : memory_(memory), runner_(runner) {}
+    // `runner` may be null: every Pocl dispatch then fails with "no PoCL runner".
+    SimDispatcher(SimMemory& memory, kernels::PoclRunner* runner, SimExec exec = SimExec::Pocl)
+        : memory_(memory), runner_(runner), exec_(exec) {}
 
     void add(const SimKernel& kernel);
     // Forgets every kernel whose entry lies in [base, base + bytes) (the image was freed).
@@ -40,11 +52,17 @@ public:
 
     pm4::DispatchResult dispatch(const pm4::DispatchInfo& info) override;
 
+    SimExec exec() const { return exec_; }
+
 private:
     std::string loadedList(uint64_t address) const;  // caller holds mutex_
+    pm4::DispatchResult runIsa(const SimKernel& kernel, const pm4::DispatchInfo& info);
 
     SimMemory& memory_;
     kernels::PoclRunner* runner_;
+    SimExec exec_;
+    uint64_t dispatches_ = 0;  // seeds each dispatch's workgroup order
+    std::map<const kernels::CodeObject*, std::shared_ptr<const isa::Program>> programs_;  // decoded once per object
     mutable std::mutex mutex_;
     std::map<uint64_t, SimKernel> byEntry_;
 };

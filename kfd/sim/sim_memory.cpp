@@ -89,6 +89,16 @@ bool SimMemory::mapped(uint64_t address, uint64_t bytes) const {
     return find(address, bytes) != nullptr;
 }
 
+bool SimMemory::region(uint64_t address, uint64_t& lo, uint64_t& hi) const {
+    std::shared_lock lock(mutex_);
+    uint64_t base = 0;
+    const Region* r = find(address, 1, &base);
+    if (!r) return false;
+    lo = base;
+    hi = base + r->bytes;
+    return true;
+}
+
 bool SimMemory::read(uint64_t address, std::span<uint32_t> out) {
     if (address % 4) return false;
     std::shared_lock lock(mutex_);

@@ -65,6 +65,8 @@ public:
     bool readBytes(uint64_t address, std::span<uint8_t> out) const;
     // True when [address, address + bytes) lies inside one allocation.
     bool mapped(uint64_t address, uint64_t bytes) const;
+    // The allocation around `address` as [lo, hi): what the shader interpreter caches per wave.
+    bool region(uint64_t address, uint64_t& lo, uint64_t& hi) const;
     // "0x7f.. (GTT, 0x1000 bytes)" for the allocation around an address, or "unmapped".
     std::string describeAddress(uint64_t address) const;
 

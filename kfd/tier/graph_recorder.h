@@ -1,5 +1,5 @@
 #pragma once
-// The decode graph as one indirect buffer: every op of graph::Graph mapped onto the kernels of
+// The decode graph as one indirect buffer: every op of the lowered graph (graph/lower.h) mapped onto the kernels of
 // kernels/cl/ (kernel argument structs of kernels/kernel_args.h) with pointers into the arena,
 // the weights, the KV cache and the token-state block. Recorded once per batch shape; per token
 // only the token-state block changes. MoE expert ids are written by moe_topk and read by the
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "graph/graph.h"
+#include "graph/lower.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/tier_memory.h"
 
@@ -27,7 +28,8 @@ struct RecordedPlan {
     PlanBuilder::Finished built;
 };
 
-// Called after each op is recorded (op index, the op); a tracer appends its snapshot launches.
+// Called after each lowered op that carries out graph ops (graph/lower.h; not after its Quantize
+// steps) with the last graph op it carries out (index, op); a tracer appends its launches.
 using AfterOp = std::function<void(PlanBuilder&, size_t, const graph::Op&)>;
 
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,

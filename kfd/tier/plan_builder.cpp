@@ -66,7 +66,7 @@ void PlanBuilder::barrier() {
 }
 
 void PlanBuilder::launchBytes(std::string_view kernel, std::span<const uint8_t> args, std::array<uint32_t, 3> groups,
-                              std::initializer_list<ResourceKey> reads, std::initializer_list<ResourceKey> writes,
+                              std::initializer_list<BufferId> reads, std::initializer_list<BufferId> writes,
                               std::string_view label) {
     const LoadedKernel& k = kernels_.get(kernel);
     if (dispatches_ >= maxDispatches_)
@@ -77,8 +77,8 @@ void PlanBuilder::launchBytes(std::string_view kernel, std::span<const uint8_t> 
                                     label, args.size(), kernel, k.info->kernargSegmentSize));
     ops_.emplace_back(stream_.size(), std::string(label));
     bool needsBarrier = false;
-    for (ResourceKey r : reads) needsBarrier |= written_.count(r) > 0;
-    for (ResourceKey w : writes) needsBarrier |= written_.count(w) > 0 || read_.count(w) > 0;
+    for (BufferId r : reads) needsBarrier |= written_.count(r) > 0;
+    for (BufferId w : writes) needsBarrier |= written_.count(w) > 0 || read_.count(w) > 0;
     if (needsBarrier) barrier();
     read_.insert(reads.begin(), reads.end());
     written_.insert(writes.begin(), writes.end());

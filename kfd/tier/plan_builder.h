@@ -48,14 +48,9 @@ inline constexpr uint32_t kAcquireAtPlanStart = kAcquireBetweenDispatches | (1u 
 // GLV/GL1 (tinygrad's gfx11 cache-flush release, 0x70F, FACTS.md §2.3).
 inline constexpr uint32_t kReleaseFlush = 0x70F;
 
-// What a dispatch touches, for barrier placement: graph buffers by id, scratch by a key.
-using ResourceKey = int64_t;
-namespace resource {
-inline constexpr ResourceKey kTokens = 1'000'000, kRouterLogits = 1'000'001, kGate = 1'000'002, kUp = 1'000'003,
-                             kDown = 1'000'004;
-inline ResourceKey actSlot(ActFormat f) { return 1'000'100 + ResourceKey(f); }
-inline ResourceKey kvCache(int32_t layer) { return 2'000'000 + layer; }
-}  // namespace resource
+// What a dispatch touches, for barrier placement: buffer ids of the lowered graph
+// (graph/lower.h: the graph's buffers and its scratch buffers, the KV cache included).
+using graph::BufferId;
 
 class PlanBuilder {
 public:
@@ -65,11 +60,11 @@ public:
     // One dispatch of `kernel` with `args` (a kernels/kernel_args.h struct) over `groups`.
     template <class Args>
     void launch(std::string_view kernel, const Args& args, std::array<uint32_t, 3> groups,
-                std::initializer_list<ResourceKey> reads, std::initializer_list<ResourceKey> writes, std::string_view label) {
+                std::initializer_list<BufferId> reads, std::initializer_list<BufferId> writes, std::string_view label) {
         launchBytes(kernel, {reinterpret_cast<const uint8_t*>(&args), sizeof args}, groups, reads, writes, label);
     }
     void launchBytes(std::string_view kernel, std::span<const uint8_t> args, std::array<uint32_t, 3> groups,
-                     std::initializer_list<ResourceKey> reads, std::initializer_list<ResourceKey> writes, std::string_view label);
+                     std::initializer_list<BufferId> reads, std::initializer_list<BufferId> writes, std::string_view label);
     // A barrier now, whatever the dependencies (end of plan).
     void barrier();
     pm4::Stream& stream() { return stream_; }
@@ -99,7 +94,7 @@ private:
     uint64_t kernargUsed_ = 0;
     std::vector<uint32_t> storage_;
     pm4::Stream stream_;
-    std::set<ResourceKey> written_, read_;  // since the last barrier
+    std::set<BufferId> written_, read_;  // since the last barrier
     std::vector<std::pair<uint32_t, std::string>> ops_;
     uint32_t dispatches_ = 0, barriers_ = 0;
 };

@@ -12,7 +12,6 @@ namespace {
 // The GPU clock counter RELEASE_MEM and COPY_DATA sample ticks at 100 MHz on RDNA (pm4_tier.cpp
 // assumes the same; the simulated GPU counts in 10 ns steps). Unverified on hardware.
 constexpr int64_t kNsPerGpuTick = 10;
-constexpr ResourceKey kCaptureKey = 4'000'000;  // + op index: a captured row (op_trace.cpp uses 3'000'000)
 
 }  // namespace
 
@@ -66,7 +65,7 @@ void PlanInstrument::afterOp(PlanBuilder& b, size_t i, const graph::Op& op) {
             const int32_t n = graph_.config->nExpertUsed;
             for (int32_t k = 0; k < n; k += 2)
                 b.stream().copyData({.src = pm4::CopySrc::Memory, .dst = pm4::CopyDst::Memory,
-                                     .source = memory_.at(op.out, 0) + 4 * uint64_t(k),
+                                     .source = memory_.at(op.expertIds, 0) + 4 * uint64_t(k),
                                      .destination = page_.gpu(idsAt_[i] + 4 * uint64_t(k)), .count64 = k + 1 < n});
         }
     }
@@ -74,7 +73,7 @@ void PlanInstrument::afterOp(PlanBuilder& b, size_t i, const graph::Op& op) {
         const graph::BufferId id = runtime::capturedBuffer(op);
         const auto n = int32_t(graph_.buffer(id).width);
         b.launch("add", kernels::AddArgs{memory_.at(id, 0), zeros_.gpu(), page_.gpu(rowAt_[i]), n, n},
-                 {uint32_t((n + 255) / 256), 1, 1}, {id}, {kCaptureKey + ResourceKey(i)}, op.label + ".capture");
+                 {uint32_t((n + 255) / 256), 1, 1}, {id}, {}, op.label + ".capture");  // the page is read by the host only
     }
 }
 

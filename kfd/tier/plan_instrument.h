@@ -3,7 +3,7 @@
 // decode IB with the same dispatches and barriers, plus after each op a RELEASE_MEM that
 // stamps the GPU clock when the op's dispatches are done (end of pipe) into a trace page, the
 // router's expert ids copied out by the CP (after a barrier), and for a capture each wanted
-// op's output row copied by the `add` kernel with a zero row (as op_trace.h does). The plain
+// op's output row copied by the `add` kernel with a zero row (x + 0 is x for every finite x). The plain
 // plans are not touched. The stream is PM4 only, so a tier recording the same IB (umq) can
 // use this class as it is.
 #include <cstdint>

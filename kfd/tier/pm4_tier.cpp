@@ -5,14 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <deque>
-#include <map>
 
 #include "kfd/tier/graph_recorder.h"
 #include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/submitter.h"
 #include "kfd/tier/tier_memory.h"
+#include "runtime/plan_cache.h"
+#include "runtime/queued_steps.h"
+#include "runtime/step_limits.h"
 
 namespace zinc::kfd {
 namespace {
@@ -27,6 +28,7 @@ int64_t nsOf(Clock::time_point t) { return std::chrono::duration_cast<std::chron
 // GPU counts in 10 ns steps too).
 constexpr double kGpuClockHz = 100e6;
 constexpr size_t kMaxPlans = 16;
+constexpr int32_t kMaxStepTokens = 512;  // tokens per step the kernels' dispatch sizes allow
 
 class Pm4Tier final : public runtime::Tier {
 public:
@@ -34,17 +36,15 @@ public:
             const Pm4TierOptions& kfd)
         : graph_(graph),
           config_(*graph.config),
-          contextLength_(options.contextLength > 0 ? options.contextLength : std::min(config_.nCtxTrain, 4096)),
-          maxBatch_(std::clamp(options.maxBatch, 1, 512)),
           kfd_(kfd),
+          limits_(kfd.tierName, graph, options, kMaxStepTokens),
           device_(std::move(device)),
           kernels_(*device_),
-          memory_(*device_, graph, contextLength_, maxBatch_, options.deviceMemoryLimit),
+          memory_(*device_, graph, limits_.contextLength(), limits_.maxBatch(), options.deviceMemoryLimit),
           submitter_(*device_, kernels_.gfx(), {.timeoutMs = kfd.timeoutMs, .dumpDir = kfd.dumpPm4Dir, .route = kfd.route}),
           timestamps_(options.gpuTimestamps) {
         if (options.precision != runtime::Precision::Ggml)
-            throw TierError("kfd tier: only the ggml precision (8-bit activations, F16 KV cache) is implemented");
-        if (contextLength_ <= 0) throw TierError("kfd tier: the model declares no context length; pass --ctx");
+            throw TierError(kfd_.tierName + " tier: only the ggml precision (8-bit activations, F16 KV cache) is implemented");
         const RecordedPlan& decode = planFor({1, false, false});  // the decode plan, recorded once up front
         stats_.dispatchesPerToken = decode.built.dispatches;
     }
@@ -53,13 +53,13 @@ public:
 
     std::string name() const override { return kfd_.tierName; }
     std::string describe() const override {
-        const auto it = plans_.find(PlanShape{1, false, false});
-        std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM, context {}, KV cache F16 {:.1f} MiB, submit: {}", kfd_.tierName,
-                                    device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20), contextLength_,
-                                    double(memory_.kvCacheBytes()) / (1 << 20), submitter_.route());
-        if (it != plans_.end())
-            s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", it->second.built.ibDwords, it->second.built.dispatches,
-                             it->second.built.barriers);
+        std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM, context {}, KV cache F16 {:.1f} MiB, {}, submit: {}",
+                                    kfd_.tierName, device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20),
+                                    limits_.contextLength(), double(memory_.kvCacheBytes()) / (1 << 20), limits_.describe(),
+                                    submitter_.route());
+        if (const RecordedPlan* decode = plans_.find(PlanShape{1, false, false}))
+            s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", decode->built.ibDwords, decode->built.dispatches,
+                             decode->built.barriers);
         if (stats_.decodeTokens > 0) {
             const double tokens = double(stats_.decodeTokens);
             s += fmt::format(", {:.2f} submissions/token, host {:.1f} us/token", double(stats_.decodeSubmissions) / tokens,
@@ -68,8 +68,8 @@ public:
         }
         return s;
     }
-    int32_t contextLength() const override { return contextLength_; }
-    int32_t maxBatch() const override { return maxBatch_; }
+    int32_t contextLength() const override { return limits_.contextLength(); }
+    int32_t maxBatch() const override { return limits_.maxBatch(); }
     runtime::TierStats stats() const override { return stats_; }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which, std::span<float> logits) override {
@@ -77,7 +77,7 @@ public:
         const auto n = static_cast<int32_t>(tokens.size());
         runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
         if (log) log->beginStep(startPos, n);
-        checkRequest(tokens, startPos, which, logits.size());
+        limits_.checkStep(tokens, startPos, which, logits.size());
         const bool all = which == runtime::LogitsWanted::All && n > 1;
         const bool instrumented = n == 1 && instrument_ && instrument_->active();
         const RecordedPlan& plan = instrumented ? instrument_->plan() : planFor({n, all, false});
@@ -111,41 +111,25 @@ public:
 
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
         if (n <= 0) return {};
-        if (nVocab != config_.nVocab)
-            throw TierError(fmt::format("kfd tier: generateGreedy for {} logits, the model has {}", nVocab, config_.nVocab));
-        const int32_t one[] = {firstToken};
-        checkRequest(one, startPos, runtime::LogitsWanted::Last, size_t(config_.nVocab));
-        if (startPos + n > contextLength_)
-            throw TierError(fmt::format("kfd tier: {} greedy tokens from position {} exceed the context length {}", n, startPos, contextLength_));
-        const auto start = Clock::now();
-        double waited = 0;
+        limits_.checkGeneration(firstToken, startPos, n, nVocab);
         const RecordedPlan& plan = planFor({1, false, true});
-        std::deque<uint64_t> inFlight;
-        std::vector<int32_t> out;
-        int32_t submitted = 0;
-        while (int32_t(out.size()) < n) {
-            // Queue ahead: the argmax at the end of each IB writes the next token id where the
-            // next IB's embed reads it, so the host only supplies positions.
-            while (submitted < n && submitted - int32_t(out.size()) < std::max(1, kfd_.queueAhead)) {
-                const int32_t pos = startPos + submitted;
-                TokenSubmission s = submission(plan, pos, fmt::format("greedy token {} at position {}", submitted, pos));
-                if (submitted == 0) s.tokens = one;
-                s.copySampledId = true;
-                inFlight.push_back(submitter_.submit(s, plan.built.hostCopy));
-                ++submitted;
-            }
-            const uint64_t value = inFlight.front();
-            inFlight.pop_front();
-            const auto waitStart = Clock::now();
-            waitFor(value, plan);
-            waited += secondsSince(waitStart);
-            out.push_back(submitter_.sampledId(value));
+        const int32_t one[] = {firstToken};
+        // The argmax at the end of each IB writes the next token id where the next IB's embed
+        // reads it, so the host only supplies positions.
+        runtime::QueuedSteps steps;
+        steps.submit = [&](int32_t i) {
+            const int32_t pos = startPos + i;
+            TokenSubmission s = submission(plan, pos, fmt::format("greedy token {} at position {}", i, pos));
+            if (i == 0) s.tokens = one;
+            s.copySampledId = true;
+            return submitter_.submit(s, plan.built.hostCopy);
+        };
+        steps.wait = [&](int32_t, uint64_t value) { waitFor(value, plan); };
+        steps.collect = [&](int32_t, uint64_t value, bool) {
             if (timestamps_) addGpuTime(value);
-        }
-        stats_.decodeTokens += n;
-        stats_.decodeSubmissions += n;
-        stats_.decodeHostSeconds += secondsSince(start) - waited;
-        return out;
+            return submitter_.sampledId(value);
+        };
+        return runtime::runQueuedSteps(n, kfd_.queueAhead, steps, stats_);
     }
 
 private:
@@ -187,42 +171,23 @@ private:
         }
     }
 
-    void checkRequest(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which, size_t logitsSize) const {
-        const auto n = static_cast<int64_t>(tokens.size());
-        if (n == 0 || n > maxBatch_) throw TierError(fmt::format("kfd tier: batch of {} tokens (limit {})", n, maxBatch_));
-        if (startPos < 0 || startPos + n > contextLength_)
-            throw TierError(fmt::format("kfd tier: positions {}..{} exceed the context length {}", startPos, startPos + n - 1, contextLength_));
-        for (int32_t id : tokens)
-            if (id < 0 || id >= config_.nVocab)
-                throw TierError(fmt::format("kfd tier: token id {} is outside the vocabulary (0..{})", id, config_.nVocab - 1));
-        const size_t want = size_t(config_.nVocab) * (which == runtime::LogitsWanted::All ? size_t(n) : 1);
-        if (logitsSize < want) throw TierError(fmt::format("kfd tier: logits buffer holds {} floats, {} needed", logitsSize, want));
-    }
-
     PlanInstrument& instrument() {
         if (!instrument_) instrument_ = std::make_unique<PlanInstrument>(*device_, kernels_, graph_, memory_);
         return *instrument_;
     }
 
     const RecordedPlan& planFor(const PlanShape& shape) {
-        if (auto it = plans_.find(shape); it != plans_.end()) return it->second;
-        if (plans_.size() >= kMaxPlans) {
-            // Every plan is idle here (each evaluate waits for its submission); keep the decode plans.
-            for (auto it = plans_.begin(); it != plans_.end();)
-                it = it->first.nTokens > 1 ? plans_.erase(it) : std::next(it);
-        }
-        return plans_.emplace(shape, recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp)).first->second;
+        return plans_.get(shape, [&] { return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp); });
     }
 
     const graph::Graph& graph_;
     const model::ModelConfig& config_;
-    int32_t contextLength_;
-    int32_t maxBatch_;
     Pm4TierOptions kfd_;
+    runtime::StepLimits limits_;
     std::shared_ptr<Device> device_;
     KernelTable kernels_;
     TierMemory memory_;
-    std::map<PlanShape, RecordedPlan> plans_;
+    runtime::PlanCache<PlanShape, RecordedPlan> plans_{kMaxPlans};
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
     Submitter submitter_;  // after the plans: destroyed first, waiting for what is in flight
     bool timestamps_;

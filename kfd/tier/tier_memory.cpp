@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "runtime/host_pages.h"
 #include "runtime/tier.h"
 
 namespace zinc::kfd {
@@ -45,13 +46,10 @@ void DeviceMemory::release() {
 ActFormat actFormatFor(const model::WeightRef& w) {
     using model::GgmlType;
     switch (w.type) {
-        case GgmlType::F32: return ActFormat::F32;
-        case GgmlType::F16: return ActFormat::F16;
-        case GgmlType::BF16: return ActFormat::BF16;
-        case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::IQ4_NL: return ActFormat::Q8_0;
-        case GgmlType::Q4_1: case GgmlType::Q5_1: return ActFormat::Q8_1;
-        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
-        case GgmlType::IQ4_XS: return ActFormat::Q8_K;
+        case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: case GgmlType::Q8_0: case GgmlType::Q4_0:
+        case GgmlType::Q5_0: case GgmlType::IQ4_NL: case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q2_K:
+        case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: case GgmlType::IQ4_XS:
+            return *graph::actFormatOf(w.type);
         default:
             throw TierError(fmt::format("kfd tier: weight {} has type {}, which no kfd matvec kernel reads "
                                         "(kernels: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, "
@@ -80,7 +78,7 @@ std::vector<const model::WeightRef*> weightsOf(const graph::Graph& graph) {
     std::vector<const model::WeightRef*> refs;
     std::set<const model::WeightRef*> seen;
     for (const auto& op : graph.ops)
-        for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3, op.bias})
+        for (const model::WeightRef* w : op.weights())
             if (w && seen.insert(w).second) refs.push_back(w);
     return refs;
 }
@@ -123,7 +121,7 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
     std::set<ActFormat> formats;
     for (const auto& op : graph.ops)
         if (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn)
-            for (const model::WeightRef* w : {op.weight, op.weight2, op.weight3})
+            for (const model::WeightRef* w : op.weights())
                 if (w) formats.insert(actFormatFor(*w));
     for (ActFormat f : formats)
         if (f != ActFormat::F32)
@@ -151,6 +149,7 @@ void TierMemory::uploadWeights(Device& device, const graph::Graph& graph) {
     weights_ = DeviceMemory(device, total, MemoryKind::Vram, "weights");
     for (size_t i = 0; i < refs.size(); ++i) {
         std::memcpy(weights_.cpu<uint8_t>(offsets[i]), refs[i]->data, refs[i]->nbytes);
+        runtime::giveBackPages(refs[i]->data, refs[i]->nbytes);  // the device copy is the one used
         weightAt_[refs[i]] = weights_.gpu(offsets[i]);
     }
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/lower.h"
 #include "kfd/device/device.h"
 
 namespace zinc::kfd {
@@ -39,9 +40,10 @@ private:
     Memory memory_;
 };
 
-// Activation formats quantized weights multiply against (kernels/cl/quantize.cl).
-enum class ActFormat : uint8_t { F32, F16, Q8_0, Q8_K, Q8_1, BF16 };
-inline constexpr size_t kActFormats = 6;
+// Activation formats quantized weights multiply against (graph/lower.h; kernels/cl/quantize.cl
+// writes F16, BF16, Q8_0, Q8_1 and Q8_K).
+using graph::ActFormat;
+using graph::kActFormats;
 // The format for a weight type, or throws TierError naming the weight for types without a
 // matvec kernel.
 ActFormat actFormatFor(const model::WeightRef& w);

@@ -9,6 +9,7 @@
 #include "runtime/cpu/op_context.h"
 #include "runtime/cpu/op_events.h"
 #include "runtime/cpu/quant_dot.h"
+#include "runtime/step_limits.h"
 
 namespace zinc::cpu {
 namespace {
@@ -20,14 +21,12 @@ public:
     CpuTier(const graph::Graph& graph, const runtime::TierOptions& options)
         : graph_(graph),
           config_(*graph.config),
-          contextLength_(options.contextLength > 0 ? options.contextLength : std::min(config_.nCtxTrain, 4096)),
-          maxBatch_(std::max(1, options.maxBatch)),
-          plan_(graph::planMemory(graph, maxBatch_)),
-          arena_(plan_.arenaBytes),
+          limits_("cpu", graph, options),
+          arena_(limits_.plan().arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
-          kv_(config_.nLayer, contextLength_, config_.kvDim(), options.precision == runtime::Precision::Ggml),
+          kv_(config_.nLayer, limits_.contextLength(), config_.kvDim(), options.precision == runtime::Precision::Ggml),
           precision_(options.precision) {
-        const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(maxBatch_);
+        const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
         ropeCos_.resize(half);
         ropeSin_.resize(half);
         if (config_.slidingWindow > 0) {
@@ -38,21 +37,21 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string describe() const override {
-        return fmt::format("cpu: {} threads, {} kernels, {} precision, context {}, KV cache {:.1f} MiB",
+        return fmt::format("cpu: {} threads, {} kernels, {} precision, context {}, KV cache {:.1f} MiB, {}",
                            pool_.threads(), quantKernelName(),
-                           precision_ == runtime::Precision::Ggml ? "ggml" : "f32", contextLength_,
-                           static_cast<double>(kv_.bytes()) / (1 << 20));
+                           precision_ == runtime::Precision::Ggml ? "ggml" : "f32", limits_.contextLength(),
+                           static_cast<double>(kv_.bytes()) / (1 << 20), limits_.describe());
     }
-    int32_t contextLength() const override { return contextLength_; }
-    int32_t maxBatch() const override { return maxBatch_; }
+    int32_t contextLength() const override { return limits_.contextLength(); }
+    int32_t maxBatch() const override { return limits_.maxBatch(); }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
                   std::span<float> logits) override {
         const auto n = static_cast<int32_t>(tokens.size());
         StepTrace trace(events_, capture_, startPos, n);
-        checkRequest(tokens, startPos, which, logits.size());
+        limits_.checkStep(tokens, startPos, which, logits.size());
         fillRopeTables(startPos, n);
-        OpContext ctx{graph_, plan_, arena_.data(), pool_, kv_, tokens, startPos, 0, n,
+        OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
         if (!ropeCosSwa_.empty()) {
             ctx.ropeCosSwa = ropeCosSwa_.data();
@@ -63,7 +62,7 @@ public:
         for (size_t i = 0; i < graph_.ops.size(); ++i) {
             const graph::Op& op = graph_.ops[i];
             // After the last layer only the tokens whose logits are wanted go on.
-            if (!pastLayers && op.layer < 0 && op.kind != OpKind::Embed) {
+            if (!pastLayers && graph::runsOnWantedRowsOnly(op)) {
                 pastLayers = true;
                 if (which == runtime::LogitsWanted::Last) {
                     ctx.firstRow = n - 1;
@@ -91,23 +90,6 @@ public:
     void setCapture(runtime::Capture* capture) override { capture_ = capture; }
 
 private:
-    void checkRequest(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
-                      size_t logitsSize) const {
-        const auto n = static_cast<int64_t>(tokens.size());
-        if (n == 0 || n > maxBatch_)
-            throw runtime::TierError(fmt::format("cpu tier: batch of {} tokens (limit {})", n, maxBatch_));
-        if (startPos < 0 || startPos + n > contextLength_)
-            throw runtime::TierError(fmt::format("cpu tier: positions {}..{} exceed the context length {}", startPos,
-                                                 startPos + n - 1, contextLength_));
-        for (int32_t id : tokens)
-            if (id < 0 || id >= config_.nVocab)
-                throw runtime::TierError(fmt::format("cpu tier: token id {} is outside the vocabulary (0..{})", id,
-                                                     config_.nVocab - 1));
-        const size_t want = static_cast<size_t>(config_.nVocab) * (which == runtime::LogitsWanted::All ? static_cast<size_t>(n) : 1);
-        if (logitsSize < want)
-            throw runtime::TierError(fmt::format("cpu tier: logits buffer holds {} floats, {} needed", logitsSize, want));
-    }
-
     // ggml's rope cache (model/rope_scaling.h): theta = pos * base^(-2i/d) by repeated float
     // multiplication, divided by rope_freqs, then linear / yarn scaling.
     void fillRopeTables(int32_t startPos, int32_t n) {
@@ -124,26 +106,9 @@ private:
                               ropeSinSwa_.data() + static_cast<size_t>(t) * half);
     }
 
-    static void runOp(const OpContext& ctx, const graph::Op& op) {
-        switch (op.kind) {
-            case OpKind::Embed: return runEmbed(ctx, op);
-            case OpKind::RmsNorm: return runRmsNorm(ctx, op);
-            case OpKind::MatMul: return runMatMul(ctx, op);
-            case OpKind::HeadNorm: return runHeadNorm(ctx, op);
-            case OpKind::Rope: return runRope(ctx, op);
-            case OpKind::Attention: return runAttention(ctx, op);
-            case OpKind::SwiGlu: return runSwiGlu(ctx, op);
-            case OpKind::Add: return runAdd(ctx, op);
-            case OpKind::MoeRoute: return runMoeRoute(ctx, op);
-            case OpKind::MoeFfn: return runMoeFfn(ctx, op);
-        }
-    }
-
     const graph::Graph& graph_;
     const model::ModelConfig& config_;
-    int32_t contextLength_;
-    int32_t maxBatch_;
-    graph::MemoryPlan plan_;
+    runtime::StepLimits limits_;
     AlignedBytes arena_;
     ThreadPool pool_;
     KvCache kv_;
@@ -155,6 +120,30 @@ private:
 };
 
 }  // namespace
+
+void runOp(const OpContext& ctx, const graph::Op& op) {
+    switch (op.kind) {
+        case OpKind::Embed: return runEmbed(ctx, op);
+        case OpKind::RmsNorm: return runRmsNorm(ctx, op);
+        case OpKind::MatMul: return runMatMul(ctx, op);
+        case OpKind::HeadNorm: return runHeadNorm(ctx, op);
+        case OpKind::Rope: return runRope(ctx, op);
+        case OpKind::Attention: return runAttention(ctx, op);
+        case OpKind::SwiGlu: return runSwiGlu(ctx, op);
+        case OpKind::Add: return runAdd(ctx, op);
+        case OpKind::MoeRoute: return runMoeRoute(ctx, op);
+        case OpKind::MoeFfn: return runMoeFfn(ctx, op);
+        case OpKind::Quantize:
+        case OpKind::MatMulAdd:
+        case OpKind::MoeFfnAdd:
+        case OpKind::GateUpSwiGlu:
+        case OpKind::SwiGluQuantize:
+        case OpKind::NormQuantize:
+        case OpKind::QkRopeAttention: break;
+    }
+    throw runtime::TierError(fmt::format("cpu tier: op {} has kind {}, which only a lowered graph holds (graph/lower.h)", op.label,
+                                         graph::opKindName(op.kind)));
+}
 
 std::unique_ptr<runtime::Tier> makeCpuTier(const graph::Graph& graph, const runtime::TierOptions& options) {
     return std::make_unique<CpuTier>(graph, options);

@@ -52,6 +52,10 @@ struct OpContext {
     }
 };
 
+// One op of the decode graph (the cpu tier's op switch; the probe's check mode runs the graph
+// op by op through it). Throws TierError for the lowered-only kinds of graph/lower.h.
+void runOp(const OpContext& ctx, const graph::Op& op);
+
 void runEmbed(const OpContext& ctx, const graph::Op& op);
 void runRmsNorm(const OpContext& ctx, const graph::Op& op);
 void runHeadNorm(const OpContext& ctx, const graph::Op& op);

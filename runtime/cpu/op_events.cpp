@@ -29,7 +29,7 @@ void StepTrace::record(const OpContext& ctx, size_t i) {
     e.beginNs = opBegin_;
     e.endNs = now;
     if (op.kind == graph::OpKind::MoeRoute) {
-        const int32_t* ids = ctx.i32(op.out, lastRow);
+        const int32_t* ids = ctx.i32(op.expertIds, lastRow);
         experts_.assign(ids, ids + ctx.graph.config->nExpertUsed);
     }
     if (op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn) e.experts = experts_;

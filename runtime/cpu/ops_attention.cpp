@@ -44,11 +44,11 @@ void storeKv(const OpContext& ctx, const graph::Op& op, int32_t kvDim) {
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
         const int32_t pos = ctx.position + t;
         if (ctx.kv.halves()) {
-            storeHalves(ctx.f32(op.in2, t), ctx.kv.kHalf(op.layer, pos), kvDim);
-            storeHalves(ctx.f32(op.in3, t), ctx.kv.vHalf(op.layer, pos), kvDim);
+            storeHalves(ctx.f32(op.k, t), ctx.kv.kHalf(op.layer, pos), kvDim);
+            storeHalves(ctx.f32(op.v, t), ctx.kv.vHalf(op.layer, pos), kvDim);
         } else {
-            std::memcpy(ctx.kv.kFull(op.layer, pos), ctx.f32(op.in2, t), bytes);
-            std::memcpy(ctx.kv.vFull(op.layer, pos), ctx.f32(op.in3, t), bytes);
+            std::memcpy(ctx.kv.kFull(op.layer, pos), ctx.f32(op.k, t), bytes);
+            std::memcpy(ctx.kv.vFull(op.layer, pos), ctx.f32(op.v, t), bytes);
         }
     }
 }

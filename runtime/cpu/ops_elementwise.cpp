@@ -40,7 +40,7 @@ void runGeGlu(const OpContext& ctx, const graph::Op& op) {
     const bool ggml = ctx.precision == runtime::Precision::Ggml;
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
         const float* g = ctx.f32(op.in, t);
-        const float* u = ctx.f32(op.in2, t);
+        const float* u = ctx.f32(op.up, t);
         float* out = ctx.f32(op.out, t);
         for (int64_t i = 0; i < n; ++i) out[i] = (ggml ? geluGgml(g[i]) : geluTanh(g[i])) * u[i];
     }
@@ -51,7 +51,7 @@ void runSwiGlu(const OpContext& ctx, const graph::Op& op) {
     const int64_t n = ctx.graph.buffer(op.in).width;
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
         const float* g = ctx.f32(op.in, t);
-        const float* u = ctx.f32(op.in2, t);
+        const float* u = ctx.f32(op.up, t);
         float* out = ctx.f32(op.out, t);
         for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
     }
@@ -61,7 +61,7 @@ void runAdd(const OpContext& ctx, const graph::Op& op) {
     const int64_t n = ctx.graph.buffer(op.in).width;
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
         const float* a = ctx.f32(op.in, t);
-        const float* b = ctx.f32(op.in2, t);
+        const float* b = ctx.f32(op.addend, t);
         float* out = ctx.f32(op.out, t);
         for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
     }

@@ -26,8 +26,8 @@ void runMoeRoute(const OpContext& ctx, const graph::Op& op) {
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + c.nExpertUsed, order.end(),
                           [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
-        int32_t* ids = ctx.i32(op.out, ctx.firstRow + t);
-        float* weights = ctx.f32(op.out2, ctx.firstRow + t);
+        int32_t* ids = ctx.i32(op.expertIds, ctx.firstRow + t);
+        float* weights = ctx.f32(op.expertWeights, ctx.firstRow + t);
         float chosen = 0.0f;
         for (int32_t k = 0; k < c.nExpertUsed; ++k) {
             ids[k] = order[static_cast<size_t>(k)];
@@ -52,9 +52,9 @@ void runExpert(const OpContext& ctx, const graph::Op& op, int32_t expert, const 
     for (int32_t i = 0; i < n; ++i)
         std::copy_n(ctx.f32(op.in, tokens[static_cast<size_t>(i)]), embd, gathered.data() + static_cast<size_t>(i) * embd);
     project(ctx, *op.weight, expert, gathered.data(), embd, n, gate.data(), ff);
-    project(ctx, *op.weight2, expert, gathered.data(), embd, n, up.data(), ff);
+    project(ctx, *op.upWeight, expert, gathered.data(), embd, n, up.data(), ff);
     for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-    project(ctx, *op.weight3, expert, gate.data(), ff, n, down.data(), embd);
+    project(ctx, *op.downWeight, expert, gate.data(), ff, n, down.data(), embd);
     for (int32_t i = 0; i < n; ++i) {
         float* out = ctx.f32(op.out, tokens[static_cast<size_t>(i)]);
         const float w = tokenWeights[static_cast<size_t>(i)];
@@ -71,9 +71,9 @@ void runMoeFfn(const OpContext& ctx, const graph::Op& op) {
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
         std::fill_n(ctx.f32(op.out, t), c.nEmbd, 0.0f);
         for (int32_t k = 0; k < c.nExpertUsed; ++k) {
-            const int32_t e = ctx.i32(op.in2, t)[k];
+            const int32_t e = ctx.i32(op.expertIds, t)[k];
             tokensOf[static_cast<size_t>(e)].push_back(t);
-            weightsOf[static_cast<size_t>(e)].push_back(ctx.f32(op.in3, t)[k]);
+            weightsOf[static_cast<size_t>(e)].push_back(ctx.f32(op.expertWeights, t)[k]);
         }
     }
     for (int32_t e = 0; e < c.nExpert; ++e)

@@ -10,27 +10,14 @@
 #include <sstream>
 
 #include "tests/golden.h"
+#include "tests/run_zinc.h"
 #include "tests/test_paths.h"
 
 namespace zinc {
 namespace {
 
-struct Result {
-    int exitCode;
-    std::string output;  // stdout and stderr together
-};
-
-Result runZinc(const std::string& args) {
-    const std::string cmd = test::zincRtBinary() + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using test::RunResult;
+using test::runZinc;
 
 std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
 

@@ -13,40 +13,19 @@
 
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
+#include "tests/cli/run_zinc.h"
 #include "tests/test_paths.h"
 
 namespace zinc {
 namespace {
 
-struct Result {
-    int exitCode;
-    std::string output;  // stdout and stderr together
-};
-
-Result runZinc(const std::string& args, const std::string& stdinText = "") {
-    std::string cmd = test::zincRtBinary() + " " + args + " 2>&1";
-    if (!stdinText.empty()) cmd = "printf '" + stdinText + "' | " + cmd;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using test::RunResult;
+using test::runZinc;
 
 std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
 const std::string kStories = model("stories260K.gguf");
 
-// The one line starting "zinc-rt: error: " (fails the test when there is not exactly one).
-std::string errorLine(const Result& r) {
-    std::vector<std::string> lines;
-    for (size_t at = 0; (at = r.output.find("zinc-rt: error: ", at)) != std::string::npos; at += 1)
-        lines.push_back(r.output.substr(at, r.output.find('\n', at) - at));
-    EXPECT_EQ(lines.size(), 1u) << r.output;
-    return lines.empty() ? "" : lines[0];
-}
+std::string errorLine(const RunResult& r) { return test::cliErrorLine(r); }
 
 // A copy of `source` with metadata values replaced or added and, optionally, one tensor given
 // another type (its data zero-filled at the new type's size).
@@ -123,10 +102,8 @@ TEST(Limits, LongGenerationEndsCleanly) {
 }
 
 TEST(Limits, NonsenseSizesAreErrors) {
-    EXPECT_EQ(errorLine(runZinc("--batch 0 run " + kStories + " -n 1")),
-              "zinc-rt: error: --batch 0: a prefill step takes at least 1 token");
-    EXPECT_EQ(errorLine(runZinc("--ctx -5 run " + kStories + " -n 1")),
-              "zinc-rt: error: --ctx -5: the context length is 0 (the model's) or more");
+    EXPECT_EQ(errorLine(runZinc("--batch 0 run " + kStories + " -n 1")), "zinc-rt: error: --batch: 0 is out of range (allowed: >= 1)");
+    EXPECT_EQ(errorLine(runZinc("--ctx -5 run " + kStories + " -n 1")), "zinc-rt: error: --ctx: -5 is out of range (allowed: >= 0)");
 }
 
 TEST(Limits, ModelLargerThanTheSimulatedGpusMemory) {

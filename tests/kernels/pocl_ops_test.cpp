@@ -172,8 +172,9 @@ void checkAttention(int32_t headDim, int32_t position) {
     cpu.fill(q, xq);
     cpu.fill(k, xk);
     cpu.fill(v, xv);
-    Op op{OpKind::Attention, 0, "attention", q, k, v};
-    op.out = out;
+    Op op{OpKind::Attention, 0, "attention", q, out};
+    op.k = k;
+    op.v = v;
     op.heads = config.nHead;
     cpu::runAttention(cpu.context(position), op);
 
@@ -212,11 +213,11 @@ TEST(PoclKernels, SwiGluAndAddMatchCpuOps) {
     const auto up = randomFloats(rng, tokens * n);
     cpu.fill(g, gate);
     cpu.fill(u, up);
-    Op swiglu{OpKind::SwiGlu, 0, "swiglu", g, u};
-    swiglu.out = o;
+    Op swiglu{OpKind::SwiGlu, 0, "swiglu", g, o};
+    swiglu.up = u;
     cpu::runSwiGlu(cpu.context(0), swiglu);
-    Op add{OpKind::Add, 0, "add", g, u};
-    add.out = g;
+    Op add{OpKind::Add, 0, "add", g, g};
+    add.addend = u;
     SvmBuffer dg(gate), du(up), dOut(tokens * n * 4);
     launch("swiglu", SwiGluArgs{dg.addr(), du.addr(), dOut.addr(), n, n}, {ceilDiv(n, 256), tokens, 1});
     const Diff ds = compare(dOut.read<float>(tokens * n), cpu.read(o, tokens));
@@ -251,8 +252,8 @@ TEST(PoclKernels, MoeRouterMatchesCpuOp) {
     const auto x = randomFloats(rng, tokens * n);
     cpu.fill(xn, x);
     Op op{OpKind::MoeRoute, 0, "router", xn};
-    op.out = ids;
-    op.out2 = weights;
+    op.expertIds = ids;
+    op.expertWeights = weights;
     op.weight = &routerRef;
     cpu::runMoeRoute(cpu.context(0), op);
 
@@ -290,11 +291,13 @@ TEST(PoclKernels, MoeExpertsMatchCpuOp) {
     cpu.fill(xn, x);
     std::copy(idList.begin(), idList.end(), cpu.i32(ids, 0));
     cpu.fill(weights, wList);
-    Op op{OpKind::MoeFfn, 0, "experts", xn, ids, weights};
+    Op op{OpKind::MoeFfn, 0, "experts", xn};
+    op.expertIds = ids;
+    op.expertWeights = weights;
     op.out = out;
     op.weight = &gateRef;
-    op.weight2 = &upRef;
-    op.weight3 = &downRef;
+    op.upWeight = &upRef;
+    op.downWeight = &downRef;
     cpu::runMoeFfn(cpu.context(0), op);
 
     const size_t actX = n / 256 * sizeof(model::BlockQ8_K), actH = ff / 256 * sizeof(model::BlockQ8_K);

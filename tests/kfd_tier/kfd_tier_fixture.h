@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "runtime/session.h"
+#include "tests/run_zinc.h"
 #include "tests/test_paths.h"
 #include "umq/sim_amdgpu.h"
 
@@ -92,21 +93,5 @@ inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 25
     return l;
 }
 
-struct RunResult {
-    int exitCode;
-    std::string output;  // stdout and stderr together
-};
-
-inline RunResult runZinc(const std::string& args) {
-    const std::string cmd = zincRtBinary() + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
 
 }  // namespace zinc::test

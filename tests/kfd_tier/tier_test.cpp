@@ -14,15 +14,13 @@
 #include "pm4/stream.h"
 #include "runtime/sampler.h"
 #include "tests/kfd_tier/kfd_tier_fixture.h"
+#include "tests/tier_conformance.h"
 
 namespace zinc {
 namespace {
 
-std::vector<int32_t> cpuGreedy(test::Loaded& cpu, int32_t first, int32_t n) {
-    std::vector<int32_t> out;
-    int32_t token = first;
-    for (int32_t i = 0; i < n; ++i) out.push_back(token = runtime::argmax(cpu.session->step(token)));
-    return out;
+std::vector<int32_t> cpuGreedy(test::Loaded& l, int32_t first, int32_t n) {
+    return test::greedyByLogits(*l.tier, l.model->config().nVocab, first, n);
 }
 
 TEST(Pm4Tier, StoriesGreedyOnTheGpuEqualsCpuFor64Tokens) {
@@ -57,21 +55,6 @@ TEST(Pm4Tier, Gfx1201GreedyEqualsGfx1100AndCpu) {
 namespace zinc {
 namespace {
 
-// The goldens' criterion with the cpu tier as the reference: its five largest logits within
-// absolute + relative x |value|, and the same top-1 where the cpu's top-1/top-2 gap is clear.
-void expectNearCpu(std::span<const float> got, std::span<const float> want, float absolute, float relative, const std::string& what) {
-    std::vector<int32_t> order(want.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](int32_t a, int32_t b) { return want[size_t(a)] > want[size_t(b)]; });
-    for (int i = 0; i < 5; ++i) {
-        const auto id = size_t(order[size_t(i)]);
-        EXPECT_NEAR(got[id], want[id], absolute + relative * std::fabs(want[id])) << what << ", id " << id;
-    }
-    if (want[size_t(order[0])] - want[size_t(order[1])] > 0.05f) {
-        EXPECT_EQ(runtime::argmax(got), order[0]) << what;
-    }
-}
-
 // Every op kind and weight type of the golden models, through a batched prompt (one IB for the
 // whole batch, every row's logits) and single decode steps after it.
 class KfdVsCpuTest : public testing::TestWithParam<const char*> {};
@@ -79,23 +62,7 @@ class KfdVsCpuTest : public testing::TestWithParam<const char*> {};
 TEST_P(KfdVsCpuTest, BatchedPrefillAndDecodeMatchCpu) {
     auto cpu = test::load(GetParam(), false);
     auto gpu = test::load(GetParam(), true);
-    const std::vector<int32_t> prompt = {1, 17, 200, 33, 5, 77};
-    const bool f32 = std::string(GetParam()) == "stories260K.gguf";
-    const float absolute = f32 ? 1e-3f : 0.1f, relative = f32 ? 0.0f : 0.01f;
-    const auto vocab = size_t(cpu.model->config().nVocab);
-    std::vector<float> all(vocab * prompt.size()), allCpu(all.size());
-    gpu.tier->evaluate(prompt, 0, runtime::LogitsWanted::All, all);
-    cpu.tier->evaluate(prompt, 0, runtime::LogitsWanted::All, allCpu);
-    for (size_t t = 0; t < prompt.size(); ++t)
-        expectNearCpu(std::span(all).subspan(t * vocab, vocab), std::span(allCpu).subspan(t * vocab, vocab), absolute, relative,
-                      "prefill row " + std::to_string(t));
-    std::vector<float> last(vocab), lastCpu(vocab);
-    for (int32_t i = 0; i < 3; ++i) {
-        const int32_t t = 4 + 90 * i;
-        gpu.tier->evaluate({&t, 1}, int32_t(prompt.size()) + i, runtime::LogitsWanted::Last, last);
-        cpu.tier->evaluate({&t, 1}, int32_t(prompt.size()) + i, runtime::LogitsWanted::Last, lastCpu);
-        expectNearCpu(last, lastCpu, absolute, relative, "decode step after token " + std::to_string(t));
-    }
+    test::expectMatchesCpu(*gpu.tier, *cpu.tier, cpu.model->config().nVocab, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Kfd, KfdVsCpuTest,
@@ -103,13 +70,7 @@ INSTANTIATE_TEST_SUITE_P(Kfd, KfdVsCpuTest,
                                          "tiny-qwen3-q8_0.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf", "qwen3-tiny-q3_k_m.gguf",
                                          "qwen3-tiny-q2_k.gguf", "qwen3-tiny-iq4_xs.gguf", "qwen3-tiny-q4_1.gguf",
                                          "qwen3-tiny-bf16.gguf", "gemma3-tiny.gguf"),
-                         [](const auto& info) {
-                             std::string name = info.param;
-                             name = name.substr(0, name.find('.'));
-                             for (auto& ch : name)
-                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                             return name;
-                         });
+                         test::modelParamName);
 
 // A fence that never signals: the CP sits in a WAIT_REG_MEM on memory nobody writes. The wait
 // gives up after its bound with the queue's state instead of hanging.

@@ -8,27 +8,14 @@
 #include <fstream>
 
 #include "pm4/stream.h"
+#include "tests/run_zinc.h"
 #include "tests/test_paths.h"
 
 namespace zinc::pm4 {
 namespace {
 
-struct Result {
-    int exitCode;
-    std::string output;  // stdout and stderr together
-};
-
-Result runZinc(const std::string& args) {
-    const std::string cmd = zinc::test::zincRtBinary() + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using zinc::test::RunResult;
+using zinc::test::runZinc;
 
 std::string writeDwords(const std::string& name, std::span<const uint32_t> dwords) {
     const auto path = (zinc::test::scratchDir() / name).string();
@@ -54,7 +41,7 @@ std::string builtStream(Gfx gfx) {
 }
 
 TEST(Pm4Cli, DecodesAStreamWrittenByTheBuilder) {
-    const Result r = runZinc("pm4 decode " + builtStream(Gfx::Gfx11));
+    const RunResult r = runZinc("pm4 decode " + builtStream(Gfx::Gfx11));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     for (const char* want : {"gfx11", "0x0000  SET_SH_REG", "COMPUTE_PGM_LO", "= 0x12345678", "COMPUTE_USER_DATA_0",
                              "DISPATCH_DIRECT", "DIM_X=0x10", "CS_W32_EN", "EVENT_WRITE", "CS_PARTIAL_FLUSH",
@@ -64,7 +51,7 @@ TEST(Pm4Cli, DecodesAStreamWrittenByTheBuilder) {
 }
 
 TEST(Pm4Cli, Gfx12UsesItsOwnTables) {
-    const Result r = runZinc("pm4 decode --gfx 12 " + builtStream(Gfx::Gfx12));
+    const RunResult r = runZinc("pm4 decode --gfx 12 " + builtStream(Gfx::Gfx12));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("TEMPORAL=1 (NT)"), std::string::npos) << r.output;
     EXPECT_EQ(runZinc("pm4 decode --gfx 10 " + builtStream(Gfx::Gfx12)).exitCode, 2);
@@ -72,7 +59,7 @@ TEST(Pm4Cli, Gfx12UsesItsOwnTables) {
 
 TEST(Pm4Cli, CorruptFileFailsWithTheDwordOffset) {
     const std::array<uint32_t, 6> dwords = {0xFFFF1000, 0xC0017602, 0x20C, 0x1, 0x40000000, 0};
-    const Result r = runZinc("pm4 decode " + writeDwords("corrupt.pm4", dwords));
+    const RunResult r = runZinc("pm4 decode " + writeDwords("corrupt.pm4", dwords));
     EXPECT_EQ(r.exitCode, 1) << r.output;
     EXPECT_NE(r.output.find("SET_SH_REG"), std::string::npos) << r.output;  // packets before the fault
     EXPECT_NE(r.output.find("zinc-rt: error: "), std::string::npos) << r.output;
@@ -80,7 +67,7 @@ TEST(Pm4Cli, CorruptFileFailsWithTheDwordOffset) {
         << r.output;
 
     const std::array<uint32_t, 2> truncated = {0xC0064900, 0x514};
-    const Result t = runZinc("pm4 decode " + writeDwords("truncated.pm4", truncated));
+    const RunResult t = runZinc("pm4 decode " + writeDwords("truncated.pm4", truncated));
     EXPECT_EQ(t.exitCode, 1);
     EXPECT_NE(t.output.find("dword 0 (0x0): RELEASE_MEM"), std::string::npos) << t.output;
 }
@@ -88,7 +75,7 @@ TEST(Pm4Cli, CorruptFileFailsWithTheDwordOffset) {
 TEST(Pm4Cli, PartialDwordIsAnError) {
     const auto path = (zinc::test::scratchDir() / "odd.pm4").string();
     std::ofstream(path, std::ios::binary).write("\x00\x10\xFF\xFF\x01", 5);
-    const Result r = runZinc("pm4 decode " + path);
+    const RunResult r = runZinc("pm4 decode " + path);
     EXPECT_EQ(r.exitCode, 1);
     EXPECT_NE(r.output.find("5 bytes is not a whole number of dwords"), std::string::npos) << r.output;
     EXPECT_NE(runZinc("pm4 decode /nonexistent.pm4").output.find("cannot open"), std::string::npos);

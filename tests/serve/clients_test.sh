@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `zinc-rt serve` on loopback as clients meet it: the official openai npm package (driven by
-# Node), then curl for malformed JSON, a prompt over the context, an unknown model, concurrent
+# `zinc-rt serve` on loopback as clients meet it: --api-key and --cors with curl; the chat page
+# in headless chromium (puppeteer-core); the official openai npm package (driven by Node);
+# structured output, tool calls, Ollama's API and /metrics (features_client.mjs); then curl for malformed JSON, a prompt over the context, an unknown model, concurrent
 # clients against a small queue, a client that drops mid-stream, and a stream of valid UTF-8.
 # Needs ZINC_RT, ZINC_SHARED and SERVE_WORK (a folder for node_modules and scratch files).
 set -uo pipefail
@@ -24,26 +25,65 @@ post() {  # post PATH BODY OUTFILE -> prints the HTTP status
 
 # Node packages, installed once per lockfile.
 mkdir -p "$SERVE_WORK/node"
-cp "$here/node/package.json" "$here/node/package-lock.json" "$here/node/openai_client.mjs" "$SERVE_WORK/node/"
+cp "$here"/node/package.json "$here"/node/package-lock.json "$here"/node/*.mjs "$SERVE_WORK/node/"
 if ! cmp -s "$here/node/package-lock.json" "$SERVE_WORK/node/node_modules/.installed-lock.json"; then
   (cd "$SERVE_WORK/node" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL - npm ci"; exit 1; }
   cp "$here/node/package-lock.json" "$SERVE_WORK/node/node_modules/.installed-lock.json"
 fi
 
-"$ZINC_RT" --threads 2 --ctx 1024 serve "$model" --port 0 --queue 2 --model-name tiny >"$work/serve.out" 2>"$work/serve.err" &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
-for _ in $(seq 300); do
-  grep -q "listening on http://" "$work/serve.out" && break
-  kill -0 $server 2>/dev/null || break
-  sleep 0.1
-done
-base=$(grep -o "http://[0-9.:]*" "$work/serve.out")
-[ -n "$base" ] || { echo "FAIL - the server did not start"; cat "$work/serve.err"; exit 1; }
+# start_server NAME ARGS... -> sets $base (and $server, its pid) once it listens.
+servers=()
+trap 'for p in "${servers[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done' EXIT
+start_server() {
+  local name=$1; shift
+  "$ZINC_RT" --threads 2 "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  server=$!
+  servers+=($server)
+  for _ in $(seq 300); do
+    grep -q "listening on http://" "$work/$name.out" && break
+    kill -0 $server 2>/dev/null || break
+    sleep 0.1
+  done
+  base=$(grep -o "http://[0-9.:]*" "$work/$name.out")
+  [ -n "$base" ] || { echo "FAIL - the server $name did not start"; cat "$work/$name.err"; exit 1; }
+}
+
+# Operations: --api-key (401 without it, /health open), --cors (the allowed origin only).
+start_server keyed --ctx 256 serve "$model" --port 0 --model-name tiny --api-key sekrit --cors http://ok.example
+expect "no key -> 401" "$(curl -s -o "$work/401.json" -w '%{http_code}' "$base/v1/models")" 401
+expect "its code" "$(field error.code <"$work/401.json")" invalid_api_key
+expect "wrong key -> 401" "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer nope' "$base/v1/models")" 401
+expect "right key -> 200" "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer sekrit' "$base/v1/models")" 200
+expect "/health needs no key" "$(curl -s -o /dev/null -w '%{http_code}' "$base/health")" 200
+cors=$(curl -s -D - -o /dev/null -X OPTIONS -H 'Origin: http://ok.example' -H 'Access-Control-Request-Method: POST' \
+  "$base/v1/chat/completions" | tr -d '\r')
+if grep -qx 'Access-Control-Allow-Origin: http://ok.example' <<<"$cors" && grep -q '^HTTP/1.1 204' <<<"$cors"; then
+  pass "preflight from the --cors origin: 204 with Access-Control-Allow-Origin"; else fail "preflight: $cors"; fi
+if curl -s -D - -o /dev/null -H 'Origin: http://evil.example' -H 'Authorization: Bearer sekrit' "$base/v1/models" |
+  grep -qi '^Access-Control-Allow-Origin'; then fail "another origin gets no CORS header"; else pass "another origin gets no CORS header"; fi
+kill $server; wait $server 2>/dev/null
+
+# The chat page in headless chromium (a context long enough that a reply is still running when stopped).
+start_server browser --ctx 4096 serve "$model" --port 0 --model-name tiny
+if node "$SERVE_WORK/node/browser_test.mjs" "$base" tiny; then pass "chat page in chromium"; else fail "chat page in chromium"; fi
+kill $server; wait $server 2>/dev/null
+
+start_server main --ctx 1024 serve "$model" --port 0 --queue 2 --model-name tiny
 pass "zinc-rt serve --port 0 listens on $base"
+
+# A second server on the port in use: one line, exit 1; the first one still answers.
+port=${base##*:}
+"$ZINC_RT" --threads 1 --ctx 256 serve "$model" --port "$port" --model-name other >"$work/second.out" 2>"$work/second.err"
+expect "a second serve on port $port exits 1" "$?" 1
+if grep -q "Address already in use" "$work/second.err" && [ "$(wc -l <"$work/second.err" | tr -d ' ')" -le 3 ] &&
+   ! grep -q "listening" "$work/second.out"; then
+  pass "it says the address is in use"; else fail "second serve: $(cat "$work/second.out" "$work/second.err")"; fi
+expect "the first server still answers as 'tiny'" "$(curl -s --max-time 10 "$base/v1/models" | field data.0.id)" tiny
 
 # (a) the official openai package
 if node "$SERVE_WORK/node/openai_client.mjs" "$base" tiny; then pass "openai package"; else fail "openai package"; fi
+# structured output, tool calls, Ollama's API and /metrics, through ajv, openai, NDJSON and a Prometheus parser
+if node "$SERVE_WORK/node/features_client.mjs" "$base" tiny; then pass "features"; else fail "features"; fi
 
 # (b) curl
 expect "malformed JSON -> 400" "$(post /v1/chat/completions '{"messages": [' "$work/bad.json")" 400
@@ -98,6 +138,5 @@ grep -v "^$" "$work/stream.txt" | tail -n 1 | grep -qx 'data: \[DONE\]' && pass 
 kill -TERM $server
 wait $server
 expect "SIGTERM stops the server cleanly" "$?" 0
-trap - EXIT
 echo "serve clients: $failures failed"
 [ $failures -eq 0 ]

@@ -43,6 +43,28 @@ Loaded load(const std::string& path) {
     return l;
 }
 
+// A model file served over loopback on a thread of its own until destroyed.
+struct Serving {
+    Serving(const std::string& path, const std::string& name, size_t queue) : loaded(load(path)) {
+        ServerOptions options;
+        options.port = 0;
+        options.queue = queue;
+        options.modelName = name;
+        options.logRequests = false;
+        server = std::make_unique<ApiServer>(*loaded.model, *loaded.tier, options);
+        port = server->bind();
+        thread = std::thread([this] { server->listen(); });
+    }
+    ~Serving() {
+        server->stop();
+        thread.join();
+    }
+    Loaded loaded;
+    std::unique_ptr<ApiServer> server;
+    int port = 0;
+    std::thread thread;
+};
+
 model::TokenizerData byteLevelVocabulary(const std::string& chatTemplate) {
     model::TokenizerData t = model::builtinByteLevelTokenizer("qwen2");
     t.chatTemplate = chatTemplate;
@@ -59,22 +81,12 @@ protected:
         cycle_ = new std::vector<int32_t>(tokenizer.encode(kCycleText, false, false));
         const std::string path = (test::scratchDir() / "cycle.gguf").string();
         test::writeCycleModel(path, data, *cycle_, 4096);
-        loaded_ = new Loaded(load(path));
-        ServerOptions options;
-        options.port = 0;
-        options.queue = 2;
-        options.modelName = "cycle";
-        options.logRequests = false;
-        server_ = new ApiServer(*loaded_->model, *loaded_->tier, options);
-        port_ = server_->bind();
-        thread_ = new std::thread([] { server_->listen(); });
+        serving_ = new Serving(path, "cycle", 2);
+        loaded_ = &serving_->loaded;
+        port_ = serving_->port;
     }
     static void TearDownTestSuite() {
-        server_->stop();
-        thread_->join();
-        delete thread_;
-        delete server_;
-        delete loaded_;
+        delete serving_;
         delete cycle_;
     }
 
@@ -109,11 +121,29 @@ protected:
     }
 
     static inline std::vector<int32_t>* cycle_ = nullptr;
+    static inline Serving* serving_ = nullptr;
     static inline Loaded* loaded_ = nullptr;
-    static inline ApiServer* server_ = nullptr;
-    static inline std::thread* thread_ = nullptr;
     static inline int port_ = 0;
 };
+
+TEST_F(ServeHttp, ASecondServerOnAPortInUseIsRefused) {
+    ServerOptions options;
+    options.port = port_;
+    options.queue = 1;
+    options.modelName = "second";
+    options.logRequests = false;
+    ApiServer second(*loaded_->model, *loaded_->tier, options);
+    try {
+        second.bind();
+        FAIL() << "a second server bound port " << port_ << ", which the first one holds";
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "cannot listen on 127.0.0.1:" + std::to_string(port_) + ": Address already in use");
+    }
+    httplib::Client client("127.0.0.1", port_);
+    const auto models = client.Get("/v1/models");
+    ASSERT_TRUE(models);
+    EXPECT_EQ(json::parse(models->body)["data"][0]["id"], "cycle");
+}
 
 TEST_F(ServeHttp, HealthAndModels) {
     httplib::Client client("127.0.0.1", port_);
@@ -278,6 +308,125 @@ TEST(ServeTemplate, AnUnknownChatTemplateIsAClearErrorUnlessOneIsChosen) {
     }
     options.templateName = "chatml";
     EXPECT_NO_THROW(ApiServer(*l.model, *l.tier, options));
+}
+
+}  // namespace
+}  // namespace zinc::serve
+
+namespace zinc::serve {
+namespace {
+
+TEST_F(ServeHttp, OperationsEndpoints) {
+    httplib::Client client("127.0.0.1", port_);
+    // Empty and non-JSON bodies.
+    expectError(post("/v1/chat/completions", ""), 400, "the request body is empty: send a JSON object");
+    expectError(post("/v1/chat/completions", "hello"), 400, "could not parse the JSON body of the request");
+    // A known URL with the wrong method.
+    auto wrong = client.Get("/v1/chat/completions");
+    expectError(wrong, 405, "Method GET is not allowed for /v1/chat/completions: use POST", nullptr, "method_not_allowed");
+    EXPECT_EQ(wrong->get_header_value("Allow"), "POST");
+    // A POST with no body at all (no Content-Length), and one to a GET route.
+    expectError(client.Post("/v1/chat/completions"), 400, "the request body is empty: send a JSON object");
+    expectError(client.Post("/api/tags"), 405, "Method POST is not allowed for /api/tags: use GET", nullptr, "method_not_allowed");
+    // A preflight; no CORS headers unless --cors names the origin.
+    auto preflight = client.Options("/v1/chat/completions", {{"Origin", "http://example.com"}});
+    ASSERT_TRUE(preflight);
+    EXPECT_EQ(preflight->status, 204);
+    EXPECT_EQ(preflight->get_header_value("Allow"), "POST, OPTIONS");
+    EXPECT_FALSE(preflight->has_header("Access-Control-Allow-Origin"));
+    // Tokenize and back.
+    auto tokens = post("/v1/tokenize", R"({"content":"😀中文 ok"})");
+    ASSERT_TRUE(tokens);
+    ASSERT_EQ(tokens->status, 200) << tokens->body;
+    const json ids = json::parse(tokens->body)["tokens"];
+    EXPECT_EQ(ids.get<std::vector<int32_t>>(), tokenizer().encode("😀中文 ok", false, true));
+    auto text = post("/v1/detokenize", json{{"tokens", ids}}.dump());
+    ASSERT_TRUE(text);
+    EXPECT_EQ(json::parse(text->body)["content"], "😀中文 ok");
+    expectError(post("/v1/detokenize", R"({"tokens":[99999999]})"), 400, "token ids below", "tokens");
+    expectError(post("/v1/tokenize", R"({"content":"x","add_special":"yes"})"), 400, "invalid request body");
+    auto ollama = post("/api/chat", R"({"messages":[{"role":5}]})");
+    ASSERT_TRUE(ollama);
+    EXPECT_EQ(ollama->status, 400);
+    EXPECT_NE(json::parse(ollama->body)["error"].get<std::string>().find("invalid request body"), std::string::npos) << ollama->body;
+    // The chat page.
+    auto page = client.Get("/");
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->status, 200);
+    EXPECT_NE(page->body.find("<title>zinc-rt chat</title>"), std::string::npos);
+    // Metrics count what was answered.
+    auto metrics = client.Get("/metrics");
+    ASSERT_TRUE(metrics);
+    EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4");
+    EXPECT_NE(metrics->body.find("zinc_requests_total{route=\"/v1/chat/completions\",status=\"405\"} 1"), std::string::npos)
+        << metrics->body;
+    EXPECT_NE(metrics->body.find("# TYPE zinc_time_to_first_token_seconds histogram"), std::string::npos);
+}
+
+// A Qwen3-style model that thinks: its cycle is "<think>", "r", "</think>", "o", "k", with the
+// tags as tokens of their own (as in Qwen3's vocabulary).
+class ServeReasoning : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        model::TokenizerData data = model::builtinByteLevelTokenizer("qwen2");
+        data.chatTemplate = "{% for m in messages %}<|im_start|>{{ m.role }}{% endfor %}{% if not enable_thinking %}<think>{% endif %}";
+        if (data.tokenTypes.empty()) data.tokenTypes.assign(data.tokens.size(), 1);
+        for (const char* tag : {"<think>", "</think>"}) {
+            data.tokens.push_back(tag);
+            data.tokenTypes.push_back(static_cast<int32_t>(model::TokenType::UserDefined));
+            if (!data.scores.empty()) data.scores.push_back(0);
+        }
+        const model::Tokenizer tokenizer(data);
+        const std::vector<int32_t> cycle = {tokenizer.findToken("<think>"), tokenizer.encode("r", false, false)[0],
+                                            tokenizer.findToken("</think>"), tokenizer.encode("o", false, false)[0],
+                                            tokenizer.encode("k", false, false)[0]};
+        const std::string path = (test::scratchDir() / "cycle-think.gguf").string();
+        test::writeCycleModel(path, data, cycle, 4096);
+        serving_ = new Serving(path, "thinker", 4);
+        port_ = serving_->port;
+    }
+    static void TearDownTestSuite() { delete serving_; }
+    static json chat(json extra) {
+        json body = {{"messages", {{{"role", "user"}, {"content", "2+2?"}}}}, {"max_tokens", 5}};
+        body.update(extra);
+        httplib::Client client("127.0.0.1", port_);
+        client.set_read_timeout(60);
+        auto res = client.Post("/v1/chat/completions", body.dump(), "application/json");
+        EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
+        return res ? json::parse(res->body) : json();
+    }
+    static inline Serving* serving_ = nullptr;
+    static inline int port_ = 0;
+};
+
+TEST_F(ServeReasoning, ThinkingIsReasoningContent) {
+    const json r = chat(json::object());
+    EXPECT_EQ(r["choices"][0]["message"]["reasoning_content"], "r");
+    EXPECT_EQ(r["choices"][0]["message"]["content"], "ok");
+}
+
+TEST_F(ServeReasoning, ReasoningFormatNoneKeepsItInline) {
+    const json r = chat({{"reasoning_format", "none"}});
+    EXPECT_FALSE(r["choices"][0]["message"].contains("reasoning_content"));
+    EXPECT_EQ(r["choices"][0]["message"]["content"], "<think>r</think>ok");
+}
+
+TEST_F(ServeReasoning, StreamedAsDeltaReasoningContent) {
+    httplib::Client client("127.0.0.1", port_);
+    auto res = client.Post("/v1/chat/completions",
+                           json{{"messages", {{{"role", "user"}, {"content", "2+2?"}}}}, {"max_tokens", 5}, {"stream", true}}.dump(),
+                           "application/json");
+    ASSERT_TRUE(res);
+    std::string reasoning, content;
+    for (size_t pos = 0, end; (end = res->body.find("\n\n", pos)) != std::string::npos; pos = end + 2) {
+        const std::string data = res->body.substr(pos + 6, end - pos - 6);  // after "data: "
+        if (data == "[DONE]") continue;
+        const json delta = json::parse(data)["choices"][0]["delta"];
+        reasoning += delta.value("reasoning_content", "");
+        content += delta.value("content", "");
+    }
+    EXPECT_EQ(reasoning, "r");
+    EXPECT_EQ(content, "ok");
 }
 
 }  // namespace

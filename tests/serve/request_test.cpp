@@ -87,7 +87,8 @@ TEST(ChatRequest, MessagesTakeTextPartsAndTheDeveloperRole) {
 }
 
 TEST(ChatRequest, MalformedJsonIsRefused) {
-    for (const char* body : {"", "{", R"({"messages":[}")", "not json", "{\"a\":1}}"}) {
+    EXPECT_NE(std::string(chatRefusal(" \n").what()).find("the request body is empty: send a JSON object"), std::string::npos);
+    for (const char* body : {"{", R"({"messages":[}")", "not json", "{\"a\":1}}"}) {
         const ApiError e = chatRefusal(body);
         EXPECT_EQ(e.status(), 400) << body;
         EXPECT_EQ(e.type(), "invalid_request_error");
@@ -128,8 +129,15 @@ TEST(ChatRequest, EachBadFieldIsNamed) {
         {chatWith(R"("n":2)"), "n"},
         {chatWith(R"("frequency_penalty":0.5)"), "frequency_penalty"},
         {chatWith(R"("logprobs":true)"), "logprobs"},
-        {chatWith(R"("tools":[])"), "tools"},
-        {chatWith(R"("response_format":{"type":"json_object"})"), "response_format"},
+        {chatWith(R"("tools":[{"type":"x"}])"), "tools[0]"},
+        {chatWith(R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"always")"), "tool_choice"},
+        {chatWith(R"("tool_choice":{"type":"function","function":{"name":"g"}})"), "tool_choice"},
+        {chatWith(R"("functions":[])"), "functions"},
+        {chatWith(R"("reasoning_format":"xml")"), "reasoning_format"},
+        {chatWith(R"("response_format":{"type":"xml"})"), "response_format.type"},
+        {chatWith(R"("response_format":{"type":"json_schema","json_schema":{}})"), "response_format.json_schema.schema"},
+        {chatWith(R"("response_format":{"type":"json_schema","json_schema":{"schema":{"type":"string","pattern":"a+"}}})"),
+         "response_format.json_schema.schema"},
         {chatWith(R"("stream_options":{"include_usage":1})"), "stream_options.include_usage"},
     };
     for (const auto& [body, param] : cases) {

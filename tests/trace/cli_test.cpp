@@ -10,28 +10,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/run_zinc.h"
 #include "tests/test_paths.h"
 #include "tests/trace/perturbed_model.h"
 
 namespace zinc {
 namespace {
 
-struct RunResult {
-    int exitCode;
-    std::string output;  // stdout and stderr together
-};
-
-RunResult runZinc(const std::string& args) {
-    const std::string cmd = test::zincRtBinary() + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using test::RunResult;
+using test::runZinc;
 
 std::string stories() { return test::sharedPath("models/stories260K.gguf"); }
 

@@ -1,7 +1,8 @@
 #pragma once
-// The tiers the trace and ab tests run on: cpu, vulkan (lavapipe in CI) and kfd on the
-// simulated GPU. A tier added later (umq) goes into TierKind, allTiers() and open() here, and
-// every test of this binary then runs on it too.
+// The tiers the trace and ab tests run on: cpu, vulkan (lavapipe in CI), and the PM4 tier on
+// the simulated GPU through both doors: kfd (a KFD queue) and umq (an amdgpu user queue). A
+// tier added later goes into TierKind, allTiers() and open() here, and every test of this
+// binary then runs on it too.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -15,20 +16,22 @@
 #include "model/model.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "tests/test_paths.h"
+#include "umq/sim_amdgpu.h"
 #include "vulkan/vk_device.h"
 #include "vulkan/vulkan_tier.h"
 
 namespace zinc::test {
 
-enum class TierKind { Cpu, Vulkan, Kfd };
+enum class TierKind { Cpu, Vulkan, Kfd, Umq };
 
-inline std::vector<TierKind> allTiers() { return {TierKind::Cpu, TierKind::Vulkan, TierKind::Kfd}; }
+inline std::vector<TierKind> allTiers() { return {TierKind::Cpu, TierKind::Vulkan, TierKind::Kfd, TierKind::Umq}; }
 
 inline std::string tierName(TierKind kind) {
     switch (kind) {
         case TierKind::Cpu: return "cpu";
         case TierKind::Vulkan: return "vulkan";
         case TierKind::Kfd: return "kfd";
+        case TierKind::Umq: return "umq";
     }
     return "?";
 }
@@ -48,12 +51,25 @@ inline bool vulkanDeviceExists() {
     if ((kind) == ::zinc::test::TierKind::Vulkan && !::zinc::test::vulkanDeviceExists()) \
     GTEST_SKIP() << "no Vulkan device on this machine"
 
-// One simulated gfx1100 and one PoCL runner for the whole binary (PoCL builds the kernels once).
+// One PoCL runner for the whole binary (PoCL builds the kernels once), one simulated gfx1100
+// behind each door.
+inline std::shared_ptr<kernels::PoclRunner> poclRunner() {
+    static auto runner = std::make_shared<kernels::PoclRunner>();
+    return runner;
+}
 inline std::shared_ptr<kfd::Device> simulatedGpu() {
     static std::shared_ptr<kfd::Device> device = [] {
-        auto sim = kfd::openSimulatedDevice("gfx1100", {.runner = std::make_shared<kernels::PoclRunner>()});
+        auto sim = kfd::openSimulatedDevice("gfx1100", {.runner = poclRunner()});
         if (!sim) throw std::runtime_error(sim.error().describe());
         return std::shared_ptr<kfd::Device>(std::move(*sim));
+    }();
+    return device;
+}
+inline std::shared_ptr<kfd::Device> simulatedAmdgpu() {
+    static std::shared_ptr<kfd::Device> device = [] {
+        auto sim = umq::openSimulatedDrmDevice("gfx1100", {.runner = poclRunner()});
+        if (!sim) throw std::runtime_error(sim.error().describe());
+        return std::shared_ptr<kfd::Device>(*sim);
     }();
     return device;
 }
@@ -76,6 +92,7 @@ inline Opened openPath(const std::string& path, TierKind kind, int32_t contextLe
         case TierKind::Cpu: o.tier = cpu::makeCpuTier(o.graph, options); break;
         case TierKind::Vulkan: o.tier = vulkan::makeVulkanTier(o.graph, options, 0); break;
         case TierKind::Kfd: o.tier = kfd::makePm4Tier(o.graph, options, simulatedGpu()); break;
+        case TierKind::Umq: o.tier = kfd::makePm4Tier(o.graph, options, simulatedAmdgpu(), {.tierName = "umq"}); break;
     }
     return o;
 }

@@ -10,6 +10,7 @@
 
 #include "model/make_model/make_model.h"
 #include "runtime/sampler.h"
+#include "tests/tier_conformance.h"
 #include "tests/vulkan/vulkan_fixture.h"
 #include "vulkan/vk_error.h"
 
@@ -22,29 +23,9 @@ float maxAbsDiff(std::span<const float> a, std::span<const float> b) {
     return m;
 }
 
-// The goldens' criterion (../shared/reference/README.md), with the cpu tier as the reference:
-// its five largest logits each within absolute + relative * |value|, and the same top-1 where
-// the cpu's top-1/top-2 gap is clear. Random-weight models amplify single F16-accumulator
-// rounding flips (GPU and CPU exp differ in the last bit), so all 1024 logits are not held to it.
-void expectNearCpu(std::span<const float> got, std::span<const float> want, float absolute, float relative,
-                   const std::string& what) {
-    std::vector<int32_t> order(want.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + 5, order.end(), [&](int32_t a, int32_t b) { return want[a] > want[b]; });
-    for (int i = 0; i < 5; ++i) {
-        const auto id = static_cast<size_t>(order[static_cast<size_t>(i)]);
-        EXPECT_NEAR(got[id], want[id], absolute + relative * std::fabs(want[id])) << what << ", id " << id;
-    }
-    if (want[static_cast<size_t>(order[0])] - want[static_cast<size_t>(order[1])] > 0.05f)
-        EXPECT_EQ(runtime::argmax(got), order[0]) << what;
-}
-
 // The cpu tier's greedy continuation: argmax fed back one step at a time.
-std::vector<int32_t> cpuGreedy(test::Loaded& cpu, int32_t first, int32_t n) {
-    std::vector<int32_t> out;
-    int32_t token = first;
-    for (int32_t i = 0; i < n; ++i) out.push_back(token = runtime::argmax(cpu.session->step(token)));
-    return out;
+std::vector<int32_t> cpuGreedy(test::Loaded& l, int32_t first, int32_t n) {
+    return test::greedyByLogits(*l.tier, l.model->config().nVocab, first, n);
 }
 
 TEST(VulkanTier, StoriesGreedyOnTheGpuEqualsCpuFor64Tokens) {
@@ -72,26 +53,13 @@ TEST_P(VulkanVsCpuTest, BatchedPrefillAndDecodeMatchCpu) {
     ZINC_REQUIRE_VULKAN();
     auto cpu = test::load(GetParam(), false);
     auto gpu = test::load(GetParam(), true);
-    const std::vector<int32_t> prompt = {1, 17, 200, 33, 400, 5, 6, 77, 300, 12, 9, 3};
-    // stories260K is F32 and trained: 1e-3 like its golden; the others as their goldens.
-    const bool f32 = std::string(GetParam()) == "stories260K.gguf";
-    const float absolute = f32 ? 1e-3f : 0.1f, relative = f32 ? 0.0f : 0.01f;
-    expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), absolute, relative, "batched prefill");
-    for (int32_t t : {4, 99, 250})
-        expectNearCpu(gpu.session->step(t), cpu.session->step(t), absolute, relative,
-                      "decode step after token " + std::to_string(t));
+    test::expectMatchesCpu(*gpu.tier, *cpu.tier, cpu.model->config().nVocab, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanVsCpuTest,
                          testing::Values("stories260K.gguf", "llama-2-tiny-random.gguf", "qwen3-tiny.gguf",
                                          "qwen3moe-tiny.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf"),
-                         [](const auto& info) {
-                             std::string name = info.param;
-                             name = name.substr(0, name.find('.'));
-                             for (auto& ch : name)
-                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                             return name;
-                         });
+                         test::modelParamName);
 
 TEST(VulkanTier, Gemma3IsRefusedNamingTheOpAndWhatItNeeds) {
     ZINC_REQUIRE_VULKAN();
@@ -114,8 +82,8 @@ TEST_P(VulkanWeightTypesVsCpuTest, TiledPrefillAndDecodeMatchCpu) {
     auto gpu = test::load(GetParam(), true);
     std::vector<int32_t> prompt;
     for (int32_t i = 0; i < 20; ++i) prompt.push_back((i * 37 + 11) % 1000);
-    expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), 0.1f, 0.01f, "tiled prefill");
-    expectNearCpu(gpu.session->step(250), cpu.session->step(250), 0.1f, 0.01f, "decode step");
+    test::expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), {0.1f, 0.01f}, "tiled prefill");
+    test::expectNearCpu(gpu.session->step(250), cpu.session->step(250), {0.1f, 0.01f}, "decode step");
 }
 
 INSTANTIATE_TEST_SUITE_P(WeightTypes, VulkanWeightTypesVsCpuTest,
@@ -170,9 +138,9 @@ TEST_P(VulkanQuantMixTest, MatchesCpu) {
     // 40 tokens: the tiled matmul of prefill (16 or more), a partial tile of tokens and rows.
     std::vector<int32_t> prompt(40);
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 53 + 1) % 480) + 1;
-    expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), 0.1f, 0.01f, "batched prefill");
+    test::expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), {0.1f, 0.01f}, "batched prefill");
     for (int32_t t : {4, 99})
-        expectNearCpu(gpu.session->step(t), cpu.session->step(t), 0.1f, 0.01f, "decode after token " + std::to_string(t));
+        test::expectNearCpu(gpu.session->step(t), cpu.session->step(t), {0.1f, 0.01f}, "decode after token " + std::to_string(t));
     std::filesystem::remove(path);
 }
 

@@ -3,19 +3,27 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "model/model_error.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/chat_page.h"
 #include "tools/serve/chat_prompt.h"
 #include "tools/serve/engine_worker.h"
+#include "tools/serve/grammar_constraint.h"
+#include "tools/serve/metrics.h"
 #include "tools/serve/openai_request.h"
+#include "tools/serve/ollama_api.h"
 #include "tools/serve/openai_response.h"
+#include "tools/serve/response_writer.h"
+#include "tools/serve/tool_prompt.h"
 
 namespace zinc::serve {
 namespace {
@@ -24,7 +32,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr size_t kMaxBodyBytes = 32u << 20;
-constexpr auto kPollInterval = 100ms;  // how often a waiting response checks that its client is still there
 constexpr const char* kJson = "application/json";
 
 int64_t unixSeconds() {
@@ -37,74 +44,54 @@ void sendError(httplib::Response& res, const ApiError& e) {
     res.set_content(errorBody(e), kJson);
 }
 
-// What a request turned into, ready for the queue.
-struct PreparedRequest {
-    ResponseHeader header;
-    JobInput input;
-    bool stream = false;
-    bool includeUsage = false;
+// A route handler whose exceptions become error answers, written by `send` (the API's shape).
+template <typename Handler, typename Send>
+auto guard(Handler handler, Send send) {
+    return [handler, send](const httplib::Request& req, httplib::Response& res) {
+        try {
+            handler(req, res);
+        } catch (const ApiError& e) {
+            send(res, e);
+        } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+            send(res, ApiError::badRequest(fmt::format("invalid request body: {}", e.what())));
+        } catch (const std::exception& e) {
+            send(res, ApiError(500, e.what(), "server_error"));
+        }
+    };
+}
+
+// The routes and their methods, for 405 and for bounded metric labels.
+struct Route {
+    const char* path;
+    const char* method;
+};
+constexpr Route kRoutes[] = {
+    {"/", "GET"},
+    {"/health", "GET"},
+    {"/metrics", "GET"},
+    {"/v1/models", "GET"},
+    {"/v1/chat/completions", "POST"},
+    {"/v1/completions", "POST"},
+    {"/v1/tokenize", "POST"},
+    {"/v1/detokenize", "POST"},
+    {"/api/chat", "POST"},
+    {"/api/generate", "POST"},
+    {"/api/show", "POST"},
+    {"/api/tags", "GET"},
+    {"/api/version", "GET"},
 };
 
-// Writes server-sent events (or one JSON body) as the job releases text; cancels the job when
-// the client is gone. Runs on the HTTP thread that owns the connection.
-class ResponseWriter {
-public:
-    ResponseWriter(std::shared_ptr<Job> job, PreparedRequest request)
-        : job_(std::move(job)), header_(std::move(request.header)), stream_(request.stream),
-          includeUsage_(request.includeUsage) {}
+const Route* findRoute(const std::string& path) {
+    for (const Route& r : kRoutes)
+        if (path == r.path) return &r;
+    return nullptr;
+}
 
-    // The content provider: returns false (and cancels) when the client went away.
-    bool operator()(httplib::DataSink& sink) {
-        bool first = true;
-        std::string text;  // non-streaming: the whole answer
-        while (true) {
-            Job::Update update = job_->waitForUpdate(kPollInterval);
-            if (stream_ && (!update.text.empty() || (first && header_.endpoint == Endpoint::Chat))) {
-                if (!write(sink, sseEvent(textChunk(header_, update.text, first)))) return false;
-                first = false;
-            } else if (!stream_) {
-                text += update.text;
-            }
-            if (update.finished) return finish(sink, text);
-            if (!sink.is_writable()) {
-                job_->cancel();
-                return false;
-            }
-        }
-    }
-
-private:
-    bool write(httplib::DataSink& sink, std::string_view bytes) {
-        if (sink.write(bytes.data(), bytes.size())) return true;
-        job_->cancel();
-        return false;
-    }
-
-    bool finish(httplib::DataSink& sink, const std::string& text) {
-        const JobResult result = job_->result();
-        std::string out;
-        if (result.reason == FinishReason::Error || result.reason == FinishReason::Cancelled) {
-            const ApiError error(500, result.reason == FinishReason::Error ? "generation failed: " + result.error
-                                                                            : "the request was cancelled: the server is stopping",
-                                 "server_error");
-            out = stream_ ? sseEvent(errorJson(error)) + std::string(kSseDone) : dumpJson(errorJson(error));
-        } else if (stream_) {
-            out = sseEvent(finishChunk(header_, result));
-            if (includeUsage_) out += sseEvent(usageChunk(header_, result));
-            out += kSseDone;
-        } else {
-            out = dumpJson(fullResponse(header_, text, result));
-        }
-        if (!write(sink, out)) return false;
-        sink.done();
-        return true;
-    }
-
-    std::shared_ptr<Job> job_;
-    ResponseHeader header_;
-    bool stream_;
-    bool includeUsage_;
-};
+std::string routeLabel(const std::string& path) {
+    if (findRoute(path)) return path;
+    if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+    return "other";
+}
 
 }  // namespace
 
@@ -113,22 +100,34 @@ struct ApiServer::Impl {
         : model(m),
           options(std::move(o)),
           family(model::resolveChatTemplate(m.tokenizer().chatTemplate(), options.templateName)),
+          pieces(std::make_shared<TokenPieces>(m.tokenizer())),
           worker(m, tier, options.queue),
-          started(unixSeconds()) {}
+          started(unixSeconds()),
+          tierName(tier.describe()) {}
 
     void routes();
     void handleGeneration(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+    void submit(PreparedRequest r, httplib::Response& res);
+    void ollamaRoutes();
+    json ollamaModelJson() const;
     PreparedRequest prepareChat(std::string_view body);
     PreparedRequest prepareCompletion(std::string_view body);
     void finishInput(const GenerationParams& params, PreparedRequest& r, const char* promptParam);
     json modelJson() const;
+    // Before routing: CORS headers, the OPTIONS preflight, the API key.
+    httplib::Server::HandlerResponse preRoute(const httplib::Request& req, httplib::Response& res);
+    void tokenize(const httplib::Request& req, httplib::Response& res);
+    void detokenize(const httplib::Request& req, httplib::Response& res);
 
     const model::Model& model;
     ServerOptions options;
     model::ChatTemplateFamily family;
+    std::shared_ptr<const TokenPieces> pieces;  // for structured output's token mask
     EngineWorker worker;
+    Metrics metrics;
     httplib::Server http;
     int64_t started;
+    std::string tierName;
     std::atomic<uint64_t> nextId{1};
     int port = -1;
 };
@@ -158,6 +157,7 @@ void ApiServer::Impl::finishInput(const GenerationParams& params, PreparedReques
     r.input.sampling = params.sampling;
     r.input.sampling.seed = params.seed ? *params.seed : std::random_device{}();
     r.input.logitBias = params.logitBias;
+    if (params.grammar) r.input.constraint = std::make_shared<GrammarConstraint>(params.grammar, pieces);
     r.stream = params.stream;
     r.includeUsage = params.includeUsage;
     r.header.model = options.modelName;
@@ -169,8 +169,18 @@ PreparedRequest ApiServer::Impl::prepareChat(std::string_view body) {
     ChatRequest chat = parseChatRequest(body, options.sampling);
     PreparedRequest r;
     r.header.endpoint = Endpoint::Chat;
+    r.splitReasoning = chat.splitReasoning;
+    r.toolFormat = chat.tools.active() ? toolCallFormat(family) : ToolCallFormat::None;
     try {
-        r.input.prompt = encodeConversation(model.tokenizer(), family, chat.messages,
+        auto grammar = toolCallGrammar(family, chat.tools);
+        // A forced call wins over response_format; strict arguments in a free answer do not.
+        if (grammar && (grammar->trigger.empty() || !chat.params.grammar)) chat.params.grammar = std::move(grammar);
+    } catch (const GrammarError& e) {
+        throw ApiError::badRequest(fmt::format("'tools': {}", e.what()), "tools");
+    }
+    try {
+        const auto messages = renderToolConversation(family, chat.messages, chat.messageToolCalls, chat.tools);
+        r.input.prompt = encodeConversation(model.tokenizer(), family, messages,
                                             chat.enableThinking.value_or(options.enableThinking));
     } catch (const model::ModelError& e) {  // e.g. a role the template has no place for
         throw ApiError::badRequest(e.what(), "messages");
@@ -198,7 +208,10 @@ PreparedRequest ApiServer::Impl::prepareCompletion(std::string_view body) {
 }
 
 void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-    PreparedRequest r = endpoint == Endpoint::Chat ? prepareChat(req.body) : prepareCompletion(req.body);
+    submit(endpoint == Endpoint::Chat ? prepareChat(req.body) : prepareCompletion(req.body), res);
+}
+
+void ApiServer::Impl::submit(PreparedRequest r, httplib::Response& res) {
     auto job = std::make_shared<Job>(std::move(r.input));
     if (!worker.submit(job))
         throw ApiError(429, fmt::format("the server is busy: {} requests are already waiting (--queue {}); retry later",
@@ -206,30 +219,22 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Res
                        "requests", "", "rate_limit_exceeded");
     const bool stream = r.stream;
     if (stream) res.set_header("Cache-Control", "no-cache");
-    auto writer = std::make_shared<ResponseWriter>(job, std::move(r));
+    const char* type = r.wire != Wire::OpenAi ? (stream ? "application/x-ndjson" : kJson) : stream ? "text/event-stream" : kJson;
+    auto writer = std::make_shared<ResponseWriter>(job, std::move(r), metrics);
     res.set_chunked_content_provider(
-        stream ? "text/event-stream" : kJson,
+        type,
         [writer](size_t, httplib::DataSink& sink) { return (*writer)(sink); },
         // Also runs when the provider never did (the client left before the headers went out).
         [job](bool) { job->cancel(); });
 }
 
 void ApiServer::Impl::routes() {
-    auto guarded = [](auto handler) {
-        return [handler](const httplib::Request& req, httplib::Response& res) {
-            try {
-                handler(req, res);
-            } catch (const ApiError& e) {
-                sendError(res, e);
-            } catch (const std::exception& e) {
-                sendError(res, ApiError(500, e.what(), "server_error"));
-            }
-        };
-    };
+    auto guarded = [](auto handler) { return guard(handler, sendError); };
     http.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) {
         const auto counts = worker.counts();
         res.set_content(dumpJson({{"status", "ok"},
                                   {"model", options.modelName},
+                                  {"tier", tierName},
                                   {"waiting", worker.waiting()},
                                   {"queue_capacity", worker.queueCapacity()},
                                   {"completed", counts.completed},
@@ -237,6 +242,9 @@ void ApiServer::Impl::routes() {
                                   {"failed", counts.failed}}),
                         kJson);
     }));
+    http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content(std::string(chatPageHtml()), "text/html; charset=utf-8");
+    });
     http.Get("/v1/models", guarded([this](const httplib::Request&, httplib::Response& res) {
         res.set_content(dumpJson({{"object", "list"}, {"data", json::array({modelJson()})}}), kJson);
     }));
@@ -252,27 +260,163 @@ void ApiServer::Impl::routes() {
     http.Post("/v1/completions", guarded([this](const httplib::Request& req, httplib::Response& res) {
         handleGeneration(req, res, Endpoint::Completion);
     }));
+    http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
+        res.set_content(metrics.render(worker.waiting(), worker.queueCapacity()), "text/plain; version=0.0.4");
+    }));
+    http.Post("/v1/tokenize", guarded([this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); }));
+    http.Post("/v1/detokenize", guarded([this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); }));
+    ollamaRoutes();
+    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return preRoute(req, res); });
     // Whatever httplib answers by itself (unknown URL, body too large, bad HTTP) in the same shape.
     http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        const std::string message = res.status == 404
-                                        ? fmt::format("Unknown request URL: {} {}", req.method, req.path)
-                                        : fmt::format("HTTP {} for {} {}", res.status, req.method, req.path);
+        const Route* route = findRoute(req.path);
+        // httplib answers 400 by itself for a POST without a body (no Content-Length).
+        if (route && (res.status == 404 || res.status == 400) && req.method != route->method) {
+            res.status = 405;
+            res.set_header("Allow", route->method);
+            const std::string message = fmt::format("Method {} is not allowed for {}: use {}", req.method, req.path, route->method);
+            res.set_content(errorBody(ApiError(405, message, "invalid_request_error", "", "method_not_allowed")), kJson);
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        const std::string message =
+            res.status == 404                   ? fmt::format("Unknown request URL: {} {}", req.method, req.path)
+            : res.status == 400 && req.body.empty() ? "the request body is empty: send a JSON object (Content-Type: application/json)"
+                                                : fmt::format("HTTP {} for {} {}", res.status, req.method, req.path);
         res.set_content(errorBody(ApiError(res.status, message, "invalid_request_error")), kJson);
         return httplib::Server::HandlerResponse::Handled;
     }));
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
         sendError(res, ApiError(500, "internal error", "server_error"));
     });
-    if (options.logRequests) {
-        http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-            fmt::print(stderr, "{} {} {}\n", req.method, req.path, res.status);
-        });
-    }
+    http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+        metrics.countRequest(routeLabel(req.path), res.status);
+        if (options.logRequests) fmt::print(stderr, "{} {} {}\n", req.method, req.path, res.status);
+    });
     http.set_payload_max_length(kMaxBodyBytes);
     // Every waiting request holds an HTTP thread; leave room for /health and for 429 answers.
     const size_t threads = options.queue + 16;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+}
+
+json ApiServer::Impl::ollamaModelJson() const {
+    const auto& c = model.config();
+    return {{"name", options.modelName},
+            {"model", options.modelName},
+            {"modified_at", ollamaTimestamp()},
+            {"size", 0},
+            {"digest", ""},
+            {"details",
+             {{"format", "gguf"}, {"family", c.archName}, {"families", {c.archName}}, {"parameter_size", ""}, {"quantization_level", ""}}}};
+}
+
+// Ollama's API: errors are {"error": "..."}.
+void ApiServer::Impl::ollamaRoutes() {
+    auto guarded = [](auto handler) {
+        return guard(handler, [](httplib::Response& res, const ApiError& e) {
+            res.status = e.status();
+            res.set_content(dumpJson({{"error", e.what()}}), kJson);
+        });
+    };
+    http.Get("/api/version", guarded([](const httplib::Request&, httplib::Response& res) {
+        res.set_content(dumpJson({{"version", "0.6.0"}}), kJson);
+    }));
+    http.Get("/api/tags", guarded([this](const httplib::Request&, httplib::Response& res) {
+        res.set_content(dumpJson({{"models", json::array({ollamaModelJson()})}}), kJson);
+    }));
+    http.Post("/api/show", guarded([this](const httplib::Request& req, httplib::Response& res) {
+        const json body = parseJsonObject(req.body);
+        const std::string name = body.value("model", body.value("name", ""));
+        if (name != options.modelName && name != options.modelName + ":latest")
+            throw ApiError(404, fmt::format("model '{}' not found", name));
+        const auto& c = model.config();
+        json info = {{"general.architecture", c.archName}, {c.archName + ".context_length", worker.contextLength()}};
+        res.set_content(dumpJson({{"modelfile", ""},
+                                  {"parameters", ""},
+                                  {"template", model.tokenizer().chatTemplate()},
+                                  {"details", ollamaModelJson()["details"]},
+                                  {"model_info", info},
+                                  {"capabilities", {"completion", "tools"}}}),
+                        kJson);
+    }));
+    http.Post("/api/chat", guarded([this](const httplib::Request& req, httplib::Response& res) {
+        PreparedRequest r = prepareChat(dumpJson(ollamaChatToOpenAi(parseJsonObject(req.body), options.modelName)));
+        r.wire = Wire::OllamaChat;
+        submit(std::move(r), res);
+    }));
+    http.Post("/api/generate", guarded([this](const httplib::Request& req, httplib::Response& res) {
+        const json body = parseJsonObject(req.body);
+        bool raw = false;
+        const json openAi = ollamaGenerateToOpenAi(body, options.modelName, raw);
+        if (body.value("prompt", "").empty()) {  // Ollama's way to load a model: nothing to generate
+            res.set_content(dumpJson({{"model", options.modelName}, {"created_at", ollamaTimestamp()}, {"response", ""},
+                                      {"done", true}, {"done_reason", "load"}}) + "\n",
+                            kJson);
+            return;
+        }
+        PreparedRequest r = raw ? prepareCompletion(dumpJson(openAi)) : prepareChat(dumpJson(openAi));
+        r.wire = Wire::OllamaGenerate;
+        submit(std::move(r), res);
+    }));
+}
+
+httplib::Server::HandlerResponse ApiServer::Impl::preRoute(const httplib::Request& req, httplib::Response& res) {
+    using HR = httplib::Server::HandlerResponse;
+    const std::string origin = req.get_header_value("Origin");
+    const auto& allowed = options.corsOrigins;
+    if (!origin.empty() && std::any_of(allowed.begin(), allowed.end(), [&](const std::string& o) { return o == "*" || o == origin; })) {
+        res.set_header("Access-Control-Allow-Origin", origin);
+        res.set_header("Vary", "Origin");
+    }
+    if (req.method == "OPTIONS") {  // a preflight: never needs the key, browsers do not send it
+        const Route* route = findRoute(req.path);
+        const std::string methods = std::string(route ? route->method : "GET, POST") + ", OPTIONS";
+        res.status = 204;
+        res.set_header("Allow", methods);
+        if (res.has_header("Access-Control-Allow-Origin")) {
+            res.set_header("Access-Control-Allow-Methods", methods);
+            res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+            res.set_header("Access-Control-Max-Age", "600");
+        }
+        return HR::Handled;
+    }
+    if (options.apiKey.empty() || req.path == "/health" || req.path == "/") return HR::Unhandled;
+    if (req.get_header_value("Authorization") == "Bearer " + options.apiKey) return HR::Unhandled;
+    const bool sent = req.has_header("Authorization");
+    sendError(res, ApiError(401,
+                            sent ? "Incorrect API key provided in the Authorization header"
+                                 : "No API key provided: send the header 'Authorization: Bearer KEY' (the server runs with --api-key)",
+                            "invalid_request_error", "", "invalid_api_key"));
+    res.set_header("WWW-Authenticate", "Bearer");
+    return HR::Handled;
+}
+
+void ApiServer::Impl::tokenize(const httplib::Request& req, httplib::Response& res) {
+    const json body = parseJsonObject(req.body);
+    const auto content = body.find("content");
+    if (content == body.end() || !content->is_string()) throw ApiError::badRequest("'content' must be a string", "content");
+    const bool addSpecial = body.value("add_special", false);
+    const bool withPieces = body.value("with_pieces", false);
+    const auto ids = model.tokenizer().encode(content->get<std::string>(), addSpecial, true);
+    json tokens = json::array();
+    for (int32_t id : ids) {
+        if (withPieces) tokens.push_back({{"id", id}, {"piece", model.tokenizer().tokenToPiece(id, true)}});
+        else tokens.push_back(id);
+    }
+    res.set_content(dumpJson({{"tokens", tokens}}), kJson);
+}
+
+void ApiServer::Impl::detokenize(const httplib::Request& req, httplib::Response& res) {
+    const json body = parseJsonObject(req.body);
+    const auto tokens = body.find("tokens");
+    if (tokens == body.end() || !tokens->is_array()) throw ApiError::badRequest("'tokens' must be an array of token ids", "tokens");
+    std::vector<int32_t> ids;
+    for (const json& t : *tokens) {
+        if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= model.config().nVocab)
+            throw ApiError::badRequest(fmt::format("'tokens' must hold token ids below {}", model.config().nVocab), "tokens");
+        ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+    }
+    res.set_content(dumpJson({{"content", model.tokenizer().decode(ids)}}), kJson);
 }
 
 ApiServer::ApiServer(const model::Model& model, runtime::Tier& tier, ServerOptions options) {
@@ -280,6 +424,13 @@ ApiServer::ApiServer(const model::Model& model, runtime::Tier& tier, ServerOptio
     if (options.queue == 0) throw std::invalid_argument("ApiServer: --queue must be at least 1");
     impl_ = std::make_unique<Impl>(model, tier, std::move(options));
     impl_->routes();
+    // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
+    // port in use binds too and the kernel splits the connections between the two processes.
+    // SO_REUSEADDR alone lets a restart rebind past TIME_WAIT and refuses a port that is taken.
+    impl_->http.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
 }
 
 ApiServer::~ApiServer() { stop(); }

@@ -1,12 +1,18 @@
 #pragma once
-// `zinc-rt serve`: an OpenAI-compatible HTTP API over one model on one tier.
-//   GET  /health, GET /v1/models, GET /v1/models/{id}
+// `zinc-rt serve`: an OpenAI- and Ollama-compatible HTTP API over one model on one tier.
+//   GET  /health, GET /v1/models, GET /v1/models/{id}, GET /metrics (Prometheus text)
 //   POST /v1/chat/completions, POST /v1/completions   (streaming as server-sent events, or not)
+//   POST /v1/tokenize, POST /v1/detokenize, GET / (the web chat page)
+//   Ollama's POST /api/chat, /api/generate, /api/show, GET /api/tags, /api/version
+// Chat answers carry reasoning_content and tool_calls apart; response_format and forced tool
+// calls are sampled under a grammar. --api-key, CORS (--cors), OPTIONS preflight, and 405 for
+// a known URL with the wrong method.
 // One engine thread generates; requests wait in a bounded FIFO (429 when it is full). A client
-// that goes away cancels its request. Every error is OpenAI's error JSON.
+// that goes away cancels its request. Every error is OpenAI's error JSON (Ollama's on /api/).
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 #include "runtime/sampler.h"
@@ -23,6 +29,8 @@ struct ServerOptions {
     bool enableThinking = true;      // Qwen3, when a request does not say
     runtime::SamplerParams sampling; // defaults for what a request leaves out (seed: drawn per request)
     bool logRequests = true;         // one line per request on stderr
+    std::string apiKey;              // non-empty: every route but /health and the chat page needs "Authorization: Bearer KEY"
+    std::vector<std::string> corsOrigins;  // origins browsers may call from ("*": any); none: no CORS headers
 };
 
 class ApiServer {

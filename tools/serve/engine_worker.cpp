@@ -1,5 +1,6 @@
 #include "tools/serve/engine_worker.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "tools/serve/stop_matcher.h"
@@ -78,13 +79,17 @@ void EngineWorker::generate(Job& job, JobResult& result) {
             return;
         }
         std::span<const float> logits = session_.logits();
-        if (!in.logitBias.empty()) {
+        if (!in.logitBias.empty() || in.constraint) {
             biased.assign(logits.begin(), logits.end());
             for (const auto& [id, bias] : in.logitBias)
                 if (static_cast<size_t>(id) < biased.size()) biased[static_cast<size_t>(id)] += bias;
+            // Tokens this one included that may still come: max_tokens, or the context.
+            const int32_t remaining = std::min(in.maxTokens - i, static_cast<int32_t>(session_.remaining()) + 1);
+            if (in.constraint && in.constraint->mask(biased, remaining) == 0) break;  // Length
             logits = biased;
         }
         const int32_t id = sampler.sample(logits, session_.history());
+        if (in.constraint) in.constraint->accept(id);
         if (tokenizer.isEndOfGeneration(id)) {
             result.reason = FinishReason::Stop;
             break;

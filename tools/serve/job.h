@@ -6,6 +6,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -15,12 +17,24 @@
 
 namespace zinc::serve {
 
+// Restricts which tokens may come next (structured output's grammar). Used by the engine
+// thread only.
+class TokenConstraint {
+public:
+    virtual ~TokenConstraint() = default;
+    // Sets the logits of the tokens that may not come next to -infinity; remaining: tokens that
+    // may still be generated, this one included. Returns how many are allowed (0: stop).
+    virtual size_t mask(std::span<float> logits, int32_t remaining) = 0;
+    virtual void accept(int32_t id) = 0;
+};
+
 struct JobInput {
     std::vector<int32_t> prompt;  // fits the context (checked before queueing)
     int32_t maxTokens = 0;        // > 0
     std::vector<std::string> stop;
     runtime::SamplerParams sampling;
     std::vector<std::pair<int32_t, float>> logitBias;
+    std::shared_ptr<TokenConstraint> constraint;  // none: any token
 };
 
 enum class FinishReason { Stop, Length, Cancelled, Error };

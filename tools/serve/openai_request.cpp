@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -12,11 +13,16 @@
 namespace zinc::serve {
 namespace {
 
-using nlohmann::json;
+// Ordered: a schema's properties are generated in the order it lists them.
+using json = nlohmann::ordered_json;
 
 constexpr int kMaxNesting = 64;  // deeper JSON is refused before it is built
 
-json parseObject(std::string_view body) {
+}  // namespace
+
+json parseJsonObject(std::string_view body) {
+    if (body.find_first_not_of(" \t\r\n") == std::string_view::npos)
+        throw ApiError::badRequest("the request body is empty: send a JSON object (Content-Type: application/json)");
     json j;
     try {
         j = json::parse(body.begin(), body.end(), [](int depth, json::parse_event_t, json&) {
@@ -29,6 +35,8 @@ json parseObject(std::string_view body) {
     if (!j.is_object()) throw ApiError::badRequest("the request body must be a JSON object");
     return j;
 }
+
+namespace {
 
 // Reads optional fields of one JSON object; null counts as absent, a wrong type or a value out
 // of range throws ApiError naming the field.
@@ -120,6 +128,18 @@ std::vector<std::pair<int32_t, float>> parseLogitBias(const Fields& f) {
     return bias;
 }
 
+}  // namespace
+
+std::shared_ptr<const JsonGrammar> compileSchema(const json& schema, const std::string& param) {
+    try {
+        return JsonGrammar::fromSchema(schema);
+    } catch (const GrammarError& e) {
+        throw ApiError::badRequest(fmt::format("'{}': {}", param, e.what()), param);
+    }
+}
+
+namespace {
+
 // Fields OpenAI defines that this server cannot honour: refused so that a client never gets
 // an answer made without them.
 void refuseUnsupported(const Fields& f) {
@@ -131,10 +151,26 @@ void refuseUnsupported(const Fields& f) {
     if (const json* lp = f.find("logprobs"); lp && !(lp->is_boolean() && !lp->get<bool>()))
         f.fail("logprobs", "is not supported");
     if (f.find("top_logprobs")) f.fail("top_logprobs", "is not supported");
-    if (f.find("tools") || f.find("functions")) f.fail(f.find("tools") ? "tools" : "functions", "are not supported");
-    if (const json* rf = f.find("response_format");
-        rf && !(rf->is_object() && rf->contains("type") && (*rf)["type"] == "text"))
-        f.fail("response_format", "only {\"type\": \"text\"} is supported");
+    if (f.find("functions") || f.find("function_call")) f.fail(f.find("functions") ? "functions" : "function_call", "are replaced by tools and tool_choice");
+}
+
+// response_format: {"type": "text"}, {"type": "json_object"} or
+// {"type": "json_schema", "json_schema": {"name": ..., "schema": {...}, "strict": ...}}.
+std::shared_ptr<const JsonGrammar> parseResponseFormat(const Fields& f) {
+    const json* rf = f.find("response_format");
+    if (!rf) return nullptr;
+    if (!rf->is_object()) f.fail("response_format", "must be an object");
+    const Fields format(*rf, "response_format.");
+    const std::string type = format.string("type").value_or("");
+    if (type == "text") return nullptr;
+    if (type == "json_object") return JsonGrammar::anyObject();
+    if (type != "json_schema") format.fail("type", "must be one of text, json_object, json_schema");
+    const json* spec = format.find("json_schema");
+    if (!spec || !spec->is_object()) format.fail("json_schema", "must be an object holding a 'schema'");
+    const Fields specFields(*spec, "response_format.json_schema.");
+    const json* schema = specFields.find("schema");
+    if (!schema) specFields.fail("schema", "is required");
+    return compileSchema(*schema, "response_format.json_schema.schema");
 }
 
 GenerationParams parseGeneration(const json& body, const runtime::SamplerParams& defaults) {
@@ -167,6 +203,7 @@ GenerationParams parseGeneration(const json& body, const runtime::SamplerParams&
         p.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
     }
     p.logitBias = parseLogitBias(f);
+    p.grammar = parseResponseFormat(f);
     return p;
 }
 
@@ -205,14 +242,88 @@ std::vector<model::ChatMessage> parseMessages(const json& body) {
     return messages;
 }
 
+// An assistant message's tool_calls: [{"id", "type": "function", "function": {"name", "arguments": "<json>"}}].
+std::vector<ToolCall> parseMessageToolCalls(const json& message, const std::string& param) {
+    const auto it = message.find("tool_calls");
+    if (it == message.end() || it->is_null()) return {};
+    if (!it->is_array()) throw ApiError::badRequest(fmt::format("'{}.tool_calls' must be an array", param), param + ".tool_calls");
+    std::vector<ToolCall> calls;
+    for (size_t i = 0; i < it->size(); ++i) {
+        const std::string p = fmt::format("{}.tool_calls[{}]", param, i);
+        const json& c = (*it)[i];
+        if (!c.is_object() || !c.contains("function") || !c["function"].is_object())
+            throw ApiError::badRequest(fmt::format("'{}' must be an object with a 'function'", p), p);
+        const Fields fn(c["function"], p + ".function.");
+        ToolCall call;
+        call.id = Fields(c, p + ".").string("id").value_or("");
+        call.name = fn.string("name").value_or("");
+        if (call.name.empty()) fn.fail("name", "is required");
+        call.arguments = fn.string("arguments").value_or("{}");
+        if (!json::parse(call.arguments, nullptr, false).is_object()) fn.fail("arguments", "must be a JSON object, as text");
+        calls.push_back(std::move(call));
+    }
+    return calls;
+}
+
+ToolRequest parseTools(const Fields& f) {
+    ToolRequest r;
+    if (const json* tools = f.find("tools")) {
+        if (!tools->is_array()) f.fail("tools", "must be an array");
+        for (size_t i = 0; i < tools->size(); ++i) {
+            const std::string p = fmt::format("tools[{}]", i);
+            const json& t = (*tools)[i];
+            if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") || !t["function"].is_object())
+                throw ApiError::badRequest(fmt::format("'{}' must be {{\"type\": \"function\", \"function\": {{...}}}}", p), p);
+            const Fields fn(t["function"], p + ".function.");
+            ToolSpec spec;
+            spec.name = fn.string("name").value_or("");
+            if (spec.name.empty()) fn.fail("name", "is required");
+            spec.description = fn.string("description").value_or("");
+            if (const json* params = fn.find("parameters")) {
+                if (!params->is_object()) fn.fail("parameters", "must be a JSON Schema object");
+                spec.parameters = *params;
+            }
+            spec.strict = fn.boolean("strict").value_or(false);
+            if (spec.strict) compileSchema(spec.parameters, fn.param("parameters"));  // refused now, not mid-answer
+            r.tools.push_back(std::move(spec));
+        }
+    }
+    if (const json* choice = f.find("tool_choice")) {
+        if (choice->is_string()) {
+            const std::string c = choice->get<std::string>();
+            if (c == "none") r.choice = ToolChoice::None;
+            else if (c == "auto") r.choice = ToolChoice::Auto;
+            else if (c == "required") r.choice = ToolChoice::Required;
+            else f.fail("tool_choice", "must be none, auto, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+        } else if (choice->is_object() && choice->contains("function") && (*choice)["function"].is_object()) {
+            r.choice = ToolChoice::Named;
+            r.named = Fields((*choice)["function"], "tool_choice.function.").string("name").value_or("");
+            const bool known = std::any_of(r.tools.begin(), r.tools.end(), [&](const ToolSpec& t) { return t.name == r.named; });
+            if (!known) f.fail("tool_choice", fmt::format("names the function '{}', which is not in 'tools'", r.named));
+        } else {
+            f.fail("tool_choice", "must be none, auto, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+        }
+        if (r.choice != ToolChoice::None && r.tools.empty()) f.fail("tool_choice", "needs 'tools'");
+    }
+    return r;
+}
+
 }  // namespace
 
 ChatRequest parseChatRequest(std::string_view body, const runtime::SamplerParams& defaults) {
-    const json j = parseObject(body);
+    const json j = parseJsonObject(body);
     ChatRequest r;
     r.params = parseGeneration(j, defaults);
     r.messages = parseMessages(j);
+    for (size_t i = 0; i < r.messages.size(); ++i)
+        r.messageToolCalls.push_back(parseMessageToolCalls(j["messages"][i], fmt::format("messages[{}]", i)));
     const Fields f(j);
+    r.tools = parseTools(f);
+    if (auto format = f.string("reasoning_format")) {
+        if (*format != "none" && *format != "auto" && *format != "deepseek")
+            f.fail("reasoning_format", "must be none, auto or deepseek");
+        r.splitReasoning = *format != "none";
+    }
     r.enableThinking = f.boolean("enable_thinking");
     if (const json* kwargs = f.find("chat_template_kwargs")) {
         if (!kwargs->is_object()) f.fail("chat_template_kwargs", "must be an object");
@@ -222,7 +333,7 @@ ChatRequest parseChatRequest(std::string_view body, const runtime::SamplerParams
 }
 
 CompletionRequest parseCompletionRequest(std::string_view body, const runtime::SamplerParams& defaults) {
-    const json j = parseObject(body);
+    const json j = parseJsonObject(body);
     CompletionRequest r;
     r.params = parseGeneration(j, defaults);
     const Fields f(j);

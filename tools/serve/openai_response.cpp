@@ -50,9 +50,48 @@ json textChunk(const ResponseHeader& h, std::string_view text, bool first) {
     return j;
 }
 
-json finishChunk(const ResponseHeader& h, const JobResult& r) {
+json finishChunk(const ResponseHeader& h, const JobResult& r, bool toolCalls) {
     json j = envelope(h, true);
-    j["choices"] = json::array({choice(h, "", finishReasonName(r.reason), true, false)});
+    j["choices"] = json::array({choice(h, "", toolCalls ? "tool_calls" : finishReasonName(r.reason), true, false)});
+    return j;
+}
+
+namespace {
+
+json toolCallJson(const ToolCall& call) {
+    return {{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
+}
+
+}  // namespace
+
+json fullChatResponse(const ResponseHeader& h, const AssistantDelta& answer, const JobResult& r) {
+    json j = fullResponse(h, answer.content, r);
+    json& c = j["choices"][0];
+    if (!answer.reasoning.empty()) c["message"]["reasoning_content"] = answer.reasoning;
+    if (!answer.toolCalls.empty()) {
+        json calls = json::array();
+        for (const ToolCall& call : answer.toolCalls) calls.push_back(toolCallJson(call));
+        c["message"]["tool_calls"] = calls;
+        if (answer.content.empty()) c["message"]["content"] = nullptr;
+        c["finish_reason"] = "tool_calls";
+    }
+    return j;
+}
+
+json chatDeltaChunk(const ResponseHeader& h, const AssistantDelta& d, bool first, size_t firstToolIndex) {
+    json j = textChunk(h, d.content, first);
+    json& delta = j["choices"][0]["delta"];
+    if (d.content.empty() && !first) delta.erase("content");
+    if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
+    if (!d.toolCalls.empty()) {
+        json calls = json::array();
+        for (size_t i = 0; i < d.toolCalls.size(); ++i) {
+            json call = toolCallJson(d.toolCalls[i]);
+            call["index"] = firstToolIndex + i;
+            calls.push_back(call);
+        }
+        delta["tool_calls"] = calls;
+    }
     return j;
 }
 

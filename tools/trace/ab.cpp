@@ -46,29 +46,12 @@ bool nearTie(const std::vector<float>& a, const std::vector<float>& b, int32_t t
     return double(a[ia]) - double(a[ib]) <= tolerance || double(b[ib]) - double(b[ia]) <= tolerance;
 }
 
-// Sets a capture on a tier for one scope (also when the step throws).
-class CaptureScope {
-public:
-    CaptureScope(runtime::Tier& tier, runtime::Capture& capture) : tier_(tier) { tier_.setCapture(&capture); }
-    ~CaptureScope() {
-        try {
-            tier_.setCapture(nullptr);
-        } catch (...) {
-        }
-    }
-    CaptureScope(const CaptureScope&) = delete;
-    CaptureScope& operator=(const CaptureScope&) = delete;
-
-private:
-    runtime::Tier& tier_;
-};
-
 // Feeds sequence[0, position) batched, then sequence[position] as one captured decode step.
 std::vector<float> capturedStep(const AbSide& side, const std::vector<int32_t>& sequence, int32_t position,
                                 runtime::Capture& capture) {
     runtime::Session session(*side.graph->config, *side.tier);
     if (position > 0) session.feed(std::span<const int32_t>(sequence.data(), static_cast<size_t>(position)));
-    CaptureScope scope(*side.tier, capture);
+    runtime::CaptureScope scope(*side.tier, capture);
     const auto logits = session.step(sequence[static_cast<size_t>(position)]);
     if (capture.steps != 1) throw std::runtime_error(fmt::format("ab: {} tier captured {} steps, 1 expected", side.label, capture.steps));
     return {logits.begin(), logits.end()};

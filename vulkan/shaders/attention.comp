@@ -7,6 +7,10 @@
 // inside. Past exactMax it merges the fp32 partials of attention_split.comp instead.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "reduce.glsl"
+#extension GL_EXT_buffer_reference_uvec2 : require
+
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uvec4Buf { uvec4 v[]; };
 
 layout(local_size_x = 128) in;
 layout(push_constant) uniform PC {
@@ -27,11 +31,24 @@ layout(push_constant) uniform PC {
     uint exactMax;
 } pc;
 
+float workgroupMax(float x) {
+    x = subgroupMax(x);
+    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
+    barrier();
+    float m = reduceScratch_[0];
+    for (uint i = 1u; i < gl_NumSubgroups; ++i) m = max(m, reduceScratch_[i]);
+    barrier();
+    return m;
+}
+
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
+const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
 const uint kChunk = 1024u;
 shared float qh[256];
-shared float scores[kChunk];
+shared float scores[kChunk];   // then each position's rescale of the accumulator
+shared float vScale[kChunk];   // each position's weight
+shared float splitScale[kMaxSplits];
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -40,50 +57,115 @@ void main() {
     const uint kvHead = h / pc.group;
     const uint hd = pc.headDim;
     if (n > pc.exactMax) {
-        const uint splits = (n + kSplitChunk - 1u) / kSplitChunk;
+        // Merge: one thread per split finds the common max and each split's scale, then one
+        // thread per output element sums the scaled partials (loads independent of each other).
+        const uint splits = min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits);
         const uint base = (t * pc.nHead + h) * pc.nSplits * (hd + 2u);
         float m = -1.0 / 0.0;
-        for (uint s = 0u; s < splits; ++s) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
+        for (uint s = tid; s < splits; s += 128u) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
+        m = workgroupMax(m);
         float sum = 0.0;
-        for (uint s = 0u; s < splits; ++s) sum += pc.partials.v[base + s * (hd + 2u) + 1u] * expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
+        for (uint s = tid; s < splits; s += 128u) {
+            const float f = expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
+            splitScale[s] = f;
+            sum += pc.partials.v[base + s * (hd + 2u) + 1u] * f;
+        }
+        sum = workgroupSum(sum);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
-            float acc = 0.0;
-            for (uint s = 0u; s < splits; ++s)
-                acc += pc.partials.v[base + s * (hd + 2u) + 2u + d] * expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
-            pc.out_.v[t * pc.outStride + h * hd + d] = acc / sum;
+            float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+            for (uint s = 0u; s < splits; s += 8u)
+                for (uint u = 0u; u < 8u; ++u)
+                    if (s + u < splits) acc[u] += pc.partials.v[base + (s + u) * (hd + 2u) + 2u + d] * splitScale[s + u];
+            const float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+            pc.out_.v[t * pc.outStride + h * hd + d] = total / sum;
         }
         return;
     }
     for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
     barrier();
+    const uvec2 kAddress = uvec2(pc.kCache);
+    const bool wide = hd % 8u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
+    Uvec4Buf k4 = Uvec4Buf(kAddress);
     float maxScore = -1.0 / 0.0, sum = 0.0, acc = 0.0;
     for (uint base = 0u; base < n; base += kChunk) {
         const uint count = min(kChunk, n - base);
+        // Scores, one thread per position. Where rows are 16-byte aligned the row is loaded 16
+        // bytes at a time, up to 16 loads in flight; the sum runs in the same order either way.
         for (uint p = tid; p < count; p += 128u) {
-            const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 2u;
             float s = 0.0;
-            for (uint i = 0u; i < hd / 2u; ++i) {
-                const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
-                s += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
+            if (wide) {
+                const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 8u, quads = hd / 8u;
+                for (uint b = 0u; b < quads; b += 16u) {
+                    uvec4 k[16];
+                    for (uint i = 0u; i < 16u; ++i)
+                        if (b + i < quads) k[i] = k4.v[row + b + i];
+                    for (uint i = 0u; i < 16u; ++i) {
+                        if (b + i >= quads) break;
+                        const uint q0 = 8u * (b + i);
+                        const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
+                        const vec2 k2 = unpackHalf2x16(k[i].z), k3 = unpackHalf2x16(k[i].w);
+                        s += k0.x * qh[q0] + k0.y * qh[q0 + 1u];
+                        s += k1.x * qh[q0 + 2u] + k1.y * qh[q0 + 3u];
+                        s += k2.x * qh[q0 + 4u] + k2.y * qh[q0 + 5u];
+                        s += k3.x * qh[q0 + 6u] + k3.y * qh[q0 + 7u];
+                    }
+                }
+            } else {
+                const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 2u;
+                for (uint i = 0u; i < hd / 2u; ++i) {
+                    const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
+                    s += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
+                }
             }
             scores[p] = s * pc.scale;
         }
         barrier();
+        // The online softmax's factors for every position, in parallel: thread i takes a
+        // contiguous segment, learns the running max before it (a scan of the segments' maxima),
+        // and writes each position's accumulator rescale (scores[p]) and weight (vScale[p]).
+        // The values are those of the sequential loop exactly: the same exp of the same floats.
+        const uint per = (count + 127u) / 128u, first = min(tid * per, count), last = min(first + per, count);
+        float segMax = -1.0 / 0.0;
+        for (uint p = first; p < last; ++p) segMax = max(segMax, scores[p]);
+        // Scan: within the subgroup in registers, across subgroups through their maxima.
+        float running = max(maxScore, subgroupExclusiveMax(segMax));
+        const float subgroupTotal = subgroupMax(segMax);
+        if (subgroupElect()) reduceScratch_[gl_SubgroupID] = subgroupTotal;
+        barrier();
+        for (uint i = 0u; i < gl_SubgroupID; ++i) running = max(running, reduceScratch_[i]);
+        for (uint i = 0u; i < gl_NumSubgroups; ++i) maxScore = max(maxScore, reduceScratch_[i]);
+        for (uint p = first; p < last; ++p) {
+            const float s = scores[p];
+            if (s > running) {
+                scores[p] = expAccurate(running - s);
+                vScale[p] = 1.0;
+                running = s;
+            } else {
+                scores[p] = 1.0;
+                vScale[p] = expAccurate(s - running);
+            }
+        }
+        barrier();
+        // The F16 accumulator, position by position, one thread per output element; V is
+        // loaded four positions ahead so the loads overlap the rounding chain.
         if (tid < hd) {
-            for (uint p = 0u; p < count; ++p) {
-                const float s = scores[p];
-                float ms = 1.0, vs = 1.0;
-                if (s > maxScore) {
-                    ms = expAccurate(maxScore - s);
-                    maxScore = s;
-                    acc = roundHalf(acc * ms);
-                } else {
-                    vs = expAccurate(s - maxScore);
+            const uint col = kvHead * hd + tid;
+            float v[4], next[4];
+            for (uint u = 0u; u < 4u; ++u) {
+                const uint e = (base + min(u, count - 1u)) * pc.kvDim + col;
+                next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
+            }
+            for (uint p = 0u; p < count; p += 4u) {
+                for (uint u = 0u; u < 4u; ++u) v[u] = next[u];
+                for (uint u = 0u; u < 4u; ++u) {
+                    const uint e = (base + min(p + 4u + u, count - 1u)) * pc.kvDim + col;
+                    next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
                 }
-                const uint e = (base + p) * pc.kvDim + kvHead * hd + tid;
-                const float v = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
-                acc = roundHalf(fma(v, vs, acc));  // one rounding, as the AVX2 kernel
-                sum = sum * ms + vs;
+                for (uint u = 0u; u < 4u && p + u < count; ++u) {
+                    const float ms = scores[p + u], vs = vScale[p + u];
+                    acc = roundHalf(fma(v[u], vs, roundHalf(acc * ms)));  // one rounding, as the AVX2 kernel
+                    sum = sum * ms + vs;
+                }
             }
         }
         barrier();

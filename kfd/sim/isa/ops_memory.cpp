@@ -1,0 +1,149 @@
+// Vector memory (global_load/store, FLAT-global addressing) and LDS (DS_*) for wave32.
+// Semantics: AMD "RDNA3 Instruction Set Architecture Reference Guide" (2023) and "AMD RDNA4
+// Instruction Set Architecture Reference Guide" (2025), chapters "Flat, Scratch and Global
+// Instructions" and "Data Share Operations". Loads read memory at issue and write their
+// registers only when an s_waitcnt covers them (wave.h); stores are performed at issue.
+// Cache controls (buffer_gl0_inv, global_inv/wb) have no effect: the simulated memory is coherent.
+#include "kfd/sim/isa/wave.h"
+
+namespace zinc::kfd::isa {
+namespace {
+
+// global_*: address = VGPR pair (saddr "off"), or SGPR pair + zero-extended VGPR; + offset.
+inline uint64_t globalAddress(const Wave& w, const Inst& i, const Operand& vaddr, const Operand& saddr, uint32_t lane) {
+    if (saddr.kind == OpKind::Sgpr && saddr.reg != kNull)
+        return (uint64_t(w.s[saddr.reg]) | uint64_t(w.s[saddr.reg + 1]) << 32) + w.v(vaddr.reg, lane) + int64_t(i.offset);
+    return (uint64_t(w.v(vaddr.reg, lane)) | uint64_t(w.v(vaddr.reg + 1, lane)) << 32) + int64_t(i.offset);
+}
+
+PendingLoad& newLoad(Wave& w, Counter c, uint16_t reg, uint8_t count, uint32_t mask) {
+    PendingLoad& p = w.pending.emplace_back();
+    p.counter = c;
+    p.vector = true;
+    p.reg = reg;
+    p.count = count;
+    p.mask = mask;
+    p.data.assign(size_t(32) * count, 0);
+    return p;
+}
+void poison(Wave& w, uint16_t reg, uint8_t count, uint32_t mask) {
+    forLanes(mask, [&](uint32_t l) {
+        for (uint32_t k = 0; k < count; ++k) w.v(reg + k, l) = kPoison;
+    });
+}
+
+// Bytes per element, dwords written per lane, and how sub-dword values extend.
+template <int Bytes, bool Signed> void global_load(Wave& w, const Inst& i) {
+    constexpr uint8_t dwords = Bytes < 4 ? 1 : Bytes / 4;
+    const uint32_t mask = w.exec();
+    if (!mask) return;
+    PendingLoad& p = newLoad(w, Counter::Load, i.op[0].reg, dwords, mask);
+    forLanes(mask, [&](uint32_t l) {
+        const uint8_t* src = w.host(globalAddress(w, i, i.op[1], i.op[2], l), Bytes);
+        uint32_t* out = &p.data[l * dwords];
+        if constexpr (Bytes == 1) out[0] = Signed ? uint32_t(int32_t(int8_t(src[0]))) : src[0];
+        else if constexpr (Bytes == 2) {
+            uint16_t v;
+            std::memcpy(&v, src, 2);
+            out[0] = Signed ? uint32_t(int32_t(int16_t(v))) : v;
+        } else std::memcpy(out, src, Bytes);
+    });
+    w.bytesRead += uint64_t(std::popcount(mask)) * Bytes;
+    poison(w, i.op[0].reg, dwords, mask);
+}
+template <int Bytes> void global_store(Wave& w, const Inst& i) {
+    const uint32_t mask = w.exec();
+    forLanes(mask, [&](uint32_t l) {
+        uint8_t* dst = w.host(globalAddress(w, i, i.op[0], i.op[2], l), Bytes);
+        if constexpr (Bytes <= 4) {
+            const uint32_t v = w.v(i.op[1].reg, l);
+            std::memcpy(dst, &v, Bytes);
+        } else {
+            for (int k = 0; k < Bytes / 4; ++k) {
+                const uint32_t v = w.v(i.op[1].reg + k, l);
+                std::memcpy(dst + 4 * k, &v, 4);
+            }
+        }
+    });
+    w.bytesWritten += uint64_t(std::popcount(mask)) * Bytes;
+}
+
+uint8_t* ldsAt(Wave& w, uint32_t address, uint32_t bytes) {
+    if (uint64_t(address) + bytes > w.ldsBytes)
+        w.fail("LDS access of " + std::to_string(bytes) + " bytes at " + std::to_string(address) + " is past the " +
+               std::to_string(w.ldsBytes) + " bytes of LDS the dispatch allocated");
+    return w.lds + address;
+}
+// ds_load_bN vdst, addr [offset:N]
+template <int Dwords> void ds_load(Wave& w, const Inst& i) {
+    const uint32_t mask = w.exec();
+    if (!mask) return;
+    PendingLoad& p = newLoad(w, Counter::Ds, i.op[0].reg, Dwords, mask);
+    forLanes(mask, [&](uint32_t l) { std::memcpy(&p.data[l * Dwords], ldsAt(w, w.v(i.op[1].reg, l) + uint32_t(i.offset), Dwords * 4), Dwords * 4); });
+    poison(w, i.op[0].reg, Dwords, mask);
+}
+// ds_load_2addr[_stride64]_bN vdst, addr offset0:a offset1:b — two elements at addr + a*unit, addr + b*unit.
+template <int Dwords, int Unit> void ds_load_2addr(Wave& w, const Inst& i) {
+    const uint32_t mask = w.exec();
+    if (!mask) return;
+    PendingLoad& p = newLoad(w, Counter::Ds, i.op[0].reg, 2 * Dwords, mask);
+    forLanes(mask, [&](uint32_t l) {
+        const uint32_t base = w.v(i.op[1].reg, l);
+        std::memcpy(&p.data[l * 2 * Dwords], ldsAt(w, base + uint32_t(i.offset0) * Unit, Dwords * 4), Dwords * 4);
+        std::memcpy(&p.data[l * 2 * Dwords + Dwords], ldsAt(w, base + uint32_t(i.offset1) * Unit, Dwords * 4), Dwords * 4);
+    });
+    poison(w, i.op[0].reg, 2 * Dwords, mask);
+}
+// LDS stores count in lgkmcnt (gfx11) / dscnt (gfx12) like loads: a wait for "at most n
+// outstanding" counts them, so they take a slot that writes no register.
+void countStore(Wave& w) {
+    PendingLoad& p = w.pending.emplace_back();
+    p.counter = Counter::Ds;
+    p.count = 0;
+    p.mask = 0;
+}
+// ds_store_bN addr, data [offset:N]
+template <int Dwords> void ds_store(Wave& w, const Inst& i) {
+    countStore(w);
+    forLanes(w.exec(), [&](uint32_t l) {
+        uint8_t* dst = ldsAt(w, w.v(i.op[0].reg, l) + uint32_t(i.offset), Dwords * 4);
+        for (int k = 0; k < Dwords; ++k) std::memcpy(dst + 4 * k, &w.v(i.op[1].reg + k, l), 4);
+    });
+}
+// ds_store_2addr[_stride64]_bN addr, data0, data1 offset0:a offset1:b
+template <int Dwords, int Unit> void ds_store_2addr(Wave& w, const Inst& i) {
+    countStore(w);
+    forLanes(w.exec(), [&](uint32_t l) {
+        const uint32_t base = w.v(i.op[0].reg, l);
+        uint8_t* d0 = ldsAt(w, base + uint32_t(i.offset0) * Unit, Dwords * 4);
+        uint8_t* d1 = ldsAt(w, base + uint32_t(i.offset1) * Unit, Dwords * 4);
+        for (int k = 0; k < Dwords; ++k) {
+            std::memcpy(d0 + 4 * k, &w.v(i.op[1].reg + k, l), 4);
+            std::memcpy(d1 + 4 * k, &w.v(i.op[2].reg + k, l), 4);
+        }
+    });
+}
+
+void noEffect(Wave&, const Inst&) {}
+
+}  // namespace
+
+std::vector<OpEntry> memoryOps() {
+    return {
+        {"global_load_b32", global_load<4, false>}, {"global_load_b64", global_load<8, false>},
+        {"global_load_b96", global_load<12, false>}, {"global_load_b128", global_load<16, false>},
+        {"global_load_u8", global_load<1, false>}, {"global_load_i8", global_load<1, true>},
+        {"global_load_u16", global_load<2, false>}, {"global_load_i16", global_load<2, true>},
+        {"global_store_b8", global_store<1>}, {"global_store_b16", global_store<2>}, {"global_store_b32", global_store<4>},
+        {"global_store_b64", global_store<8>}, {"global_store_b96", global_store<12>}, {"global_store_b128", global_store<16>},
+        {"ds_load_b32", ds_load<1>}, {"ds_load_b64", ds_load<2>}, {"ds_load_b128", ds_load<4>},
+        {"ds_load_2addr_b32", ds_load_2addr<1, 4>}, {"ds_load_2addr_b64", ds_load_2addr<2, 8>},
+        {"ds_load_2addr_stride64_b32", ds_load_2addr<1, 256>}, {"ds_load_2addr_stride64_b64", ds_load_2addr<2, 512>},
+        {"ds_store_b32", ds_store<1>}, {"ds_store_b64", ds_store<2>}, {"ds_store_b128", ds_store<4>},
+        {"ds_store_2addr_b32", ds_store_2addr<1, 4>}, {"ds_store_2addr_b64", ds_store_2addr<2, 8>},
+        {"ds_store_2addr_stride64_b32", ds_store_2addr<1, 256>}, {"ds_store_2addr_stride64_b64", ds_store_2addr<2, 512>},
+        {"buffer_gl0_inv", noEffect}, {"buffer_gl1_inv", noEffect}, {"global_inv", noEffect}, {"global_wb", noEffect},
+    };
+}
+
+}  // namespace zinc::kfd::isa

@@ -1,0 +1,149 @@
+// graph::lower and graph::fuse (graph/lower.h) on the golden models: the Quantize steps are
+// where every quantized weight needs them and nowhere else, every graph op is carried out once
+// and in order, and fusion replaces exactly the sequences it names.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "graph/graph.h"
+#include "graph/lower.h"
+#include "model/model.h"
+#include "tests/test_paths.h"
+
+namespace zinc {
+namespace {
+
+using graph::ActFormat;
+using graph::LoweredOp;
+using graph::OpKind;
+
+struct Loaded {
+    std::unique_ptr<model::Model> model;
+    graph::Graph graph;
+};
+
+Loaded load(const std::string& file) {
+    Loaded l;
+    l.model = model::Model::load(test::sharedPath("models/" + file));
+    l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
+    return l;
+}
+
+ActFormat formatOf(const model::WeightRef& w) { return graph::actFormatOf(w.type).value(); }
+
+// Each graph op is carried out by exactly one lowered op, in graph order.
+void expectCoversEveryOpOnce(const graph::Lowered& lowered) {
+    size_t next = 0;
+    for (const LoweredOp& l : lowered.ops) {
+        if (l.count == 0) continue;
+        EXPECT_EQ(l.first, next) << l.op.label;
+        next = l.first + l.count;
+    }
+    EXPECT_EQ(next, lowered.graph->ops.size());
+}
+
+// Replays the lowered ops: every quantized read finds its input in the format's buffer, put
+// there by a Quantize step and not overwritten since; no Quantize step is redundant.
+void expectQuantizeSteps(const graph::Lowered& lowered) {
+    std::map<graph::BufferId, graph::BufferId> holds;  // act buffer -> the buffer it holds quantized
+    auto dropCopiesOf = [&](graph::BufferId written) {
+        for (auto& [act, source] : holds)
+            if (source == written) source = graph::kNoBuffer;
+    };
+    for (const LoweredOp& l : lowered.ops) {
+        const graph::Op& op = l.op;
+        if (op.kind == OpKind::Quantize) {
+            EXPECT_NE(holds[l.quantized], op.in) << op.label << ": quantized twice";
+            holds[l.quantized] = op.in;
+            continue;
+        }
+        for (const auto& [w, act] : {std::pair{op.weight, l.act}, std::pair{op.upWeight, l.upAct}}) {
+            if (!w || op.kind == OpKind::RmsNorm || op.kind == OpKind::HeadNorm || op.kind == OpKind::Embed) continue;
+            if (formatOf(*w) == ActFormat::F32) {
+                EXPECT_EQ(act, graph::kNoBuffer) << op.label;
+            } else {
+                ASSERT_NE(act, graph::kNoBuffer) << op.label;
+                EXPECT_EQ(act, lowered.actBuffer[size_t(formatOf(*w))]) << op.label;
+                EXPECT_EQ(holds[act], op.in) << op.label << " reads a stale quantized copy";
+            }
+        }
+        for (graph::BufferId written : graph::writesOf(op)) dropCopiesOf(written);
+        if (op.kind == OpKind::MoeFfn && l.downFormat != ActFormat::F32) holds[lowered.actBuffer[size_t(l.downFormat)]] = graph::kNoBuffer;
+    }
+}
+
+TEST(Lower, QuantizeStepsLastRowCutAndScratchBuffers) {
+    for (const char* file : {"qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf"}) {
+        SCOPED_TRACE(file);
+        const Loaded m = load(file);
+        const graph::Lowered lowered = graph::lower(m.graph, formatOf);
+        expectCoversEveryOpOnce(lowered);
+        expectQuantizeSteps(lowered);
+        for (const LoweredOp& l : lowered.ops)
+            EXPECT_EQ(l.lastRowOnly, l.op.layer < 0 && l.op.kind != OpKind::Embed) << l.op.label;
+        ASSERT_EQ(lowered.scratch.size(), lowered.buffers.size());
+        for (size_t b = 0; b < lowered.buffers.size(); ++b)
+            EXPECT_EQ(lowered.scratch[b] == graph::Scratch::None, b < m.graph.buffers.size()) << lowered.buffers[b].name;
+        const bool moe = m.model->config().isMoe();
+        EXPECT_EQ(lowered.routerLogits != graph::kNoBuffer, moe);
+        EXPECT_EQ(lowered.expertGate != graph::kNoBuffer, moe);
+    }
+}
+
+TEST(Lower, StoriesIsF32AndGetsNoQuantizeStep) {
+    const Loaded m = load("stories260K.gguf");
+    const graph::Lowered lowered = graph::lower(m.graph, formatOf);
+    EXPECT_EQ(lowered.ops.size(), m.graph.ops.size());
+}
+
+std::map<OpKind, int> kinds(const graph::Lowered& lowered) {
+    std::map<OpKind, int> n;
+    for (const LoweredOp& l : lowered.ops) ++n[l.op.kind];
+    return n;
+}
+
+TEST(Fuse, AcceptingEverythingFusesEachLayerAsTheTableSays) {
+    const Loaded m = load("qwen3-tiny.gguf");
+    const int layers = m.model->config().nLayer;
+    graph::Lowered lowered = graph::lower(m.graph, formatOf);
+    const auto before = kinds(lowered);
+    graph::fuse(lowered, [](const LoweredOp&) { return true; });
+    expectCoversEveryOpOnce(lowered);
+    auto n = kinds(lowered);
+    EXPECT_EQ(n[OpKind::QkRopeAttention], layers);
+    EXPECT_EQ(n[OpKind::HeadNorm] + n[OpKind::Rope] + n[OpKind::Attention], 0);
+    EXPECT_EQ(n[OpKind::GateUpSwiGlu], layers);
+    EXPECT_EQ(n[OpKind::MatMulAdd], 2 * layers);  // attn_output and ffn_down into the residual
+    EXPECT_EQ(n[OpKind::Add], 0);
+    // Each layer's two norms quantize their output (one Quantize step each fewer).
+    EXPECT_EQ(n[OpKind::NormQuantize], 2 * layers + 1);
+    EXPECT_EQ(n[OpKind::Quantize], before.at(OpKind::Quantize) - n[OpKind::NormQuantize]);
+    for (const LoweredOp& l : lowered.ops)
+        if (l.op.kind == OpKind::QkRopeAttention) {
+            EXPECT_NE(l.qNorm, nullptr);
+            EXPECT_NE(l.kNorm, nullptr);
+            EXPECT_EQ(l.count, 5u) << "q/k norm, q/k rope, attention";
+        }
+}
+
+TEST(Fuse, DecliningEverythingChangesNothing) {
+    const Loaded m = load("qwen3moe-tiny.gguf");
+    graph::Lowered lowered = graph::lower(m.graph, formatOf);
+    const auto before = kinds(lowered);
+    graph::fuse(lowered, [](const LoweredOp&) { return false; });
+    EXPECT_EQ(kinds(lowered), before);
+}
+
+TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
+    const Loaded m = load("qwen3moe-tiny.gguf");
+    graph::Lowered lowered = graph::lower(m.graph, formatOf);
+    graph::fuse(lowered, [](const LoweredOp& l) { return l.op.kind == OpKind::MoeFfnAdd; });
+    auto n = kinds(lowered);
+    EXPECT_EQ(n[OpKind::MoeFfnAdd], m.model->config().nLayer);
+    EXPECT_EQ(n[OpKind::MoeFfn], 0);
+    for (const LoweredOp& l : lowered.ops)
+        if (l.op.kind == OpKind::MoeFfnAdd) EXPECT_EQ(l.op.out, m.graph.residual);
+}
+
+}  // namespace
+}  // namespace zinc

@@ -1,0 +1,238 @@
+// The ISA interpreter (kfd/sim/isa/) on the embedded code objects: every opcode the kernels
+// contain has a handler (the coverage gate), real kernels' machine code computes what the cpu
+// tier computes, and what the hardware would refuse or get wrong is caught: a wave64 kernel,
+// LDS over 64 KiB, scratch nobody provisioned, a load consumed without its s_waitcnt, LDS read
+// across waves without the s_barrier.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kernels/code_object.h"
+#include "kernels/embedded.h"
+#include "kernels/kernel_args.h"
+#include "kfd/sim/isa/launch.h"
+
+namespace zinc::kfd::isa {
+namespace {
+
+// Host buffers as GPU memory: a buffer's address is its host address (as in SimMemory).
+class HostMemory final : public IsaMemory {
+public:
+    template <class T> T* alloc(size_t count) {
+        buffers_.push_back(std::make_unique<std::vector<uint8_t>>(count * sizeof(T) + 16, 0));
+        return reinterpret_cast<T*>(buffers_.back()->data());
+    }
+    bool region(uint64_t address, uint64_t& lo, uint64_t& hi) override {
+        for (const auto& b : buffers_) {
+            const uint64_t base = reinterpret_cast<uint64_t>(b->data());
+            if (address >= base && address < base + b->size()) {
+                lo = base;
+                hi = base + b->size();
+                return true;
+            }
+        }
+        return false;
+    }
+
+private:
+    std::vector<std::unique_ptr<std::vector<uint8_t>>> buffers_;
+};
+
+struct Loaded {
+    std::shared_ptr<kernels::CodeObject> object;
+    std::shared_ptr<const Program> program;
+    std::vector<uint8_t> image;  // the loaded image: code addresses are offsets into it
+};
+
+Loaded load(const std::string& gfx) {
+    Loaded l;
+    l.object = std::make_shared<kernels::CodeObject>(kernels::CodeObject::parse(kernels::embeddedCodeObject(gfx), "embedded " + gfx));
+    l.program = decodeProgram(*l.object);
+    l.image = l.object->loadImage();
+    return l;
+}
+
+// A launch of `kernel` with its kernarg segment at `kernarg`, as the CP would start it.
+template <class Args> LaunchRequest request(const Loaded& l, const kernels::KernelInfo& k, HostMemory& memory, const Args& args,
+                                           std::array<uint32_t, 3> groups) {
+    auto* kernarg = memory.alloc<Args>(1);
+    std::memcpy(kernarg, &args, sizeof args);
+    LaunchRequest r;
+    r.program = l.program.get();
+    r.kernel = &k;
+    r.loadBase = reinterpret_cast<uint64_t>(l.image.data());
+    const uint64_t address = reinterpret_cast<uint64_t>(kernarg);
+    r.userData[0] = uint32_t(address);
+    r.userData[1] = uint32_t(address >> 32);
+    r.userSgprCount = k.descriptor.userSgprCount();
+    r.groups = groups;
+    r.groupSize = k.reqdWorkgroupSize;
+    r.ldsBytes = k.ldsGranules() * 512;
+    r.memory = &memory;
+    return r;
+}
+
+class Isa : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Isa, CoverageGateEveryOpcodeHasAHandler) {
+    const Loaded l = load(GetParam());
+    std::string missing;
+    for (const std::string& m : l.program->missing) missing += " " + m;
+    EXPECT_TRUE(l.program->missing.empty()) << GetParam() << " opcodes without a handler:" << missing;
+    EXPECT_GT(l.program->insts.size(), 5000u);
+    EXPECT_GT(l.program->opcodes.size(), 150u);
+}
+
+// rms_norm over two rows of 300: out = x * (1 / sqrt(mean(x^2) + eps)) * w.
+struct RmsCase {
+    HostMemory memory;
+    float *x, *w, *out;
+    int n = 300, rows = 2;
+    RmsCase() {
+        x = memory.alloc<float>(size_t(n) * rows);
+        w = memory.alloc<float>(size_t(n));
+        out = memory.alloc<float>(size_t(n) * rows);
+        for (int i = 0; i < n * rows; ++i) x[i] = std::sin(0.37f * float(i)) * 2.0f;
+        for (int i = 0; i < n; ++i) w[i] = 0.5f + 0.01f * float(i % 17);
+    }
+    kernels::RmsNormArgs args() const {
+        return {reinterpret_cast<uint64_t>(x), reinterpret_cast<uint64_t>(w), reinterpret_cast<uint64_t>(out), n, 1e-5f, n, n};
+    }
+    // The largest relative error against the formula in double.
+    double error() const {
+        double worst = 0;
+        for (int r = 0; r < rows; ++r) {
+            double sum = 0;
+            for (int i = 0; i < n; ++i) sum += double(x[r * n + i]) * x[r * n + i];
+            const double scale = 1.0 / std::sqrt(sum / n + 1e-5);
+            for (int i = 0; i < n; ++i) {
+                const double want = x[r * n + i] * scale * w[i];
+                const double got = out[r * n + i];
+                worst = std::max(worst, std::isnan(got) ? 1e30 : std::fabs(got - want) / std::max(1e-6, std::fabs(want)));
+            }
+        }
+        return worst;
+    }
+};
+
+TEST_P(Isa, RmsNormMachineCodeMatchesTheFormula) {
+    const Loaded l = load(GetParam());
+    RmsCase c;
+    LaunchCounts counts;
+    launch(request(l, l.object->kernel("rms_norm"), c.memory, c.args(), {1, uint32_t(c.rows), 1}), &counts);
+    EXPECT_LT(c.error(), 1e-6);
+    EXPECT_EQ(counts.waves, 16u);  // 2 workgroups of 256 work-items
+    EXPECT_EQ(counts.bytesWritten, uint64_t(c.n) * c.rows * 4);
+}
+
+TEST_P(Isa, RefusesWave64) {
+    const Loaded l = load(GetParam());
+    kernels::KernelInfo k = l.object->kernel("rms_norm");
+    k.descriptor.kernelCodeProperties &= uint16_t(~kernels::kd::kEnableWavefrontSize32);
+    RmsCase c;
+    try {
+        launch(request(l, k, c.memory, c.args(), {1, 1, 1}));
+        FAIL() << "a wave64 kernel ran";
+    } catch (const IsaError& e) {
+        EXPECT_NE(std::string(e.what()).find("kernel rms_norm: its kernel descriptor asks for wave64 (KERNEL_CODE_PROPERTIES.ENABLE_WAVEFRONT_SIZE32 = 0)"), std::string::npos) << e.what();
+    }
+}
+
+TEST_P(Isa, RefusesLdsOver64KiB) {
+    const Loaded l = load(GetParam());
+    RmsCase c;
+    LaunchRequest r = request(l, l.object->kernel("rms_norm"), c.memory, c.args(), {1, 1, 1});
+    r.ldsBytes = 65536 + 512;
+    try {
+        launch(r);
+        FAIL() << "an LDS request over 64 KiB ran";
+    } catch (const IsaError& e) {
+        EXPECT_NE(std::string(e.what()).find("COMPUTE_PGM_RSRC2.LDS_SIZE asks for 66048 bytes of LDS, over the 65536 bytes"), std::string::npos) << e.what();
+    }
+}
+
+TEST_P(Isa, RefusesScratchNotProvisioned) {
+    const Loaded l = load(GetParam());
+    kernels::KernelInfo k = l.object->kernel("rms_norm");
+    k.descriptor.computePgmRsrc2 |= 1u;  // SCRATCH_EN
+    RmsCase c;
+    try {
+        launch(request(l, k, c.memory, c.args(), {1, 1, 1}));
+        FAIL() << "a kernel needing scratch ran without it";
+    } catch (const IsaError& e) {
+        EXPECT_NE(std::string(e.what()).find("COMPUTE_PGM_RSRC2.SCRATCH_EN = 1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("COMPUTE_DISPATCH_SCRATCH_BASE is 0"), std::string::npos) << e.what();
+    }
+}
+
+// rms_norm with the first instruction matching one of `mnemonics` turned into s_nop.
+struct BrokenRmsNorm {
+    Loaded loaded;
+    std::string removed;
+    BrokenRmsNorm(const Loaded& l, std::initializer_list<std::string_view> mnemonics) : loaded(l) {
+        const kernels::KernelInfo& k = l.object->kernel("rms_norm");
+        auto broken = std::make_shared<Program>(*l.program);
+        Handler nop = nullptr;
+        for (const Inst& i : broken->insts)
+            if (broken->opcodes[i.opcode] == "s_nop") nop = i.run;
+        for (int32_t at = broken->at(k.entryAddress); nop && at >= 0 && size_t(at) < broken->insts.size(); ++at) {
+            const std::string& m = broken->opcodes[broken->insts[size_t(at)].opcode];
+            if (std::find(mnemonics.begin(), mnemonics.end(), m) != mnemonics.end()) {
+                broken->insts[size_t(at)].run = nop;
+                removed = broken->text[size_t(at)];
+                break;
+            }
+        }
+        loaded.program = broken;
+    }
+};
+
+// The broken variant: the kernel with its first wait for a load removed. The loaded registers
+// hold poison until a wait covers them, so the result is wrong, never right by luck.
+TEST_P(Isa, MissingWaitcntGivesWrongResults) {
+    const Loaded l = load(GetParam());
+    const BrokenRmsNorm b(l, {"s_waitcnt", "s_wait_loadcnt", "s_wait_kmcnt"});
+    ASSERT_FALSE(b.removed.empty());
+    RmsCase c;
+    bool failed = false;
+    try {
+        launch(request(b.loaded, l.object->kernel("rms_norm"), c.memory, c.args(), {1, uint32_t(c.rows), 1}));
+    } catch (const IsaError& e) {
+        failed = true;  // poison used as an address: a fault naming the instruction
+        EXPECT_NE(std::string(e.what()).find("not mapped"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(failed || c.error() > 1e-3) << "removing \"" << b.removed << "\" went unnoticed";
+}
+
+// The broken variant: the first barrier of the reduction removed. Waves run in turns of a few
+// instructions, so a wave reads LDS partial sums other waves have not written yet.
+TEST_P(Isa, MissingBarrierGivesWrongResults) {
+    const Loaded l = load(GetParam());
+    const BrokenRmsNorm b(l, {"s_barrier", "s_barrier_signal"});
+    ASSERT_FALSE(b.removed.empty());
+    RmsCase c;
+    launch(request(b.loaded, l.object->kernel("rms_norm"), c.memory, c.args(), {1, uint32_t(c.rows), 1}));
+    EXPECT_GT(c.error(), 1e-3) << "removing \"" << b.removed << "\" went unnoticed";
+}
+
+// Workgroups run in a scrambled order that changes per dispatch; correct kernels do not care.
+TEST_P(Isa, WorkgroupOrderDoesNotChangeACorrectKernel) {
+    const Loaded l = load(GetParam());
+    RmsCase a, b;
+    LaunchRequest ra = request(l, l.object->kernel("rms_norm"), a.memory, a.args(), {1, uint32_t(a.rows), 1});
+    LaunchRequest rb = request(l, l.object->kernel("rms_norm"), b.memory, b.args(), {1, uint32_t(b.rows), 1});
+    ra.seed = 1;
+    rb.seed = 2;
+    launch(ra);
+    launch(rb);
+    EXPECT_EQ(std::memcmp(a.out, b.out, sizeof(float) * size_t(a.n) * a.rows), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, Isa, ::testing::Values("gfx1100", "gfx1201"));
+
+}  // namespace
+}  // namespace zinc::kfd::isa

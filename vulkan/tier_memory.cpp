@@ -1,0 +1,159 @@
+#include "vulkan/tier_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "model/rope_scaling.h"
+#include "vulkan/ops.h"
+#include "vulkan/sampler_state.h"
+#include "vulkan/token_state.h"
+
+namespace zinc::vulkan {
+
+using namespace zinc::vk;
+
+TierMemory::TierMemory(const Device& device, Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
+                       int32_t contextLength, int32_t maxBatch, std::chrono::milliseconds timeout)
+    : device_(device), graph_(graph), plan_(plan), contextLength_(contextLength), maxBatch_(maxBatch) {
+    allocate();
+    uploadRopeTable(queue, timeout);
+}
+
+void TierMemory::allocate() {
+    const auto& c = *graph_.config;
+    arena_ = DeviceBuffer(device_, plan_.arenaBytes, MemoryKind::DeviceLocal, "activation arena");
+    const uint64_t layerKv = uint64_t{2} * static_cast<uint64_t>(contextLength_) * static_cast<uint64_t>(c.kvDim());
+    kCache_ = DeviceBuffer(device_, layerKv * static_cast<uint64_t>(c.nLayer), MemoryKind::DeviceLocal, "K cache");
+    vCache_ = DeviceBuffer(device_, layerKv * static_cast<uint64_t>(c.nLayer), MemoryKind::DeviceLocal, "V cache");
+    ropeTable_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(contextLength_) * static_cast<size_t>(c.ropeDim),
+                              MemoryKind::DeviceLocal, "rope table");
+    stateDevice_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::DeviceLocal, "token state");
+    stateHost_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::HostVisible, "token state upload");
+    samplerDevice_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::DeviceLocal, "sampler state");
+    samplerHost_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::HostVisible, "sampler state upload");
+    *static_cast<SamplerStateHeader*>(samplerHost_.mapped()) = SamplerStateHeader{};
+    ring_ = DeviceBuffer(device_, sizeof(int32_t) * kRingCapacity, MemoryKind::HostVisible, "token id ring");
+    logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nVocab), MemoryKind::HostVisible, "logits");
+    logitsHostRows_ = 1;
+    // Quantized activations: one slot per format in use, sized for the widest input.
+    const int64_t maxK = std::max({int64_t{c.nEmbd}, int64_t{c.qDim()}, int64_t{c.nFf}, int64_t{c.nFfExpert}});
+    const size_t slotRows = static_cast<size_t>(maxBatch_) * static_cast<size_t>(std::max(1, c.nExpertUsed));
+    std::set<ActFormat> modes;
+    for (const auto& op : graph_.ops)
+        for (const model::WeightRef* w : op.weights())
+            if (w && w != op.bias && (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn))
+                modes.insert(MatVecOp::formatFor(w->type));
+    for (ActFormat m : modes) {
+        auto& slot = actSlots_[static_cast<size_t>(m)];
+        slot = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(maxK) * slotRows, MemoryKind::DeviceLocal,
+                            "quantized activations");
+        layout_.actSlots[static_cast<size_t>(m)] = slot.address();
+    }
+    if (c.isMoe()) {
+        const size_t batch = static_cast<size_t>(maxBatch_), used = static_cast<size_t>(c.nExpertUsed);
+        routerLogits_ = DeviceBuffer(device_, 4 * batch * static_cast<size_t>(c.nExpert), MemoryKind::DeviceLocal, "router logits");
+        gateSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nFfExpert), MemoryKind::DeviceLocal, "expert gate");
+        upSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nFfExpert), MemoryKind::DeviceLocal, "expert up");
+        downSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nEmbd), MemoryKind::DeviceLocal, "expert down");
+        layout_.routerLogits = routerLogits_.address();
+        layout_.gateSlots = gateSlots_.address();
+        layout_.upSlots = upSlots_.address();
+        layout_.downSlots = downSlots_.address();
+        const auto pairs = static_cast<uint32_t>(batch * used);
+        layout_.moeOrderAt = 1 + 3 * MoeOp::maxTiles(pairs, static_cast<uint32_t>(c.nExpert));
+        moeGroups_ = DeviceBuffer(device_, sizeof(int32_t) * (layout_.moeOrderAt + pairs), MemoryKind::DeviceLocal,
+                                  "MoE expert groups");
+        layout_.moeGroups = moeGroups_.address();
+    }
+    layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
+                                  kMaxAttentionSplits);
+    if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
+        // 16 bytes of dispatch counts (attention_args.comp), then the partials.
+        attnPartials_ = DeviceBuffer(device_, 16 + sizeof(float) * static_cast<size_t>(c.nHead) * layout_.attnSplits *
+                                                       static_cast<size_t>(c.headDim + 2),
+                                     MemoryKind::DeviceLocal, "attention partials");
+        layout_.attnArgs = attnPartials_.handle();
+        layout_.attnArgsAddress = attnPartials_.address();
+        layout_.attnPartials = attnPartials_.address() + 16;
+    }
+    layout_.arena = arena_.address();
+    layout_.plan = &plan_;
+    layout_.kCache = kCache_.address();
+    layout_.vCache = vCache_.address();
+    layout_.layerKvBytes = layerKv;
+    layout_.ropeTable = ropeTable_.address();
+    layout_.state = stateDevice_.address();
+    layout_.sampler = samplerDevice_.address();
+    layout_.ring = ring_.address();
+    layout_.ringCapacity = kRingCapacity;
+}
+
+// ggml's rope angles, as the cpu tier computes them (model/rope_scaling.h: rope_freqs,
+// linear / yarn scaling), cos and sin in float on the host (GPU sin/cos of large angles are too
+// coarse for the goldens).
+void TierMemory::uploadRopeTable(Queue& queue, std::chrono::milliseconds timeout) {
+    const auto& c = *graph_.config;
+    const size_t half = static_cast<size_t>(c.ropeDim / 2);
+    const model::RopeParams p = c.rope();
+    const auto* factors = reinterpret_cast<const float*>(graph_.weights->ropeFreqs.data);
+    DeviceBuffer staging(device_, ropeTable_.bytes(), MemoryKind::HostVisible, "rope table upload");
+    auto* table = static_cast<float*>(staging.mapped());
+    std::vector<float> cs(half), sn(half);
+    for (int32_t pos = 0; pos < contextLength_; ++pos) {
+        model::ropeCosSin(p, factors, pos, cs.data(), sn.data());
+        for (size_t i = 0; i < half; ++i) {
+            table[2 * (static_cast<size_t>(pos) * half + i)] = cs[i];
+            table[2 * (static_cast<size_t>(pos) * half + i) + 1] = sn[i];
+        }
+    }
+    queue.runOnce([&](VkCommandBuffer cmd) {
+        const VkBufferCopy region{0, 0, ropeTable_.bytes()};
+        vkCmdCopyBuffer(cmd, staging.handle(), ropeTable_.handle(), 1, &region);
+    }, timeout, "rope table upload");
+}
+
+void TierMemory::writeState(int32_t startPos, std::span<const int32_t> tokens) {
+    auto* header = static_cast<TokenStateHeader*>(stateHost_.mapped());
+    *header = TokenStateHeader{};
+    header->position = startPos;
+    header->nTokens = static_cast<int32_t>(tokens.size());
+    header->kvLength = startPos + static_cast<int32_t>(tokens.size());
+    std::memcpy(reinterpret_cast<int32_t*>(header + 1), tokens.data(), tokens.size_bytes());
+}
+
+void TierMemory::writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history) {
+    auto* header = static_cast<SamplerStateHeader*>(samplerHost_.mapped());
+    *header = SamplerStateHeader{};
+    header->temperature = p.temperature;
+    header->topP = p.topP;
+    header->minP = p.minP;
+    header->repeatPenalty = p.repeatPenalty;
+    header->topK = p.topK;
+    const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN > 0;
+    header->recentCapacity = penalty ? p.repeatLastN : 0;
+    const size_t recent = penalty ? std::min(history.size(), static_cast<size_t>(p.repeatLastN)) : 0;
+    header->recentCount = static_cast<int32_t>(recent);
+    header->seedLo = static_cast<uint32_t>(p.seed);
+    header->seedHi = static_cast<uint32_t>(p.seed >> 32);
+    header->drawBase = static_cast<uint32_t>(drawBase);
+    std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
+}
+
+void TierMemory::recordStateUpload(Recorder& rec) const {
+    rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
+    rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
+    rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+}
+
+bool TierMemory::ensureLogitsRows(int32_t rows) {
+    if (rows <= logitsHostRows_) return false;
+    logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(graph_.config->nVocab) * static_cast<size_t>(maxBatch_),
+                               MemoryKind::HostVisible, "logits");
+    logitsHostRows_ = maxBatch_;
+    return true;
+}
+
+}  // namespace zinc::vulkan

@@ -1,0 +1,65 @@
+#pragma once
+// The vulkan tier's device memory besides the weights: the activation arena (the step
+// limits' plan), the F16 KV cache, the rope table, the token and sampler state (a host copy
+// the host writes, a device copy the kernels read), the ring of generated ids, the logits read
+// back, the quantized-activation slots and the MoE / split-attention scratch; and the
+// DeviceLayout of their addresses that the plans are recorded against.
+#include <chrono>
+#include <cstdint>
+#include <span>
+
+#include "graph/graph.h"
+#include "runtime/sampler.h"
+#include "vulkan/plan_context.h"
+#include "vulkan/vk_buffer.h"
+#include "vulkan/vk_device.h"
+#include "vulkan/vk_queue.h"
+
+namespace zinc::vulkan {
+
+class TierMemory {
+public:
+    static constexpr uint32_t kRingCapacity = 4096;  // generated ids kept before the ring wraps
+
+    // Allocates everything and uploads the rope table (waits up to `timeout`).
+    TierMemory(const vk::Device& device, vk::Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
+               int32_t contextLength, int32_t maxBatch, std::chrono::milliseconds timeout);
+
+    const vk::DeviceLayout& layout() const { return layout_; }
+    const graph::MemoryPlan& plan() const { return plan_; }
+    const vk::DeviceBuffer& arena() const { return arena_; }
+    uint64_t kvCacheBytes() const { return kCache_.bytes() + vCache_.bytes(); }
+
+    // Host side of the token state: the position and ids of the next step.
+    void writeState(int32_t startPos, std::span<const int32_t> tokens);
+    // The sampling chain's parameters and the last fed ids (sample.comp's penalty window).
+    void writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history);
+    // Records the copies of both host states to their device copies, then a barrier before
+    // the kernels read them.
+    void recordStateUpload(vk::Recorder& rec) const;
+
+    // Makes the logits read-back hold `rows` rows; true when the buffer was replaced (plans
+    // that copy into the old one must be recorded again).
+    bool ensureLogitsRows(int32_t rows);
+    const vk::DeviceBuffer& logitsHost() const { return logitsHost_; }
+    int32_t generatedId(int32_t step) const {
+        return static_cast<const int32_t*>(ring_.mapped())[static_cast<uint32_t>(step) % kRingCapacity];
+    }
+
+private:
+    void allocate();
+    void uploadRopeTable(vk::Queue& queue, std::chrono::milliseconds timeout);
+
+    const vk::Device& device_;
+    const graph::Graph& graph_;
+    graph::MemoryPlan plan_;
+    int32_t contextLength_;
+    int32_t maxBatch_;
+    vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
+    int32_t logitsHostRows_ = 0;
+    std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
+    vk::DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_;
+    vk::DeviceLayout layout_;
+};
+
+}  // namespace zinc::vulkan
