@@ -54,7 +54,10 @@ RopeScaling RopeScaling::fromGguf(const GgufFile& file, const std::string& arch,
     s.attnFactor = file.findF32(k + "scaling.attn_factor").value_or(1.0f);
     s.betaFast = file.findF32(k + "scaling.yarn_beta_fast").value_or(32.0f);
     s.betaSlow = file.findF32(k + "scaling.yarn_beta_slow").value_or(1.0f);
-    s.nCtxOrig = static_cast<int32_t>(file.findU64(k + "scaling.original_context_length").value_or(static_cast<uint64_t>(nCtxTrain)));
+    const auto orig = file.findU64(k + "scaling.original_context_length");
+    s.nCtxOrig = static_cast<int32_t>(orig.value_or(static_cast<uint64_t>(nCtxTrain)));
+    if (orig && s.type != RopeScalingType::None)
+        s.scaledContext = static_cast<int32_t>(std::min(2147483647.0, std::floor(static_cast<double>(*orig) * s.factor)));
     return s;
 }
 

@@ -23,6 +23,9 @@ struct RopeScaling {
     float attnFactor = 1.0f;  // rope.scaling.attn_factor
     float betaFast = 32.0f, betaSlow = 1.0f;
     int32_t nCtxOrig = 0;     // rope.scaling.original_context_length (default: context_length)
+    // The context the scaling reaches: original_context_length x factor when the GGUF names the
+    // original length (context_length is then the pre-scaling one), else 0 (context_length is it).
+    int32_t scaledContext = 0;
 
     // Throws ModelError naming the file and key for a scaling type zinc-rt does not implement.
     static RopeScaling fromGguf(const GgufFile& file, const std::string& arch, int32_t nCtxTrain);
