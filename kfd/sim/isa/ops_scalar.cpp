@@ -194,8 +194,9 @@ void s_wait_loadcnt_dscnt(Wave& w, const Inst& i) {
 }
 void s_wait_storecnt_dscnt(Wave& w, const Inst& i) { w.waitFor(kDs, waitValue(i) & 0x3f); }
 
-// Scalar loads: s_load_bN sdst, sbase, offset (immediate, SGPR or null) [+ offset:N].
-template <int N> void s_load(Wave& w, const Inst& i) {
+// Scalar loads: s_load_* sdst, sbase, offset (immediate, SGPR or null) [+ offset:N]; the
+// unaligned address (callers align it to their access size).
+uint64_t smemAddress(const Wave& w, const Inst& i) {
     const uint64_t base = read64(w, i.op[1], 0, false) & ~uint64_t(3);
     uint64_t off = uint64_t(int64_t(i.offset));
     if (i.nops > 2) {
@@ -203,7 +204,10 @@ template <int N> void s_load(Wave& w, const Inst& i) {
         if (o.kind == OpKind::Sgpr && o.reg != kNull) off += w.s[o.reg];
         else if (o.kind == OpKind::IntConst || o.kind == OpKind::Literal) off += uint64_t(o.value);
     }
-    const uint64_t address = (base + off) & ~uint64_t(3);
+    return base + off;
+}
+template <int N> void s_load(Wave& w, const Inst& i) {
+    const uint64_t address = smemAddress(w, i) & ~uint64_t(3);
     const uint8_t* p = w.host(address, N * 4);
     PendingLoad load;
     load.counter = Counter::Km;
@@ -219,14 +223,7 @@ template <int N> void s_load(Wave& w, const Inst& i) {
 
 // s_load_u16 (gfx12): one zero-extended 16-bit value, from a 2-byte aligned address.
 void s_load_u16(Wave& w, const Inst& i) {
-    const uint64_t base = read64(w, i.op[1], 0, false) & ~uint64_t(3);
-    uint64_t off = uint64_t(int64_t(i.offset));
-    if (i.nops > 2) {
-        const Operand& o = i.op[2];
-        if (o.kind == OpKind::Sgpr && o.reg != kNull) off += w.s[o.reg];
-        else if (o.kind == OpKind::IntConst || o.kind == OpKind::Literal) off += uint64_t(o.value);
-    }
-    const uint64_t address = (base + off) & ~uint64_t(1);
+    const uint64_t address = smemAddress(w, i) & ~uint64_t(1);
     uint16_t v = 0;
     std::memcpy(&v, w.host(address, 2), 2);
     PendingLoad load;
