@@ -13,11 +13,17 @@ using Ops = std::vector<LoweredOp>;
 
 bool isHeadOp(const LoweredOp& l) { return l.op.kind == OpKind::HeadNorm || l.op.kind == OpKind::Rope; }
 
+// Fields the fused kernels do not carry: a MatMul's bias, a Rope's rope_freqs or sliding-window
+// base, an Attention's window, a SwiGlu's GeGLU. Sequences with one of them are left unfused.
+bool hasUnfusedField(const Op& op) {
+    return op.bias != nullptr || op.window != 0 || op.gelu || (op.kind == OpKind::Rope && op.weight != nullptr);
+}
+
 // [HeadNorm q, HeadNorm k,] Rope q, Rope k right before an Attention, each on its q or k.
 Ops fuseAttention(Ops ops, const Accepts& accepts) {
     Ops out;
     for (LoweredOp& l : ops) {
-        if (l.op.kind != OpKind::Attention) {
+        if (l.op.kind != OpKind::Attention || hasUnfusedField(l.op)) {
             out.push_back(std::move(l));
             continue;
         }
@@ -32,7 +38,8 @@ Ops fuseAttention(Ops ops, const Accepts& accepts) {
             if (head.op.kind == OpKind::Rope) (onQ ? ropeQ : ropeK) = true;
             else (onQ ? fused.qNorm : fused.kNorm) = head.op.weight;
         }
-        if (ropeQ && ropeK) {  // the fused kernels always rotate both
+        const bool plain = std::none_of(out.begin() + long(start), out.end(), [](const LoweredOp& h) { return hasUnfusedField(h.op); });
+        if (ropeQ && ropeK && plain) {  // the fused kernels always rotate both
             fused.first = out[start].first;
             fused.count = l.first + l.count - fused.first;
             if (accepts(fused)) {
@@ -54,7 +61,7 @@ Ops fuseGateUp(Ops ops, const Accepts& accepts) {
             const LoweredOp &gate = ops[i], &up = ops[i + 1], &glu = ops[i + 2];
             if (gate.op.kind == OpKind::MatMul && up.op.kind == OpKind::MatMul && glu.op.kind == OpKind::SwiGlu &&
                 up.op.in == gate.op.in && up.act == gate.act && glu.op.in == gate.op.out && glu.op.up == up.op.out &&
-                glu.op.out == gate.op.out) {
+                glu.op.out == gate.op.out && !hasUnfusedField(gate.op) && !hasUnfusedField(up.op) && !hasUnfusedField(glu.op)) {
                 LoweredOp fused = gate;
                 fused.op.kind = OpKind::GateUpSwiGlu;
                 fused.op.upWeight = up.op.weight;
@@ -90,7 +97,8 @@ Ops fusePairs(Ops ops, const Accepts& accepts, Match match) {
 
 // SwiGlu, then the Quantize of its output: silu(gate) * up goes straight into the quantized buffer.
 std::optional<LoweredOp> swiGluQuantize(const LoweredOp& glu, const LoweredOp& q) {
-    if (glu.op.kind != OpKind::SwiGlu || q.op.kind != OpKind::Quantize || q.op.in != glu.op.out) return std::nullopt;
+    if (glu.op.kind != OpKind::SwiGlu || q.op.kind != OpKind::Quantize || q.op.in != glu.op.out || hasUnfusedField(glu.op))
+        return std::nullopt;
     LoweredOp fused = glu;
     fused.op.kind = OpKind::SwiGluQuantize;
     fused.format = q.format;
@@ -101,7 +109,7 @@ std::optional<LoweredOp> swiGluQuantize(const LoweredOp& glu, const LoweredOp& q
 // A projection (or the expert FFN) whose output the next op adds into the residual.
 std::optional<LoweredOp> residualAdd(const LoweredOp& l, const LoweredOp& add) {
     if ((l.op.kind != OpKind::MatMul && l.op.kind != OpKind::MoeFfn) || add.op.kind != OpKind::Add || add.op.addend != l.op.out ||
-        add.op.out != add.op.in || add.op.in == l.op.out || add.lastRowOnly != l.lastRowOnly)
+        add.op.out != add.op.in || add.op.in == l.op.out || add.lastRowOnly != l.lastRowOnly || hasUnfusedField(l.op))
         return std::nullopt;
     LoweredOp fused = l;
     fused.op.kind = l.op.kind == OpKind::MatMul ? OpKind::MatMulAdd : OpKind::MoeFfnAdd;

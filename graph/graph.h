@@ -14,11 +14,11 @@ namespace zinc::graph {
 enum class OpKind : uint8_t {
     Embed,      // out[t] = row tokens[t] of the embedding table
     RmsNorm,    // out = rmsnorm(in) * weight
-    MatMul,     // out[t] = weight · in[t]
+    MatMul,     // out[t] = weight · in[t] (+ bias)
     HeadNorm,   // in place: rmsnorm over each head of `heads` x headDim, times weight (QK-norm)
-    Rope,       // in place: rotate each head at its token's position
+    Rope,       // in place: rotate each head at its token's position (weight: rope_freqs divisors, optional)
     Attention,  // append k, v to the layer's KV cache; out = softmax(q kᵀ/√d) v over the cache (q = in)
-    SwiGlu,     // out = silu(in) * up (in: the gate projection)
+    SwiGlu,     // out = silu(in) * up (in: the gate projection); gelu_tanh(in) * up with `gelu`
     Add,        // out = in + addend (the residual stream)
     MoeRoute,   // logits = weight · in; top-k experts -> expertIds, their weights -> expertWeights
     MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t]) over expertIds/expertWeights
@@ -73,9 +73,13 @@ struct Op {
     const model::WeightRef* upWeight = nullptr;    // MoeFfn: up experts
     const model::WeightRef* downWeight = nullptr;  // MoeFfn: down experts
     const model::WeightRef* biasWeight = nullptr;  // DeltaNet: ssm_dt.bias
+    const model::WeightRef* bias = nullptr;        // MatMul: F32 vector added to every output row (qwen2 q/k/v)
+    float scale = 1.0f;                            // Embed: rows times this (gemma3: sqrt(d))
+    int32_t window = 0;                            // Rope: sliding layer's rope; Attention: keys at distance >= window masked
+    bool gelu = false;                             // SwiGlu: gelu_tanh(in) * up instead of silu(in) * up (gemma3)
     int32_t heads = 0;  // HeadNorm / Rope / Attention (query heads); DeltaNet / GatedNorm / SplitGate
 
-    std::array<const model::WeightRef*, 4> weights() const { return {weight, upWeight, downWeight, biasWeight}; }
+    std::array<const model::WeightRef*, 5> weights() const { return {weight, upWeight, downWeight, biasWeight, bias}; }
 };
 // Ops after the layer stack (final norm, lm_head) need only the rows whose logits are wanted.
 inline bool runsOnWantedRowsOnly(const Op& op) { return op.layer < 0 && op.kind != OpKind::Embed; }
@@ -116,6 +120,13 @@ Op& appendOp(Graph& graph, OpKind kind, int32_t layer, std::string label);
 void buildDeltaNetBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
 void buildGatedAttentionBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
 void buildSharedExpert(Graph& graph, int32_t layer, BufferId xn, BufferId moeOut);
+// The gemma3 op parameters a GPU tier may not implement yet: what the first op using one needs
+// ("GeGLU", "a sliding window", "an embedding scale"), with that op; nullptr when none does.
+struct OpFeature {
+    const Op* op = nullptr;
+    const char* what = nullptr;
+};
+OpFeature firstGemmaFeature(const Graph& graph);
 
 // Static memory plan: one arena holding every buffer for up to `maxTokens` tokens; buffer b of
 // token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer; persistent

@@ -21,6 +21,7 @@ public:
         Op embed{OpKind::Embed, -1, "token_embd", tokens};
         embed.out = x_;
         embed.weight = &w.tokenEmbd;
+        embed.scale = c_.embedScale;
         g_.ops.push_back(embed);
         for (int il = 0; il < c_.nLayer; ++il) {
             if (c_.hybrid.recurrent(il))
@@ -51,11 +52,13 @@ private:
         op.out = out;
         op.weight = &weight;
     }
-    void matMul(int il, std::string label, BufferId in, BufferId out, const model::WeightRef& weight) {
+    void matMul(int il, std::string label, BufferId in, BufferId out, const model::WeightRef& weight,
+                const model::WeightRef* bias = nullptr) {
         Op& op = push(OpKind::MatMul, il, std::move(label));
         op.in = in;
         op.out = out;
         op.weight = &weight;
+        op.bias = bias && bias->present() ? bias : nullptr;
     }
     void add(int il, std::string label, BufferId a, BufferId b) {
         Op& op = push(OpKind::Add, il, std::move(label));
@@ -63,34 +66,40 @@ private:
         op.addend = b;
         op.out = a;
     }
-    void headOp(OpKind kind, int il, std::string label, BufferId buf, int heads, const model::WeightRef* weight) {
+    Op& headOp(OpKind kind, int il, std::string label, BufferId buf, int heads, const model::WeightRef* weight) {
         Op& op = push(kind, il, std::move(label));
         op.in = buf;
         op.out = buf;
         op.heads = heads;
         op.weight = weight;
+        return op;
     }
 
     void attentionBlock(int il, const model::LayerWeights& l) {
         const BufferId q = buffer("q", c_.qDim()), k = buffer("k", c_.kvDim()), v = buffer("v", c_.kvDim());
         const BufferId attn = buffer("attn_out", c_.qDim()), proj = buffer("block_out", c_.nEmbd);
         norm(il, "attn_norm", x_, xn_, l.attnNorm);
-        matMul(il, "attn_q", xn_, q, l.wq);
-        matMul(il, "attn_k", xn_, k, l.wk);
-        matMul(il, "attn_v", xn_, v, l.wv);
+        matMul(il, "attn_q", xn_, q, l.wq, &l.bq);
+        matMul(il, "attn_k", xn_, k, l.wk, &l.bk);
+        matMul(il, "attn_v", xn_, v, l.wv, &l.bv);
         if (c_.qkNorm) {
             headOp(OpKind::HeadNorm, il, "attn_q_norm", q, c_.nHead, &l.qNorm);
             headOp(OpKind::HeadNorm, il, "attn_k_norm", k, c_.nHeadKv, &l.kNorm);
         }
-        headOp(OpKind::Rope, il, "rope_q", q, c_.nHead, nullptr);
-        headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, nullptr);
+        const model::WeightRef* freqs = g_.weights->ropeFreqs.present() ? &g_.weights->ropeFreqs : nullptr;
+        const int32_t window = c_.slidingLayer(il) ? c_.slidingWindow : 0;
+        if (window > 0) freqs = nullptr;  // rope_freqs belong to the global layers' rope
+        headOp(OpKind::Rope, il, "rope_q", q, c_.nHead, freqs).window = window;
+        headOp(OpKind::Rope, il, "rope_k", k, c_.nHeadKv, freqs).window = window;
         Op& op = push(OpKind::Attention, il, "attention");
         op.in = q;
         op.k = k;
         op.v = v;
         op.out = attn;
         op.heads = c_.nHead;
+        op.window = window;
         matMul(il, "attn_output", attn, proj, l.wo);
+        if (c_.postNorms) norm(il, "post_attention_norm", proj, proj, l.postAttnNorm);
         add(il, "attn_residual", x_, proj);
     }
 
@@ -100,11 +109,13 @@ private:
         norm(il, "ffn_norm", x_, xn_, l.ffnNorm);
         matMul(il, "ffn_gate", xn_, gate, l.ffnGate);
         matMul(il, "ffn_up", xn_, up, l.ffnUp);
-        Op& op = push(OpKind::SwiGlu, il, "ffn_swiglu");
+        Op& op = push(OpKind::SwiGlu, il, c_.geluFfn ? "ffn_geglu" : "ffn_swiglu");
         op.in = gate;
         op.up = up;
         op.out = gate;
+        op.gelu = c_.geluFfn;
         matMul(il, "ffn_down", gate, proj, l.ffnDown);
+        if (c_.postNorms) norm(il, "post_ffw_norm", proj, proj, l.postFfnNorm);
         add(il, "ffn_residual", x_, proj);
     }
 

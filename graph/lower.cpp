@@ -25,9 +25,10 @@ std::optional<ActFormat> actFormatOf(model::GgmlType type) {
         case GgmlType::F32: return ActFormat::F32;
         case GgmlType::F16: return ActFormat::F16;
         case GgmlType::BF16: return ActFormat::BF16;
-        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return ActFormat::Q8_0;
+        case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: return ActFormat::Q8_0;
         case GgmlType::Q4_1: case GgmlType::Q5_1: return ActFormat::Q8_1;
-        case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: return ActFormat::Q8_K;
+        case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS: return ActFormat::Q8_K;
         default: return std::nullopt;
     }
 }

@@ -81,6 +81,8 @@ Lowered lower(const Graph& graph, const FormatOf& formatOf);
 //   SwiGluQuantize   SwiGlu, Quantize of its output (the F32 product is never written)
 //   NormQuantize     RmsNorm and the next Quantize of its output (the F32 norm is written too)
 //   QkRopeAttention  [HeadNorm q, HeadNorm k,] Rope q, Rope k, Attention (KV store included)
+// A sequence whose ops carry a field the fused kernels do not (a MatMul bias, a Rope's
+// rope_freqs or window, an Attention window, a GeGLU) is never fused.
 using Accepts = std::function<bool(const LoweredOp& candidate)>;
 void fuse(Lowered& lowered, const Accepts& accepts);
 

@@ -23,6 +23,7 @@ struct EmbedArgs {
     uint64_t table, tokens, out;
     uint64_t rowBytes;
     int32_t cols, outStride;
+    float scale = 1.0f;  // rows times this (gemma3: sqrt(d))
 };
 // rms_norm
 struct RmsNormArgs {
@@ -38,12 +39,15 @@ struct HeadNormArgs {
     float eps;
     int32_t stride;
 };
-// rope_norm, rope_neox (in place; position from state)
+// rope_norm, rope_neox (in place; position from state). Scaling as model::RopeParams;
+// freqFactors (rope_freqs, ropeDim / 2 floats) may be 0.
 struct RopeArgs {
     uint64_t x, state;
     int32_t heads, headDim, ropeDim;
     float thetaScale;
     int32_t stride;
+    uint64_t freqFactors;
+    float freqScale, extFactor, mscale, corrLow, corrHigh;
 };
 // quantize_q8_0, quantize_q8_k (outStride in bytes)
 struct QuantizeArgs {
@@ -51,12 +55,13 @@ struct QuantizeArgs {
     int32_t n, inStride;
     uint64_t outStride;
 };
-// quantize_f16 (outStride in halves)
+// quantize_f16, quantize_bf16 (outStride in halves)
 struct ConvertF16Args {
     uint64_t in, out;
     int32_t n, inStride, outStride;
 };
-// matvec_f32, matvec_f16, matvec_q8_0, matvec_q4_k, matvec_q5_k, matvec_q6_k
+// matvec_T for T in f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k,
+// iq4_nl, iq4_xs
 struct MatVecArgs {
     uint64_t w, act, y;
     uint64_t rowBytes, actStride;
@@ -78,8 +83,10 @@ struct AttentionArgs {
     uint64_t q, kCache, vCache, out, state;
     int32_t nHead, nHeadKv, headDim, kvStride, qStride, outStride;
     float scale;
+    int32_t window = 0;    // > 0: keys at distance >= window are masked (sliding-window layers)
+    int32_t preScale = 0;  // 1: q times scale before its F16 rounding (gemma3), scores unscaled
 };
-// swiglu
+// swiglu, geglu
 struct SwiGluArgs {
     uint64_t gate, up, out;
     int32_t n, stride;
@@ -87,6 +94,11 @@ struct SwiGluArgs {
 // add
 struct AddArgs {
     uint64_t a, b, out;
+    int32_t n, stride;
+};
+// add_bias (in place)
+struct AddBiasArgs {
+    uint64_t x, bias;
     int32_t n, stride;
 };
 // moe_topk

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "model/gguf/gguf_file.h"
 
 namespace zinc::model {
@@ -9,12 +11,14 @@ namespace {
 
 Arch parseArch(const GgufFile& file, const std::string& name) {
     if (name == "llama") return Arch::Llama;
+    if (name == "qwen2") return Arch::Qwen2;
     if (name == "qwen3") return Arch::Qwen3;
     if (name == "qwen3moe") return Arch::Qwen3Moe;
+    if (name == "gemma3") return Arch::Gemma3;
     if (name == "qwen35") return Arch::Qwen35;
     if (name == "qwen35moe") return Arch::Qwen35Moe;
     throw ModelError(fmt::format(
-        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen3, qwen3moe, qwen35, qwen35moe",
+        "{}: unsupported architecture '{}' (general.architecture); supported: llama, qwen2, qwen3, qwen3moe, gemma3, qwen35, qwen35moe",
         file.path(), name));
 }
 
@@ -45,15 +49,30 @@ void checkConsistency(const GgufFile& file, const ModelConfig& c) {
                                      file.path(), c.nExpertUsed, c.nExpert));
 }
 
+// gemma3 as llama.cpp's loader reads it: sliding_window_pattern (default 6: every 6th layer
+// global), the sliding layers' rope base (freq_base_swa, default 1e4).
+void readGemma3(const GgufFile& file, const std::string& a, ModelConfig& c) {
+    c.embedScale = std::sqrt(static_cast<float>(c.nEmbd));
+    c.postNorms = true;
+    c.geluFfn = true;
+    c.preScaleQuery = true;
+    c.slidingWindow = static_cast<int32_t>(file.findU64(a + "attention.sliding_window").value_or(0));
+    c.slidingPeriod = positive(file, a + "attention.sliding_window_pattern",
+                               file.findU64(a + "attention.sliding_window_pattern").value_or(6), 4096);
+    c.ropeBaseSwa = file.findF32(a + "rope.freq_base_swa").value_or(10000.0f);
+}
+
 }  // namespace
 
 const char* archName(Arch arch) {
     switch (arch) {
         case Arch::Llama: return "llama";
+        case Arch::Qwen2: return "qwen2";
         case Arch::Qwen3: return "qwen3";
         case Arch::Qwen3Moe: return "qwen3moe";
         case Arch::Qwen35: return "qwen35";
         case Arch::Qwen35Moe: return "qwen35moe";
+        case Arch::Gemma3: return "gemma3";
     }
     return "?";
 }
@@ -80,10 +99,14 @@ ModelConfig ModelConfig::fromGguf(const GgufFile& file) {
     c.ropeBase = file.findF32(a + "rope.freq_base").value_or(10000.0f);
     c.ropeDim = positive(file, a + "rope.dimension_count",
                          file.findU64(a + "rope.dimension_count").value_or(c.headDim), 4096);
+    c.ropeScaling = RopeScaling::fromGguf(file, c.archName, c.nCtxTrain);
     c.nVocab = vocabSize(file, c.archName);
     c.tiedEmbeddings = file.findTensor("output.weight") == nullptr;
-    c.qkNorm = c.arch != Arch::Llama;
+    c.qkNorm = c.arch == Arch::Qwen3 || c.arch == Arch::Qwen3Moe || c.arch == Arch::Gemma3 || c.arch == Arch::Qwen35 ||
+               c.arch == Arch::Qwen35Moe;
+    c.qkvBias = c.arch == Arch::Qwen2;
     c.ropeStyle = c.arch == Arch::Llama ? RopeStyle::Norm : RopeStyle::Neox;
+    if (c.arch == Arch::Gemma3) readGemma3(file, a, c);
     if (c.arch == Arch::Qwen3Moe || c.arch == Arch::Qwen35Moe) {
         c.nExpert = positive(file, a + "expert_count", file.getU64(a + "expert_count"), 4096);
         c.nExpertUsed = positive(file, a + "expert_used_count", file.getU64(a + "expert_used_count"), 4096);
@@ -108,6 +131,9 @@ std::string ModelConfig::summary() const {
                          hybrid.valueHeads, hybrid.headDim, hybrid.fullAttentionInterval);
     if (hybrid.sharedFf > 0) s += fmt::format(", shared expert ffn {}", hybrid.sharedFf);
     if (tiedEmbeddings) s += ", tied embeddings";
+    if (slidingWindow > 0) s += fmt::format(", sliding window {} (every {}th layer global)", slidingWindow, slidingPeriod);
+    if (ropeScaling.type != RopeScalingType::None)
+        s += fmt::format(", rope scaling {} x{}", ropeScalingName(ropeScaling.type), ropeScaling.factor);
     return s;
 }
 

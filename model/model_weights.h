@@ -42,6 +42,8 @@ struct SharedExpertWeights {
 
 struct LayerWeights {
     WeightRef attnNorm, wq, wk, wv, wo, qNorm, kNorm;  // qwen35: wq holds query and output gate per head
+    WeightRef bq, bk, bv;                                 // q/k/v biases (qwen2), F32
+    WeightRef postAttnNorm, postFfnNorm;                  // gemma3: norms of the block outputs
     WeightRef ffnNorm, ffnGate, ffnUp, ffnDown;           // dense FFN
     WeightRef router, gateExps, upExps, downExps;         // MoE
     DeltaNetWeights deltaNet;                             // qwen35 recurrent layers
@@ -50,6 +52,7 @@ struct LayerWeights {
 
 struct ModelWeights {
     WeightRef tokenEmbd, outputNorm, output;  // output aliases tokenEmbd when embeddings are tied
+    WeightRef ropeFreqs;  // rope_freqs: F32 per-pair angle divisors shared by every layer (Llama 3.1+), optional
     std::vector<LayerWeights> layers;
 
     // Throws ModelError naming the file and tensor on a missing tensor, a wrong shape or a

@@ -98,11 +98,16 @@ std::unique_ptr<Engine> openEngine(const std::string& modelRef, const GlobalOpti
                                                        options.tier));
     auto engine = std::make_unique<Engine>();
     engine->model = model::Model::load(models::resolveModel(modelRef));
-    const int32_t trained = engine->model->config().nCtxTrain;
-    if (trained > 0 && options.contextLength > trained && options.ropeScaling.empty())
-        throw CLI::ValidationError("--ctx", fmt::format("{} is out of range (allowed: [0, {}], the model's trained length; "
+    // The GGUF's own rope scaling (rope.scaling.* keys) extends the length --ctx may ask for
+    // without --rope-scaling; --rope-scaling none runs past that with the GGUF's RoPE unchanged.
+    const auto& config = engine->model->config();
+    const int32_t trained = config.nCtxTrain;
+    const int32_t scaled = std::max(trained, config.ropeScaling.scaledContext);
+    if (trained > 0 && options.contextLength > scaled && options.ropeScaling.empty())
+        throw CLI::ValidationError("--ctx", fmt::format("{} is out of range (allowed: [0, {}], the model's {}; "
                                                         "--rope-scaling none runs past it as trained)",
-                                                        options.contextLength, trained));
+                                                        options.contextLength, scaled,
+                                                        scaled > trained ? "length with its GGUF's rope scaling" : "trained length"));
     engine->graph = graph::buildDecodeGraph(engine->model->config(), engine->model->weights());
     engine->tier = makeTier(options.tier, engine->graph, options.tierOptions(), &options);
     return engine;

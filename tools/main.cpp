@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     app.add_option("--threads", global.threads, "cpu tier threads; 0 = all cores (env ZINC_THREADS)")->check(atLeast(0));
     app.add_option("--ctx", global.contextLength, "context length; 0 = min(model, 4096) (env ZINC_CTX)")->check(atLeast(0));
     app.add_option("--rope-scaling", global.ropeScaling,
-                   "how to run with --ctx beyond the model's trained length: none (the trained RoPE, quality degrades)")
+                   "how to run with --ctx beyond the model's trained length (or the length its GGUF's own rope scaling reaches): "
+                   "none (the GGUF's RoPE as it is, quality degrades)")
         ->check(CLI::IsMember({"none"}));
     app.add_option("--batch", global.batch, "prompt tokens per prefill step, at most (env ZINC_BATCH)")->capture_default_str()->check(atLeast(1));
     app.add_option("--activation-mib", global.activationMiB,

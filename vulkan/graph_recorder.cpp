@@ -72,7 +72,10 @@ void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
             return;
         }
         case OpKind::Quantize: matVec_.quantizeInput(ctx, l.format, op.in); return;
-        case OpKind::MatMul: return matVec_.record(ctx, op);
+        case OpKind::MatMul:
+            matVec_.record(ctx, op);
+            if (op.bias) elementwise_.recordBias(ctx, op);
+            return;
         case OpKind::GateUpSwiGlu:
             // one matvec writing silu(gate · x) * (up · x) to gate's buffer
             matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.row0(op.out), ctx.width(op.out), rows,

@@ -19,7 +19,8 @@ bool embeddable(model::GgmlType t) {
     switch (t) {
         case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: case GgmlType::Q4_0: case GgmlType::Q4_1:
         case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q8_0: case GgmlType::Q4_K: case GgmlType::Q5_K:
-        case GgmlType::Q6_K: return true;
+        case GgmlType::Q6_K: case GgmlType::Q2_K: case GgmlType::Q3_K: case GgmlType::IQ4_NL: case GgmlType::IQ4_XS:
+            return true;
         default: return false;
     }
 }

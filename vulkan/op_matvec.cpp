@@ -108,7 +108,11 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
         throw runtime::TierError(fmt::format("vulkan tier: {} and {} cannot share a matvec", w.name, up->name));
     const ActFormat mode = formatFor(w.type);
     const bool quantized = mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
-    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens))
+    // matmul.comp keeps one min per 32 values: Q2_K's per-16 mins stay on the matvec.
+    const bool tiledType = w.type != GgmlType::Q2_K;
+    if (expert && expert->maxTiles > 0 && !tiledType)
+        throw runtime::TierError(fmt::format("vulkan tier: expert weights {} are Q2_K, which the grouped matmul cannot read", w.name));
+    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens && tiledType))
         return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
     const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
     const uint32_t rows = rowsPerGroup(w.rows);

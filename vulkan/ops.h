@@ -61,6 +61,7 @@ public:
     void record(PlanContext& ctx, const graph::Op& op) const;
     void recordRaw(PlanContext& ctx, VkDeviceAddress a, VkDeviceAddress b, VkDeviceAddress out, uint64_t n,
                    uint32_t mode) const;
+    void recordBias(PlanContext& ctx, const graph::Op& op) const;
 
 private:
     VkPipeline pipeline_;

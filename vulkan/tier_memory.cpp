@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "model/rope_scaling.h"
 #include "vulkan/ops.h"
 #include "vulkan/sampler_state.h"
 #include "vulkan/token_state.h"
@@ -43,7 +44,7 @@ void TierMemory::allocate() {
     std::set<ActFormat> modes;
     for (const auto& op : graph_.ops)
         for (const model::WeightRef* w : op.weights())
-            if (w && (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn))
+            if (w && w != op.bias && (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn))
                 modes.insert(MatVecOp::formatFor(w->type));
     for (ActFormat m : modes) {
         auto& slot = actSlots_[static_cast<size_t>(m)];
@@ -90,21 +91,22 @@ void TierMemory::allocate() {
     layout_.ringCapacity = kRingCapacity;
 }
 
-// ggml's rope angles, as the cpu tier computes them: theta_i = pos * base^(-2i/d) by repeated
-// float multiplication, cos and sin in float on the host (GPU sin/cos of large angles are too
+// ggml's rope angles, as the cpu tier computes them (model/rope_scaling.h: rope_freqs,
+// linear / yarn scaling), cos and sin in float on the host (GPU sin/cos of large angles are too
 // coarse for the goldens).
 void TierMemory::uploadRopeTable(Queue& queue, std::chrono::milliseconds timeout) {
     const auto& c = *graph_.config;
-    const int32_t half = c.ropeDim / 2;
-    const float thetaScale = std::pow(c.ropeBase, -2.0f / static_cast<float>(c.ropeDim));
+    const size_t half = static_cast<size_t>(c.ropeDim / 2);
+    const model::RopeParams p = c.rope();
+    const auto* factors = reinterpret_cast<const float*>(graph_.weights->ropeFreqs.data);
     DeviceBuffer staging(device_, ropeTable_.bytes(), MemoryKind::HostVisible, "rope table upload");
     auto* table = static_cast<float*>(staging.mapped());
+    std::vector<float> cs(half), sn(half);
     for (int32_t pos = 0; pos < contextLength_; ++pos) {
-        float theta = static_cast<float>(pos);
-        for (int32_t i = 0; i < half; ++i) {
-            table[2 * (static_cast<size_t>(pos) * half + i)] = std::cos(theta);
-            table[2 * (static_cast<size_t>(pos) * half + i) + 1] = std::sin(theta);
-            theta *= thetaScale;
+        model::ropeCosSin(p, factors, pos, cs.data(), sn.data());
+        for (size_t i = 0; i < half; ++i) {
+            table[2 * (static_cast<size_t>(pos) * half + i)] = cs[i];
+            table[2 * (static_cast<size_t>(pos) * half + i) + 1] = sn[i];
         }
     }
     queue.runOnce([&](VkCommandBuffer cmd) {

@@ -348,6 +348,10 @@ private:
 
 std::unique_ptr<runtime::Tier> makeVulkanTier(const graph::Graph& graph, const runtime::TierOptions& options,
                                               int32_t deviceIndex) {
+    if (const auto f = graph::firstGemmaFeature(graph); f.op)
+        throw runtime::TierError(fmt::format("vulkan tier: op {} needs {} ({}), which this tier does not implement yet; "
+                                             "the cpu tier runs it",
+                                             f.op->label, f.what, graph.config->archName));
     return std::make_unique<VulkanTier>(graph, options, deviceIndex);
 }
 

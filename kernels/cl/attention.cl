@@ -19,14 +19,15 @@ ZK_KERNEL(256) void kv_store(__global const float* k, __global const float* v, _
 #define ZK_ATT_WG 128
 #define ZK_ATT_MAX_HEAD_DIM 256
 
-// attention: query head h of token t attends to cache rows [0, state[0] + t] of kv head
+// attention: query head h of token t attends to cache rows [0, state[0] + t] (the last
+// `window` of them when window > 0) of kv head
 // h / (nHead / nHeadKv). Rows are kvStride halves apart. headDim <= 256.
 // Grid: x = nHead, y = tokens. Workgroup 128: scores of 128 positions at a time (one
 // position per thread, its dot product in order), then thread 0 runs the softmax
 // bookkeeping over them in order and every thread updates its dims of the accumulator.
 ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kCache, __global const ushort* vCache,
                               __global float* out, __global const int* state, int nHead, int nHeadKv, int headDim,
-                              int kvStride, int qStride, int outStride, float scale) {
+                              int kvStride, int qStride, int outStride, float scale, int window, int preScale) {
     __local float q16[ZK_ATT_MAX_HEAD_DIM];
     __local float scores[ZK_ATT_WG];
     __local float rescale[ZK_ATT_WG];  // ms: factor for the accumulator before position p
@@ -35,20 +36,21 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
     const int lid = ZK_LID(), h = ZK_GROUP_X(), t = ZK_GROUP_Y();
     const int valid = h < nHead && headDim <= ZK_ATT_MAX_HEAD_DIM;
     const int n = valid ? state[0] + t + 1 : 0;
+    const int first = window > 0 ? zk_max_i(0, n - window) : 0;  // sliding window: positions first..n-1
     const int kvOffset = (h / (nHead / nHeadKv)) * headDim;
     __global const float* qh = q + (long)t * qStride + (long)h * headDim;
-    for (int i = lid; valid && i < headDim; i += ZK_ATT_WG) q16[i] = zk_round_half(qh[i]);
+    for (int i = lid; valid && i < headDim; i += ZK_ATT_WG) q16[i] = zk_round_half(preScale ? qh[i] * scale : qh[i]);
     float acc0 = 0.0f, acc1 = 0.0f;  // dims lid and lid + 128
     float maxScore = -as_float(0x7f800000u), sum = 0.0f;  // used by thread 0
     if (lid == 0) total[0] = 0.0f;
     zk_barrier();
-    for (int p0 = 0; p0 < n; p0 += ZK_ATT_WG) {
+    for (int p0 = first; p0 < n; p0 += ZK_ATT_WG) {
         const int p = p0 + lid;
         if (p < n) {
             __global const ushort* kr = kCache + (long)p * kvStride + kvOffset;
             float s = 0.0f;
             for (int i = 0; i < headDim; ++i) s += zk_h2f(kr[i]) * q16[i];
-            scores[lid] = s * scale;
+            scores[lid] = preScale ? s : s * scale;
         }
         zk_barrier();
         const int count = zk_min_i(ZK_ATT_WG, n - p0);

@@ -7,6 +7,17 @@
 // Rows: x + t * inStride floats -> out + t * outStride bytes. Grid y = rows.
 #include "zk_math.h"
 
+// Every thread of a workgroup of 256 gets the largest |value| of its block of 32 (v: its value).
+static inline float zk_block32_amax(__local float* amax, float v, int lid) {
+    amax[lid] = __builtin_fabsf(v);
+    zk_barrier();
+    for (int w = 16; w > 0; w /= 2) {
+        if ((lid & 31) < w) amax[lid] = __builtin_fmaxf(amax[lid], amax[lid + w]);
+        zk_barrier();
+    }
+    return amax[lid & ~31];
+}
+
 // Grid: x = ceil(n / 256) (8 blocks per group), y = rows. Workgroup 256, one thread per value.
 ZK_KERNEL(256) void quantize_q8_0(__global const float* in, __global uchar* out, int n, int inStride,
                                   ulong outStride) {
@@ -14,14 +25,8 @@ ZK_KERNEL(256) void quantize_q8_0(__global const float* in, __global uchar* out,
     const int lid = ZK_LID(), t = ZK_GROUP_Y();
     const int e = ZK_GROUP_X() * 256 + lid;
     const float v = e < n ? in[(long)t * inStride + e] : 0.0f;
-    amax[lid] = __builtin_fabsf(v);
-    zk_barrier();
-    for (int w = 16; w > 0; w /= 2) {  // max within each block of 32
-        if ((lid & 31) < w) amax[lid] = __builtin_fmaxf(amax[lid], amax[lid + w]);
-        zk_barrier();
-    }
+    const float a = zk_block32_amax(amax, v, lid);
     if (e >= n) return;
-    const float a = amax[lid & ~31];
     const float id = a != 0.0f ? 127.0f / a : 0.0f;
     __global uchar* block = out + (ulong)t * outStride + (ulong)(e / 32) * 34;
     block[2 + (e & 31)] = (uchar)zk_clamp_i(zk_nearest_int(v * id), -128, 127);

@@ -5,6 +5,7 @@
 #include "rope.cl"
 #include "quantize.cl"
 #include "matvec.cl"
+#include "weight_types.cl"
 #include "attention.cl"
 #include "elementwise.cl"
 #include "moe.cl"

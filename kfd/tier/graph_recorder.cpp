@@ -30,6 +30,15 @@ const char* typeSuffix(const model::WeightRef& w, const char* what) {
         case GgmlType::Q4_K: return "q4_k";
         case GgmlType::Q5_K: return "q5_k";
         case GgmlType::Q6_K: return "q6_k";
+        case GgmlType::BF16: return "bf16";
+        case GgmlType::Q4_0: return "q4_0";
+        case GgmlType::Q4_1: return "q4_1";
+        case GgmlType::Q5_0: return "q5_0";
+        case GgmlType::Q5_1: return "q5_1";
+        case GgmlType::Q2_K: return "q2_k";
+        case GgmlType::Q3_K: return "q3_k";
+        case GgmlType::IQ4_NL: return "iq4_nl";
+        case GgmlType::IQ4_XS: return "iq4_xs";
         default:
             throw TierError(fmt::format("kfd tier: {} {} has type {}, which no kfd kernel reads", what, w.name,
                                         model::ggmlTypeName(w.type)));
@@ -83,7 +92,7 @@ private:
                 return;
             }
             case OpKind::MatMul: return matMul(l);
-            case OpKind::SwiGlu: return elementwise(op, "swiglu");
+            case OpKind::SwiGlu: return elementwise(op, op.gelu ? "geglu" : "swiglu");
             case OpKind::Add: return elementwise(op, "add");
             case OpKind::MoeRoute: return moeRoute(l);
             case OpKind::MoeFfn: return moeFfn(l);
@@ -108,7 +117,7 @@ private:
     void embed(const graph::Op& op) {
         const auto& w = *op.weight;
         const std::string kernel = fmt::format("embed_{}", typeSuffix(w, "embedding"));
-        b_.launch(kernel, ka::EmbedArgs{m_.weight(w), m_.tokens(), row0(op.out), w.rowBytes, int32_t(w.cols), width(op.out)},
+        b_.launch(kernel, ka::EmbedArgs{m_.weight(w), m_.tokens(), row0(op.out), w.rowBytes, int32_t(w.cols), width(op.out), op.scale},
                   {ceilDiv(w.cols, 256), rows(), 1}, {l_.tokens}, {op.out}, op.label);
     }
 
@@ -134,9 +143,11 @@ private:
     }
 
     void rope(const graph::Op& op) {
-        const float thetaScale = std::pow(c_.ropeBase, -2.0f / static_cast<float>(c_.ropeDim));
+        const model::RopeParams p = op.window > 0 ? c_.ropeSwa() : c_.rope();  // sliding layers: their own base
         const char* kernel = c_.ropeStyle == model::RopeStyle::Neox ? "rope_neox" : "rope_norm";
-        b_.launch(kernel, ka::RopeArgs{row0(op.in), m_.state(), op.heads, c_.headDim, c_.ropeDim, thetaScale, width(op.in)},
+        const uint64_t factors = op.weight ? m_.weight(*op.weight) : 0;  // rope_freqs
+        b_.launch(kernel, ka::RopeArgs{row0(op.in), m_.state(), op.heads, c_.headDim, c_.ropeDim, p.thetaScale, width(op.in),
+                                       factors, p.freqScale, p.extFactor, p.mscale, p.corrLow, p.corrHigh},
                   {uint32_t(op.heads), rows(), 1}, {op.in}, {op.in}, op.label);
     }
 
@@ -152,7 +163,7 @@ private:
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
         b_.launch("attention",
                   ka::AttentionArgs{row0(op.in), kCache, vCache, row0(op.out), m_.state(), c_.nHead, c_.nHeadKv, c_.headDim, kvDim,
-                                    width(op.in), width(op.out), scale},
+                                    width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0},
                   {uint32_t(c_.nHead), rows(), 1}, {op.in, l.kvCache}, {op.out}, op.label);
     }
 
@@ -172,10 +183,14 @@ private:
                 if (k % 256) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_K blocks", label, k));
                 b_.launch("quantize_q8_k", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {uint32_t(k / 256), n, 1}, {source}, {slot}, label);
                 break;
-            case ActFormat::F32: return {x, uint64_t(stride) * 4};
             case ActFormat::Q8_1:
+                if (k % 32) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_1 blocks", label, k));
+                b_.launch("quantize_q8_1", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                break;
             case ActFormat::BF16:
-                throw TierError(fmt::format("kfd tier: op {}: no kernel quantizes to {}", label, graph::actFormatName(f)));
+                b_.launch("quantize_bf16", ka::ConvertF16Args{x, out, k, stride, k}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                break;
+            case ActFormat::F32: return {x, uint64_t(stride) * 4};
         }
         return {out, rowBytes};
     }
@@ -196,6 +211,17 @@ private:
         const std::string kernel = fmt::format("matvec_{}", typeSuffix(w, "weight"));
         b_.launch(kernel, ka::MatVecArgs{m_.weight(w), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols), int32_t(w.rows), width(op.out)},
                   {ceilDiv(w.rows, 8), rows(), 1}, {source(op.in, l.act)}, {op.out}, op.label);
+        if (op.bias) addBias(op);
+    }
+
+    void addBias(const graph::Op& op) {
+        requireF32(op, *op.bias);
+        const int32_t n = width(op.out);
+        if (op.bias->cols != n)
+            throw TierError(fmt::format("kfd tier: op {}: bias {} has {} values for rows of {}", op.label, op.bias->name,
+                                        op.bias->cols, n));
+        b_.launch("add_bias", ka::AddBiasArgs{row0(op.out), m_.weight(*op.bias), n, n}, {ceilDiv(n, 256), rows(), 1}, {op.out},
+                  {op.out}, op.label + ".bias");
     }
 
     void elementwise(const graph::Op& op, const char* kernel) {

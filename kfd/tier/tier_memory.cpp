@@ -46,11 +46,14 @@ void DeviceMemory::release() {
 ActFormat actFormatFor(const model::WeightRef& w) {
     using model::GgmlType;
     switch (w.type) {
-        case GgmlType::F32: case GgmlType::F16: case GgmlType::Q8_0: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K:
+        case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: case GgmlType::Q8_0: case GgmlType::Q4_0:
+        case GgmlType::Q5_0: case GgmlType::IQ4_NL: case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q2_K:
+        case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q6_K: case GgmlType::IQ4_XS:
             return *graph::actFormatOf(w.type);
         default:
             throw TierError(fmt::format("kfd tier: weight {} has type {}, which no kfd matvec kernel reads "
-                                        "(kernels: F32, F16, Q8_0, Q4_K, Q5_K, Q6_K)",
+                                        "(kernels: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, "
+                                        "Q6_K, IQ4_NL, IQ4_XS)",
                                         w.name, model::ggmlTypeName(w.type)));
     }
 }
@@ -62,7 +65,8 @@ uint64_t actRowBytes(ActFormat format, int64_t k) {
         case ActFormat::F16: return 2 * n;
         case ActFormat::Q8_0: return n / 32 * 34;
         case ActFormat::Q8_K: return n / 256 * 292;
-        case ActFormat::Q8_1: case ActFormat::BF16: break;  // no kfd kernel (actFormatFor refuses them)
+        case ActFormat::Q8_1: return n / 32 * 36;
+        case ActFormat::BF16: return 2 * n;
     }
     return 4 * n;
 }

@@ -41,7 +41,7 @@ private:
 };
 
 // Activation formats quantized weights multiply against (graph/lower.h; kernels/cl/quantize.cl
-// writes F16, Q8_0 and Q8_K).
+// writes F16, BF16, Q8_0, Q8_1 and Q8_K).
 using graph::ActFormat;
 using graph::kActFormats;
 // The format for a weight type, or throws TierError naming the weight for types without a

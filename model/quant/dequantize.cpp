@@ -147,6 +147,75 @@ void dequantizeQ6_K(const BlockQ6_K* x, float* y, int64_t nb) {
     }
 }
 
+// Q2_K: two halves of 128; in half n, element 32j + l (j = 0..3) is bits 2j..2j+1 of
+// qs[32n + l]; sub-block (scale index) 8n + 2j + l / 16. Weight = d*sc * q - dmin*min.
+void dequantizeQ2_K(const BlockQ2_K* x, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = fp16ToFp32(x[i].d);
+        const float dmin = fp16ToFp32(x[i].dmin);
+        const uint8_t* q = x[i].qs;
+        int is = 0;
+        for (int n = 0; n < kQKK; n += 128, q += 32) {
+            for (int shift = 0; shift < 8; shift += 2) {
+                for (int part = 0; part < 2; ++part) {
+                    const uint8_t sc = x[i].scales[is++];
+                    const float dl = d * static_cast<float>(sc & 0x0f), ml = dmin * static_cast<float>(sc >> 4);
+                    for (int l = 16 * part; l < 16 * part + 16; ++l)
+                        *y++ = dl * static_cast<float>((q[l] >> shift) & 3) - ml;
+                }
+            }
+        }
+    }
+}
+
+// Q3_K: as Q2_K's bit layout, with bit (4n + j) of hmask[l] as a third bit (clear: -4) and
+// signed scales (unpacked - 32).
+void dequantizeQ3_K(const BlockQ3_K* x, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = fp16ToFp32(x[i].d);
+        int8_t scales[16];
+        unpackScalesQ3K(x[i].scales, scales);
+        const uint8_t* q = x[i].qs;
+        const uint8_t* hm = x[i].hmask;
+        uint8_t m = 1;
+        int is = 0;
+        for (int n = 0; n < kQKK; n += 128, q += 32) {
+            for (int shift = 0; shift < 8; shift += 2, m = static_cast<uint8_t>(m << 1)) {
+                for (int part = 0; part < 2; ++part) {
+                    const float dl = d * static_cast<float>(scales[is++] - 32);
+                    for (int l = 16 * part; l < 16 * part + 16; ++l)
+                        *y++ = dl * static_cast<float>(((q[l] >> shift) & 3) - ((hm[l] & m) ? 0 : 4));
+                }
+            }
+        }
+    }
+}
+
+void dequantizeIQ4_NL(const BlockIQ4_NL* x, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i, y += kQK) {
+        const float d = fp16ToFp32(x[i].d);
+        for (int j = 0; j < kQK / 2; ++j) {
+            y[j] = d * static_cast<float>(kIq4nlValues[x[i].qs[j] & 0x0f]);
+            y[j + kQK / 2] = d * static_cast<float>(kIq4nlValues[x[i].qs[j] >> 4]);
+        }
+    }
+}
+
+void dequantizeIQ4_XS(const BlockIQ4_XS* x, float* y, int64_t nb) {
+    for (int64_t i = 0; i < nb; ++i) {
+        const float d = fp16ToFp32(x[i].d);
+        const uint8_t* qs = x[i].qs;
+        for (int ib = 0; ib < kQKK / 32; ++ib, y += 32, qs += 16) {
+            const int ls = ((x[i].scalesL[ib / 2] >> 4 * (ib % 2)) & 0x0f) | (((x[i].scalesH >> 2 * ib) & 3) << 4);
+            const float dl = d * static_cast<float>(ls - 32);
+            for (int j = 0; j < 16; ++j) {
+                y[j] = dl * static_cast<float>(kIq4nlValues[qs[j] & 0x0f]);
+                y[j + 16] = dl * static_cast<float>(kIq4nlValues[qs[j] >> 4]);
+            }
+        }
+    }
+}
+
 void dequantizeQ8_K(const BlockQ8_K* x, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQKK) {
         for (int j = 0; j < kQKK; ++j) y[j] = x[i].d * static_cast<float>(x[i].qs[j]);
@@ -182,6 +251,10 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
         case GgmlType::Q4_K: dequantizeQ4_K(static_cast<const BlockQ4_K*>(src), dst, nb); return;
         case GgmlType::Q5_K: dequantizeQ5_K(static_cast<const BlockQ5_K*>(src), dst, nb); return;
         case GgmlType::Q6_K: dequantizeQ6_K(static_cast<const BlockQ6_K*>(src), dst, nb); return;
+        case GgmlType::Q2_K: dequantizeQ2_K(static_cast<const BlockQ2_K*>(src), dst, nb); return;
+        case GgmlType::Q3_K: dequantizeQ3_K(static_cast<const BlockQ3_K*>(src), dst, nb); return;
+        case GgmlType::IQ4_NL: dequantizeIQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, nb); return;
+        case GgmlType::IQ4_XS: dequantizeIQ4_XS(static_cast<const BlockIQ4_XS*>(src), dst, nb); return;
         case GgmlType::Q8_K: dequantizeQ8_K(static_cast<const BlockQ8_K*>(src), dst, nb); return;
         default: break;
     }

@@ -20,4 +20,18 @@ inline void unpackScaleMinK4(const uint8_t* packed, uint8_t scales[8], uint8_t m
     std::memcpy(mins, mn, 8);
 }
 
+// Q3_K keeps 16 six-bit scales in 12 bytes (ggml's kmask1/kmask2 unpacking): low nibbles
+// of bytes 0..7 are scales 0..7, their high nibbles scales 8..15; bytes 8..11 hold the top 2
+// bits, 2 bits per scale (byte 8 + j % 4, bit pair j / 4). Returned still offset by 32.
+inline void unpackScalesQ3K(const uint8_t* packed, int8_t scales[16]) {
+    uint32_t a[4];
+    std::memcpy(a, packed, 12);
+    const uint32_t kmask1 = 0x03030303u, kmask2 = 0x0f0f0f0fu, tmp = a[2];
+    a[2] = ((a[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+    a[3] = ((a[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+    a[0] = (a[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+    a[1] = (a[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+    std::memcpy(scales, a, 16);
+}
+
 }  // namespace zinc::model

@@ -29,6 +29,10 @@ public:
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
         ropeCos_.resize(half);
         ropeSin_.resize(half);
+        if (config_.slidingWindow > 0) {
+            ropeCosSwa_.resize(half);
+            ropeSinSwa_.resize(half);
+        }
     }
 
     std::string name() const override { return "cpu"; }
@@ -50,6 +54,10 @@ public:
         fillRopeTables(startPos, n);
         OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
+        if (!ropeCosSwa_.empty()) {
+            ctx.ropeCosSwa = ropeCosSwa_.data();
+            ctx.ropeSinSwa = ropeSinSwa_.data();
+        }
         bool pastLayers = false;
         trace.opsBegin();
         for (size_t i = 0; i < graph_.ops.size(); ++i) {
@@ -110,18 +118,20 @@ private:
         statePosition_ = startPos + n;
     }
 
-    // ggml's rope: theta = pos * base^(-2i/d), computed by repeated float multiplication.
+    // ggml's rope cache (model/rope_scaling.h): theta = pos * base^(-2i/d) by repeated float
+    // multiplication, divided by rope_freqs, then linear / yarn scaling.
     void fillRopeTables(int32_t startPos, int32_t n) {
-        const int32_t half = config_.ropeDim / 2;
-        const float thetaScale = std::pow(config_.ropeBase, -2.0f / static_cast<float>(config_.ropeDim));
-        for (int32_t t = 0; t < n; ++t) {
-            float theta = static_cast<float>(startPos + t);
-            for (int32_t i = 0; i < half; ++i) {
-                ropeCos_[static_cast<size_t>(t * half + i)] = std::cos(theta);
-                ropeSin_[static_cast<size_t>(t * half + i)] = std::sin(theta);
-                theta *= thetaScale;
-            }
-        }
+        const model::RopeParams p = config_.rope();
+        const size_t half = static_cast<size_t>(config_.ropeDim / 2);
+        const auto* factors = reinterpret_cast<const float*>(graph_.weights->ropeFreqs.data);
+        for (int32_t t = 0; t < n; ++t)
+            model::ropeCosSin(p, factors, startPos + t, ropeCos_.data() + static_cast<size_t>(t) * half,
+                              ropeSin_.data() + static_cast<size_t>(t) * half);
+        if (ropeCosSwa_.empty()) return;
+        const model::RopeParams swa = config_.ropeSwa();
+        for (int32_t t = 0; t < n; ++t)
+            model::ropeCosSin(swa, nullptr, startPos + t, ropeCosSwa_.data() + static_cast<size_t>(t) * half,
+                              ropeSinSwa_.data() + static_cast<size_t>(t) * half);
     }
 
     const graph::Graph& graph_;
@@ -132,7 +142,7 @@ private:
     KvCache kv_;
     runtime::Precision precision_;
     AlignedBytes actScratch_;
-    std::vector<float> ropeCos_, ropeSin_;
+    std::vector<float> ropeCos_, ropeSin_, ropeCosSwa_, ropeSinSwa_;
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state
     std::vector<uint8_t> snapshot_;  // saveStateSnapshot's copy of the state, taken at snapshotPosition_
     int32_t snapshotPosition_ = 0;

@@ -39,6 +39,8 @@ struct OpContext {
     const float* ropeSin;
     runtime::Precision precision;
     AlignedBytes& actScratch;         // quantized activations of the current matmul input
+    const float* ropeCosSwa = nullptr;  // the sliding-window layers' table (gemma3), when the model has them
+    const float* ropeSinSwa = nullptr;
 
     float* f32(graph::BufferId id, int32_t token) const {
         const auto& b = graph.buffer(id);
@@ -60,7 +62,8 @@ void runHeadNorm(const OpContext& ctx, const graph::Op& op);
 void runRope(const OpContext& ctx, const graph::Op& op);
 void runAttention(const OpContext& ctx, const graph::Op& op);
 void runMatMul(const OpContext& ctx, const graph::Op& op);
-void runSwiGlu(const OpContext& ctx, const graph::Op& op);
+void runSwiGlu(const OpContext& ctx, const graph::Op& op);  // GeGLU when op.gelu
+void runGeGlu(const OpContext& ctx, const graph::Op& op);
 void runAdd(const OpContext& ctx, const graph::Op& op);
 void runMoeRoute(const OpContext& ctx, const graph::Op& op);
 void runMoeFfn(const OpContext& ctx, const graph::Op& op);

@@ -68,15 +68,27 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
             const int32_t t = ctx.firstRow + static_cast<int32_t>(i / c.nHead);
             const int32_t h = static_cast<int32_t>(i % c.nHead);
             const int32_t kvOffset = (h / group) * c.headDim;
-            const int32_t n = ctx.position + t + 1;
+            // A sliding-window layer sees the keys at distance < window: positions first..pos.
+            const int32_t pos = ctx.position + t;
+            const int32_t first = op.window > 0 ? std::max(0, pos - op.window + 1) : 0;
+            const int32_t n = pos + 1 - first;
             const float* q = ctx.f32(op.in, t) + h * c.headDim;
             float* out = ctx.f32(op.out, t) + h * c.headDim;
+            // gemma3 scales q before attention (llama.cpp), so the F16 rounding of q sees q * scale.
+            thread_local std::vector<float> scaled;
+            float sc = scale;
+            if (c.preScaleQuery) {
+                scaled.assign(q, q + c.headDim);
+                for (auto& x : scaled) x *= scale;
+                q = scaled.data();
+                sc = 1.0f;
+            }
             if (ctx.kv.halves())
-                attendHalves(q, ctx.kv.kHalf(op.layer, 0) + kvOffset, ctx.kv.vHalf(op.layer, 0) + kvOffset,
-                             static_cast<size_t>(kvDim), n, c.headDim, scale, out);
+                attendHalves(q, ctx.kv.kHalf(op.layer, first) + kvOffset, ctx.kv.vHalf(op.layer, first) + kvOffset,
+                             static_cast<size_t>(kvDim), n, c.headDim, sc, out);
             else
-                attendHeadF32(q, ctx.kv.kFull(op.layer, 0) + kvOffset, ctx.kv.vFull(op.layer, 0) + kvOffset,
-                              static_cast<size_t>(kvDim), n, c.headDim, scale, out);
+                attendHeadF32(q, ctx.kv.kFull(op.layer, first) + kvOffset, ctx.kv.vFull(op.layer, first) + kvOffset,
+                              static_cast<size_t>(kvDim), n, c.headDim, sc, out);
         }
     });
 }

@@ -67,9 +67,19 @@ void project(const OpContext& ctx, const model::WeightRef& w, int64_t slice, con
         projectQuantized(ctx, w, slice, x, xStride, tokens, y, yStride);
 }
 
+// ggml adds the bias as its own op after the matmul, in fp32.
+static void addBias(const OpContext& ctx, const model::WeightRef& bias, graph::BufferId out) {
+    const auto* b = reinterpret_cast<const float*>(bias.data);
+    for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
+        float* y = ctx.f32(out, t);
+        for (int64_t i = 0; i < bias.cols; ++i) y[i] += b[i];
+    }
+}
+
 void runMatMul(const OpContext& ctx, const graph::Op& op) {
     project(ctx, *op.weight, 0, ctx.f32(op.in, ctx.firstRow), static_cast<size_t>(ctx.graph.buffer(op.in).width),
             ctx.rows, ctx.f32(op.out, ctx.firstRow), static_cast<size_t>(ctx.graph.buffer(op.out).width));
+    if (op.bias) addBias(ctx, *op.bias, op.out);
 }
 
 }  // namespace zinc::cpu

@@ -10,8 +10,9 @@ void runRope(const OpContext& ctx, const graph::Op& op) {
     const auto& c = *ctx.graph.config;
     const int32_t half = c.ropeDim / 2;
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
-        const float* cs = ctx.ropeCos + static_cast<size_t>(t) * static_cast<size_t>(half);
-        const float* sn = ctx.ropeSin + static_cast<size_t>(t) * static_cast<size_t>(half);
+        const bool swa = op.window > 0 && ctx.ropeCosSwa;
+        const float* cs = (swa ? ctx.ropeCosSwa : ctx.ropeCos) + static_cast<size_t>(t) * static_cast<size_t>(half);
+        const float* sn = (swa ? ctx.ropeSinSwa : ctx.ropeSin) + static_cast<size_t>(t) * static_cast<size_t>(half);
         float* row = ctx.f32(op.in, t);
         for (int32_t h = 0; h < op.heads; ++h) {
             float* x = row + h * c.headDim;

@@ -43,7 +43,8 @@ kernels::MatVecFn kernelFor(GgmlType weight, int64_t k, const char* what) {
     if (k <= 0 || k % traits.blockElems != 0)
         throw ModelError(std::string(what) + ": k = " + std::to_string(k) + " is not a whole number of " +
                          std::string(traits.name) + " blocks");
-    const kernels::MatVecFn fn = useAvx2() ? kernels::avx2Kernel(weight) : kernels::genericKernel(weight);
+    kernels::MatVecFn fn = useAvx2() ? kernels::avx2Kernel(weight) : nullptr;
+    if (!fn) fn = kernels::genericKernel(weight);
     if (!fn) unsupported(weight, what);
     return fn;
 }
@@ -66,9 +67,13 @@ GgmlType activationType(GgmlType weight) {
         case GgmlType::Q8_0: return GgmlType::Q8_0;
         case GgmlType::Q4_1:
         case GgmlType::Q5_1: return GgmlType::Q8_1;
+        case GgmlType::IQ4_NL: return GgmlType::Q8_0;
+        case GgmlType::Q2_K:
+        case GgmlType::Q3_K:
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
-        case GgmlType::Q6_K: return GgmlType::Q8_K;
+        case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS: return GgmlType::Q8_K;
         default: unsupported(weight, "activationType");
     }
 }
@@ -144,6 +149,7 @@ MatVecFn genericKernel(GgmlType weight) {
     switch (weight) {
 #define X(T) ZINC_KERNEL_CASE(generic, T)
         ZINC_QUANT_KERNEL_LIST(X)
+        ZINC_QUANT_GENERIC_ONLY_LIST(X)
 #undef X
         default: return nullptr;
     }

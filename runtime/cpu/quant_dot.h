@@ -14,7 +14,7 @@
 namespace zinc::cpu {
 
 // Which activation format a weight type multiplies against (as ggml's vec_dot_type):
-// K types -> Q8_K; Q8_0/Q4_0/Q5_0 -> Q8_0; Q4_1/Q5_1 -> Q8_1; F16 -> F16; BF16 -> BF16;
+// K types and IQ4_XS -> Q8_K; Q8_0/Q4_0/Q5_0/IQ4_NL -> Q8_0; Q4_1/Q5_1 -> Q8_1; F16 -> F16; BF16 -> BF16;
 // F32 -> F32. Throws model::ModelError for a weight type the cpu tier cannot multiply.
 model::GgmlType activationType(model::GgmlType weight);
 // Bytes of one activation row of k elements for this weight type.

@@ -31,12 +31,6 @@ struct Lanes8 {
     float sum() const { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
 };
 
-template <typename Row>
-void forEachRow(const void* w, size_t wStride, int64_t rows, float* y, Row row) {
-    const auto* base = static_cast<const uint8_t*>(w);
-    for (int64_t r = 0; r < rows; ++r) y[r] = row(base + static_cast<size_t>(r) * wStride);
-}
-
 // Sum of a[i] * b[i] over 32 pairs of small integers, in int.
 template <typename A, typename B>
 int dot32(const A* a, const B* b) {

@@ -19,10 +19,22 @@ using MatMulFn = void (*)(int64_t k, const void* w, size_t wStride, int64_t rows
 #define ZINC_QUANT_KERNEL_LIST(X) \
     X(F32) X(F16) X(BF16) X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q8_0) X(Q4_K) X(Q5_K) X(Q6_K)
 
+// Types with portable kernels only (quant_generic_lowbit.cpp); the avx2 choice falls back to them.
+#define ZINC_QUANT_GENERIC_ONLY_LIST(X) X(Q2_K) X(Q3_K) X(IQ4_NL) X(IQ4_XS)
+
 #define ZINC_DECLARE_KERNEL(T) \
     void matVec##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y);
 
-namespace generic { ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL) }
+namespace generic {
+// y[r] = row(pointer to weight row r) for r in [0, rows): the loop every portable kernel shares.
+template <typename Row>
+void forEachRow(const void* w, size_t wStride, int64_t rows, float* y, Row row) {
+    const auto* base = static_cast<const uint8_t*>(w);
+    for (int64_t r = 0; r < rows; ++r) y[r] = row(base + static_cast<size_t>(r) * wStride);
+}
+ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL)
+ZINC_QUANT_GENERIC_ONLY_LIST(ZINC_DECLARE_KERNEL)
+}  // namespace generic
 namespace avx2 {
 ZINC_QUANT_KERNEL_LIST(ZINC_DECLARE_KERNEL)
 // Activation quantizers byte-identical to model/quant/quantize_activations.h (n whole blocks).

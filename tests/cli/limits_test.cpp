@@ -30,7 +30,8 @@ std::string errorLine(const RunResult& r) { return test::cliErrorLine(r); }
 // A copy of `source` with metadata values replaced or added and, optionally, one tensor given
 // another type (its data zero-filled at the new type's size).
 std::string rewrittenModel(const std::string& name, const std::vector<std::pair<std::string, std::string>>& strings,
-                           const std::string& retypeTensor = "", model::GgmlType newType = model::GgmlType::F32) {
+                           const std::string& retypeTensor = "", model::GgmlType newType = model::GgmlType::F32,
+                           const std::function<void(model::GgufWriter&)>& addMore = {}) {
     const auto source = model::GgufFile::open(kStories);
     const std::string path = (test::scratchDir() / name).string();
     model::GgufWriter out(path, source->alignment());
@@ -41,6 +42,7 @@ std::string rewrittenModel(const std::string& name, const std::vector<std::pair<
         if (!replaced) out.add(key, value);
     }
     for (const auto& [k, v] : strings) out.addString(k, v);
+    if (addMore) addMore(out);
     for (const auto& t : source->tensors())
         out.addTensor(t.name, t.name == retypeTensor ? newType : t.type, std::span<const uint64_t>(t.ne.data(), t.nDims));
     out.writeHeader();
@@ -124,10 +126,35 @@ TEST(Limits, ModelLargerThanTheVulkanDevicesMemory) {
 }
 
 TEST(Limits, UnsupportedTensorTypeIsNamed) {
-    const std::string path = rewrittenModel("iq4nl.gguf", {}, "blk.0.ffn_up.weight", model::GgmlType::IQ4_NL);
+    const std::string path = rewrittenModel("q8_1.gguf", {}, "blk.0.ffn_up.weight", model::GgmlType::Q8_1);
     const auto r = runZinc("score " + path + " --tokens 1");
     EXPECT_EQ(r.exitCode, 1) << r.output;
-    EXPECT_NE(errorLine(r).find("tensor blk.0.ffn_up.weight has type IQ4_NL, which zinc-rt does not support"), std::string::npos);
+    EXPECT_NE(errorLine(r).find("tensor blk.0.ffn_up.weight has type Q8_1, which zinc-rt does not support"), std::string::npos);
+}
+
+TEST(Limits, UnsupportedRopeScalingIsNamed) {
+    const std::string path = rewrittenModel("longrope.gguf", {{"llama.rope.scaling.type", "longrope"}});
+    const auto r = runZinc("score " + path + " --tokens 1");
+    EXPECT_EQ(r.exitCode, 1) << r.output;
+    EXPECT_NE(errorLine(r).find("rope scaling type 'longrope' (llama.rope.scaling.type) is not supported; supported: none, "
+                                "linear, yarn"),
+              std::string::npos)
+        << r.output;
+}
+
+// stories260K (trained 2048) as if its GGUF said YaRN x4 from 2048: --ctx may reach 8192 without
+// --rope-scaling, and the refusal past it names that length.
+TEST(Limits, GgufRopeScalingExtendsTheAllowedContext) {
+    const std::string path = rewrittenModel("yarn.gguf", {{"llama.rope.scaling.type", "yarn"}}, "", model::GgmlType::F32,
+                                            [](model::GgufWriter& w) {
+                                                w.addF32("llama.rope.scaling.factor", 4.0f);
+                                                w.addU32("llama.rope.scaling.original_context_length", 2048);
+                                            });
+    const auto r = runZinc("--ctx 8192 score " + path + " --tokens 1");
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(errorLine(runZinc("--ctx 8193 score " + path + " --tokens 1")),
+              "zinc-rt: error: --ctx: 8193 is out of range (allowed: [0, 8192], the model's length with its GGUF's rope scaling; "
+              "--rope-scaling none runs past it as trained)");
 }
 
 TEST(Limits, UnsupportedArchitectureIsNamed) {

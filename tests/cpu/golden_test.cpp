@@ -46,6 +46,8 @@ TEST_P(GoldenTest, TeacherForcedLogitsMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, GoldenTest, testing::ValuesIn(test::goldenCases()), test::goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(CpuGemma, GoldenTest, testing::ValuesIn(test::gemmaGoldenCases()), test::goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(CpuWeightTypes, GoldenTest, testing::ValuesIn(test::weightTypeGoldenCases()), test::goldenCaseName);
 
 // tiny-qwen3-q8_0: all 512 logits for token 5 at position 4 after tokens 1..4 (a RoPE check).
 // The reference is a plain float forward pass, so the tier runs in f32 precision.
@@ -68,7 +70,8 @@ TEST(CpuTier, TinyQwen3Q8_0MatchesReferenceLogits) {
 
 // Batched prefill must give the same logits as feeding one token per step.
 TEST(CpuTier, BatchedPrefillEqualsStepByStep) {
-    for (const char* file : {"qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf"}) {
+    for (const char* file : {"qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf",
+                             "qwen3-tiny-q2_k.gguf", "gemma3-tiny.gguf"}) {
         auto a = load(file);
         auto b = load(file);
         const std::vector<int32_t> prompt = {1, 17, 200, 33, 400, 5, 6, 77, 300, 12};

@@ -145,5 +145,25 @@ TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
         if (l.op.kind == OpKind::MoeFfnAdd) EXPECT_EQ(l.op.out, m.graph.residual);
 }
 
+// qwen2's q/k/v biases, llama3's rope_freqs, gemma3's windows and GeGLU: fusing everything
+// leaves each op that carries one of them unfused, so no fused kernel drops it.
+TEST(Fuse, OpsWithFieldsTheFusedKernelsLackStayUnfused) {
+    for (const char* file : {"qwen2-tiny.gguf", "llama3-tiny.gguf", "gemma3-tiny.gguf"}) {
+        const Loaded m = load(file);
+        graph::Lowered lowered = graph::lower(m.graph, formatOf);
+        graph::fuse(lowered, [](const LoweredOp&) { return true; });
+        expectCoversEveryOpOnce(lowered);
+        size_t withField = 0;
+        for (const LoweredOp& l : lowered.ops)
+            for (size_t g = l.first; g < l.first + l.count; ++g) {
+                const graph::Op& op = m.graph.ops[g];
+                if (!op.bias && op.window == 0 && !op.gelu && !(op.kind == OpKind::Rope && op.weight)) continue;
+                ++withField;
+                EXPECT_EQ(l.op.kind, op.kind) << file << ": " << op.label << " fused into " << graph::opKindName(l.op.kind);
+            }
+        EXPECT_GT(withField, 0u) << file;
+    }
+}
+
 }  // namespace
 }  // namespace zinc

@@ -30,7 +30,8 @@ struct ExpectedKernel {
 std::vector<ExpectedKernel> expectedKernels() {
     std::vector<ExpectedKernel> k;
     const auto embed = std::vector{ZK_ARG(EmbedArgs, table), ZK_ARG(EmbedArgs, tokens), ZK_ARG(EmbedArgs, out),
-                                   ZK_ARG(EmbedArgs, rowBytes), ZK_ARG(EmbedArgs, cols), ZK_ARG(EmbedArgs, outStride)};
+                                   ZK_ARG(EmbedArgs, rowBytes), ZK_ARG(EmbedArgs, cols), ZK_ARG(EmbedArgs, outStride),
+                                   ZK_ARG(EmbedArgs, scale)};
     const auto matvec = std::vector{ZK_ARG(MatVecArgs, w), ZK_ARG(MatVecArgs, act), ZK_ARG(MatVecArgs, y),
                                     ZK_ARG(MatVecArgs, rowBytes), ZK_ARG(MatVecArgs, actStride), ZK_ARG(MatVecArgs, k),
                                     ZK_ARG(MatVecArgs, rows), ZK_ARG(MatVecArgs, yStride)};
@@ -38,7 +39,8 @@ std::vector<ExpectedKernel> expectedKernels() {
     const auto expert = std::vector{ZK_ARG(E, w), ZK_ARG(E, act), ZK_ARG(E, y), ZK_ARG(E, ids), ZK_ARG(E, rowBytes),
                                     ZK_ARG(E, actStride), ZK_ARG(E, actSlotStride), ZK_ARG(E, expertBytes), ZK_ARG(E, k),
                                     ZK_ARG(E, rows), ZK_ARG(E, yStride), ZK_ARG(E, ySlotStride), ZK_ARG(E, idsStride)};
-    for (const char* t : {"f32", "f16", "q8_0", "q4_k", "q5_k", "q6_k"}) {
+    for (const char* t : {"f32", "f16", "q8_0", "q4_k", "q5_k", "q6_k", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k",
+                          "iq4_nl", "iq4_xs"}) {
         k.push_back({std::string("embed_") + t, embed, sizeof(EmbedArgs), kEmbedShape.workgroup});
         k.push_back({std::string("matvec_") + t, matvec, sizeof(MatVecArgs), kMatVecShape.workgroup});
         k.push_back({std::string("matvec_") + t + "_expert", expert, sizeof(E), kMatVecShape.workgroup});
@@ -52,17 +54,20 @@ std::vector<ExpectedKernel> expectedKernels() {
                   ZK_ARG(HeadNormArgs, eps), ZK_ARG(HeadNormArgs, stride)},
                  sizeof(HeadNormArgs), kHeadNormShape.workgroup});
     const auto rope = std::vector{ZK_ARG(RopeArgs, x), ZK_ARG(RopeArgs, state), ZK_ARG(RopeArgs, heads), ZK_ARG(RopeArgs, headDim),
-                                  ZK_ARG(RopeArgs, ropeDim), ZK_ARG(RopeArgs, thetaScale), ZK_ARG(RopeArgs, stride)};
+                                  ZK_ARG(RopeArgs, ropeDim), ZK_ARG(RopeArgs, thetaScale), ZK_ARG(RopeArgs, stride),
+                                  ZK_ARG(RopeArgs, freqFactors), ZK_ARG(RopeArgs, freqScale), ZK_ARG(RopeArgs, extFactor),
+                                  ZK_ARG(RopeArgs, mscale), ZK_ARG(RopeArgs, corrLow), ZK_ARG(RopeArgs, corrHigh)};
     k.push_back({"rope_norm", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     k.push_back({"rope_neox", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     const auto quantize = std::vector{ZK_ARG(QuantizeArgs, in), ZK_ARG(QuantizeArgs, out), ZK_ARG(QuantizeArgs, n),
                                       ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride)};
     k.push_back({"quantize_q8_0", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
+    k.push_back({"quantize_q8_1", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
     k.push_back({"quantize_q8_k", quantize, sizeof(QuantizeArgs), kQuantizeQ8_KShape.workgroup});
-    k.push_back({"quantize_f16",
-                 {ZK_ARG(ConvertF16Args, in), ZK_ARG(ConvertF16Args, out), ZK_ARG(ConvertF16Args, n), ZK_ARG(ConvertF16Args, inStride),
-                  ZK_ARG(ConvertF16Args, outStride)},
-                 sizeof(ConvertF16Args), kConvertF16Shape.workgroup});
+    const auto convert = std::vector{ZK_ARG(ConvertF16Args, in), ZK_ARG(ConvertF16Args, out), ZK_ARG(ConvertF16Args, n),
+                                     ZK_ARG(ConvertF16Args, inStride), ZK_ARG(ConvertF16Args, outStride)};
+    k.push_back({"quantize_f16", convert, sizeof(ConvertF16Args), kConvertF16Shape.workgroup});
+    k.push_back({"quantize_bf16", convert, sizeof(ConvertF16Args), kConvertF16Shape.workgroup});
     k.push_back({"kv_store",
                  {ZK_ARG(KvStoreArgs, k), ZK_ARG(KvStoreArgs, v), ZK_ARG(KvStoreArgs, kCache), ZK_ARG(KvStoreArgs, vCache),
                   ZK_ARG(KvStoreArgs, state), ZK_ARG(KvStoreArgs, kvDim), ZK_ARG(KvStoreArgs, inStride)},
@@ -71,15 +76,19 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"attention",
                  {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, nHead),
                   ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride), ZK_ARG(A, outStride),
-                  ZK_ARG(A, scale)},
+                  ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale)},
                  sizeof(A), kAttentionShape.workgroup});
-    k.push_back({"swiglu",
-                 {ZK_ARG(SwiGluArgs, gate), ZK_ARG(SwiGluArgs, up), ZK_ARG(SwiGluArgs, out), ZK_ARG(SwiGluArgs, n),
-                  ZK_ARG(SwiGluArgs, stride)},
-                 sizeof(SwiGluArgs), kElementwiseShape.workgroup});
+    for (const char* glu : {"swiglu", "geglu"})
+        k.push_back({glu,
+                     {ZK_ARG(SwiGluArgs, gate), ZK_ARG(SwiGluArgs, up), ZK_ARG(SwiGluArgs, out), ZK_ARG(SwiGluArgs, n),
+                      ZK_ARG(SwiGluArgs, stride)},
+                     sizeof(SwiGluArgs), kElementwiseShape.workgroup});
     k.push_back({"add",
                  {ZK_ARG(AddArgs, a), ZK_ARG(AddArgs, b), ZK_ARG(AddArgs, out), ZK_ARG(AddArgs, n), ZK_ARG(AddArgs, stride)},
                  sizeof(AddArgs), kElementwiseShape.workgroup});
+    k.push_back({"add_bias",
+                 {ZK_ARG(AddBiasArgs, x), ZK_ARG(AddBiasArgs, bias), ZK_ARG(AddBiasArgs, n), ZK_ARG(AddBiasArgs, stride)},
+                 sizeof(AddBiasArgs), kElementwiseShape.workgroup});
     using T = MoeTopkArgs;
     k.push_back({"moe_topk",
                  {ZK_ARG(T, logits), ZK_ARG(T, ids), ZK_ARG(T, weights), ZK_ARG(T, nExpert), ZK_ARG(T, nUsed), ZK_ARG(T, logitsStride),

@@ -49,22 +49,16 @@ public:
     }
     cpu::KvCache& kv() { return *kv_; }
 
-    // ggml's rope tables as the cpu tier's fillRopeTables writes them (copied: it is private
-    // to the tier): theta = pos * base^(-2i/d) by repeated float multiplication.
-    void fillRope(int32_t position, int32_t tokens) {
-        const int32_t half = config_.ropeDim / 2;
-        ropeCos_.assign(static_cast<size_t>(half * tokens), 0.0f);
-        ropeSin_.assign(static_cast<size_t>(half * tokens), 0.0f);
-        for (int32_t t = 0; t < tokens; ++t) {
-            float theta = static_cast<float>(position + t);
-            for (int32_t i = 0; i < half; ++i) {
-                ropeCos_[static_cast<size_t>(t * half + i)] = std::cos(theta);
-                ropeSin_[static_cast<size_t>(t * half + i)] = std::sin(theta);
-                theta *= thetaScale();
-            }
-        }
+    // ggml's rope tables as the cpu tier's fillRopeTables writes them (model::ropeCosSin),
+    // with `freqFactors` (rope_freqs) when given.
+    void fillRope(int32_t position, int32_t tokens, const float* freqFactors = nullptr) {
+        const auto half = static_cast<size_t>(config_.ropeDim / 2);
+        ropeCos_.assign(half * static_cast<size_t>(tokens), 0.0f);
+        ropeSin_.assign(half * static_cast<size_t>(tokens), 0.0f);
+        for (int32_t t = 0; t < tokens; ++t)
+            model::ropeCosSin(config_.rope(), freqFactors, position + t, ropeCos_.data() + t * half, ropeSin_.data() + t * half);
     }
-    float thetaScale() const { return std::pow(config_.ropeBase, -2.0f / static_cast<float>(config_.ropeDim)); }
+    model::RopeParams rope() const { return config_.rope(); }
 
     cpu::OpContext context(int32_t position) {
         return cpu::OpContext{graph_,         plan_,          arena_.data(),           pool_,  *kv_,      tokens_, position, 0,

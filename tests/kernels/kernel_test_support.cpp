@@ -51,6 +51,16 @@ std::vector<uint8_t> randomWeights(std::mt19937& rng, model::GgmlType type, int6
         for (size_t i = 0; i < v.size(); ++i) putHalf(data.data() + 2 * i, v[i]);
         return data;
     }
+    if (type == GgmlType::BF16) {
+        const auto v = randomFloats(rng, data.size() / 2, 0.5f);
+        for (size_t i = 0; i < v.size(); ++i) {
+            uint32_t bits;
+            std::memcpy(&bits, &v[i], 4);
+            const auto h = static_cast<uint16_t>(bits >> 16);
+            std::memcpy(data.data() + 2 * i, &h, 2);
+        }
+        return data;
+    }
     std::uniform_int_distribution<int> byte(0, 255);
     std::uniform_real_distribution<float> scale(0.001f, 0.05f);
     for (auto& b : data) b = static_cast<uint8_t>(byte(rng));
@@ -64,6 +74,20 @@ std::vector<uint8_t> randomWeights(std::mt19937& rng, model::GgmlType type, int6
                 putHalf(b + 2, scale(rng));
                 break;
             case GgmlType::Q6_K: putHalf(b + 208, scale(rng)); break;
+            case GgmlType::Q4_0:
+            case GgmlType::Q5_0:
+            case GgmlType::IQ4_NL:
+            case GgmlType::IQ4_XS: putHalf(b, scale(rng)); break;
+            case GgmlType::Q4_1:
+            case GgmlType::Q5_1:
+                putHalf(b, scale(rng));
+                putHalf(b + 2, -scale(rng));
+                break;
+            case GgmlType::Q2_K:
+                putHalf(b + 80, scale(rng));
+                putHalf(b + 82, scale(rng));
+                break;
+            case GgmlType::Q3_K: putHalf(b + 108, scale(rng)); break;
             default: break;
         }
     }

@@ -85,15 +85,27 @@ TEST(PoclKernels, HeadNormMatchesCpuOp) {
     EXPECT_EQ(d.mismatches, 0u) << "max |diff| " << d.maxAbs;
 }
 
-void checkRope(model::RopeStyle style, const char* kernel, int32_t position) {
+// Llama 3.1's rope_freqs divisors as its converter writes them (factor 8, low/high 1, 4) for 32 pairs.
+std::vector<float> llama3FreqFactors() {
+    std::vector<float> f(32, 1.0f);
+    for (size_t i = 6; i < f.size(); ++i) f[i] = 8.0f;
+    f[3] = 1.425f;
+    f[4] = 2.442f;
+    f[5] = 4.637f;
+    return f;
+}
+
+void checkRope(model::RopeStyle style, const char* kernel, int32_t position, model::RopeScaling scaling = {},
+               const std::vector<float>& factors = {}) {
     std::mt19937 rng(12);
     auto config = smallConfig();
     config.ropeStyle = style;
+    config.ropeScaling = scaling;
     const int tokens = 3, width = config.qDim();
     CpuOps cpu(config);
     const auto q = cpu.buffer("q", width);
     cpu.allocate(tokens);
-    cpu.fillRope(position, tokens);
+    cpu.fillRope(position, tokens, factors.empty() ? nullptr : factors.data());
     const auto x = randomFloats(rng, tokens * width);
     cpu.fill(q, x);
     Op op{OpKind::Rope, 0, "rope_q", q};
@@ -102,12 +114,17 @@ void checkRope(model::RopeStyle style, const char* kernel, int32_t position) {
     cpu::runRope(cpu.context(position), op);
 
     const std::vector<int32_t> state = {position, tokens, position + tokens};
-    SvmBuffer dx(x), dState(state);
-    launch(kernel, RopeArgs{dx.addr(), dState.addr(), config.nHead, config.headDim, config.ropeDim, cpu.thetaScale(), width},
+    SvmBuffer dx(x), dState(state), dFactors(factors.empty() ? std::vector<float>{0.0f} : factors);
+    const model::RopeParams p = cpu.rope();
+    launch(kernel,
+           RopeArgs{dx.addr(), dState.addr(), config.nHead, config.headDim, config.ropeDim, p.thetaScale, width,
+                    factors.empty() ? 0 : dFactors.addr(), p.freqScale, p.extFactor, p.mscale, p.corrLow, p.corrHigh},
            {static_cast<uint32_t>(config.nHead), tokens, 1});
     const Diff d = compare(dx.read<float>(tokens * width), cpu.read(q, tokens));
     EXPECT_LE(d.maxAbs, 1e-6 * std::max(1.0, d.maxRef)) << kernel << " at position " << position;
-    EXPECT_LE(d.mismatches, static_cast<size_t>(tokens * width / 100)) << kernel << ": too many last-bit differences";
+    // YaRN's mscale multiplies cos and sin, so a last-bit difference of either shows up more often.
+    const size_t allowed = static_cast<size_t>(tokens * width / (scaling.type == model::RopeScalingType::Yarn ? 25 : 100));
+    EXPECT_LE(d.mismatches, allowed) << kernel << ": too many last-bit differences";
 }
 
 TEST(PoclKernels, RopeNormMatchesCpuOp) {
@@ -118,6 +135,19 @@ TEST(PoclKernels, RopeNormMatchesCpuOp) {
 TEST(PoclKernels, RopeNeoxMatchesCpuOp) {
     checkRope(model::RopeStyle::Neox, "rope_neox", 17);
     checkRope(model::RopeStyle::Neox, "rope_neox", 30000);
+}
+
+TEST(PoclKernels, RopeScalingMatchesCpuOp) {
+    checkRope(model::RopeStyle::Norm, "rope_norm", 700, {}, llama3FreqFactors());
+    model::RopeScaling linear;
+    linear.type = model::RopeScalingType::Linear;
+    linear.factor = 8.0f;
+    checkRope(model::RopeStyle::Neox, "rope_neox", 901, linear);
+    model::RopeScaling yarn;
+    yarn.type = model::RopeScalingType::Yarn;
+    yarn.factor = 4.0f;
+    yarn.nCtxOrig = 4096;
+    checkRope(model::RopeStyle::Neox, "rope_neox", 12000, yarn);
 }
 
 // K/V rows of the batch stored as halves at their positions, then every (token, head)

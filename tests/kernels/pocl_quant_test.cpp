@@ -2,6 +2,8 @@
 // against model/quant and the cpu tier's generic matVec kernels: bit-exact.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "kernels/kernel_args.h"
 #include "model/quant/blocks.h"
 #include "model/quant/dequantize.h"
@@ -19,7 +21,10 @@ struct TypeCase {
     const char* suffix;
 };
 const TypeCase kTypes[] = {{GgmlType::F32, "f32"},   {GgmlType::F16, "f16"},   {GgmlType::Q8_0, "q8_0"},
-                           {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q5_K, "q5_k"}, {GgmlType::Q6_K, "q6_k"}};
+                           {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q5_K, "q5_k"}, {GgmlType::Q6_K, "q6_k"},
+                           {GgmlType::BF16, "bf16"}, {GgmlType::Q4_0, "q4_0"}, {GgmlType::Q4_1, "q4_1"},
+                           {GgmlType::Q5_0, "q5_0"}, {GgmlType::Q5_1, "q5_1"}, {GgmlType::Q2_K, "q2_k"},
+                           {GgmlType::Q3_K, "q3_k"}, {GgmlType::IQ4_NL, "iq4_nl"}, {GgmlType::IQ4_XS, "iq4_xs"}};
 
 TEST(PoclKernels, EmbedRowsEqualDequantizeRow) {
     std::mt19937 rng(1);
@@ -77,6 +82,31 @@ TEST(PoclKernels, QuantizeQ8_KIsBitExact) {
     for (int t = 0; t < rows; ++t)
         model::quantizeRowQ8_K(x.data() + t * n, reinterpret_cast<model::BlockQ8_K*>(want.data() + t * rowBytes), n);
     EXPECT_EQ(dOut.read<uint8_t>(want.size()), want);
+}
+
+TEST(PoclKernels, QuantizeQ8_1IsBitExact) {
+    std::mt19937 rng(6);
+    const int rows = 3, n = 1024;
+    const auto x = activationRows(rng, rows, n);
+    const size_t rowBytes = n / 32 * sizeof(model::BlockQ8_1);
+    SvmBuffer dx(x), dOut(rows * rowBytes);
+    launch("quantize_q8_1", QuantizeArgs{dx.addr(), dOut.addr(), n, n, rowBytes}, {ceilDiv(n, 256), rows, 1});
+    std::vector<uint8_t> want(rows * rowBytes);
+    for (int t = 0; t < rows; ++t)
+        model::quantizeRowQ8_1(x.data() + t * n, reinterpret_cast<model::BlockQ8_1*>(want.data() + t * rowBytes), n);
+    EXPECT_EQ(dOut.read<uint8_t>(want.size()), want);
+}
+
+TEST(PoclKernels, ConvertBF16IsBitExact) {
+    std::mt19937 rng(7);
+    const int rows = 2, n = 700;
+    auto x = randomFloats(rng, rows * n, 3.0f);
+    x[1] = 1e-40f, x[2] = 3.4e38f, x[3] = std::numeric_limits<float>::quiet_NaN(), x[4] = 1.00390625f;  // subnormal, near max, NaN, a tie
+    SvmBuffer dx(x), dOut(rows * n * 2);
+    launch("quantize_bf16", ConvertF16Args{dx.addr(), dOut.addr(), n, n, n}, {ceilDiv(n, 256), rows, 1});
+    std::vector<uint16_t> want(rows * n);
+    model::convertRowBF16(x.data(), want.data(), rows * n);
+    EXPECT_EQ(dOut.read<uint16_t>(want.size()), want);
 }
 
 TEST(PoclKernels, ConvertF16IsBitExact) {

@@ -31,6 +31,8 @@ TEST_P(KfdGoldenTest, ScoreOnTheSimulatedGpuMeetsTheGolden) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kfd, KfdGoldenTest, testing::ValuesIn(test::goldenCases()), test::goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(KfdGemma, KfdGoldenTest, testing::ValuesIn(test::gemmaGoldenCases()), test::goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(KfdWeightTypes, KfdGoldenTest, testing::ValuesIn(test::weightTypeGoldenCases()), test::goldenCaseName);
 
 }  // namespace
 }  // namespace zinc

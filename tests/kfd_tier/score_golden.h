@@ -32,12 +32,12 @@ inline std::string expectScoreMeetsGolden(const GoldenCase& c, const std::string
     const auto got = readGolden(out.string());
     EXPECT_EQ(got.positions.size(), golden.positions.size()) << tierArgs;
     if (got.positions.size() != golden.positions.size()) return "";
-    const auto& [absolute, relative, allowedPositions] = c.tolerance;
+    const auto& [absolute, relative, allowedPositions, top1Gap] = c.tolerance;
     int outlierPositions = 0;
     for (size_t i = 0; i < golden.positions.size(); ++i) {
         const auto& want = golden.positions[i].top;
         const auto& have = got.positions[i].top;
-        if (want.size() >= 2 && want[0].second - want[1].second > 0.05f) {
+        if (want.size() >= 2 && want[0].second - want[1].second > top1Gap) {
             EXPECT_EQ(have[0].first, want[0].first) << tierArgs << ": top-1 differs at pos " << i;
         }
         std::string misses;

@@ -67,7 +67,9 @@ TEST_P(KfdVsCpuTest, BatchedPrefillAndDecodeMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Kfd, KfdVsCpuTest,
                          testing::Values("stories260K.gguf", "llama-2-tiny-random.gguf", "qwen3-tiny.gguf", "qwen3moe-tiny.gguf",
-                                         "tiny-qwen3-q8_0.gguf"),
+                                         "tiny-qwen3-q8_0.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf", "qwen3-tiny-q3_k_m.gguf",
+                                         "qwen3-tiny-q2_k.gguf", "qwen3-tiny-iq4_xs.gguf", "qwen3-tiny-q4_1.gguf",
+                                         "qwen3-tiny-bf16.gguf", "gemma3-tiny.gguf"),
                          test::modelParamName);
 
 // A fence that never signals: the CP sits in a WAIT_REG_MEM on memory nobody writes. The wait

@@ -82,6 +82,33 @@ float element(GgmlType type, const uint8_t* block, int i) {
             const int high2 = (b.qh[32 * h + l] >> (2 * g)) & 3;
             return h2f(b.d) * static_cast<float>(b.scales[i / 16]) * static_cast<float>((low4 | high2 << 4) - 32);
         }
+        case GgmlType::Q2_K: {
+            auto& b = *reinterpret_cast<const BlockQ2_K*>(block);
+            const int n = i / 128, shift = 2 * ((i % 128) / 32), l = i % 32, sc = b.scales[i / 16];
+            const int q = (b.qs[32 * n + l] >> shift) & 3;
+            return h2f(b.d) * static_cast<float>(sc & 15) * static_cast<float>(q) - h2f(b.dmin) * static_cast<float>(sc >> 4);
+        }
+        case GgmlType::Q3_K: {
+            // Scales as quantize_row_q3_K packs them: scale j's low nibble in byte j (j < 8) or
+            // the high nibble of byte j - 8, its top two bits at bit 2 (j / 4) of byte 8 + j % 4.
+            auto& b = *reinterpret_cast<const BlockQ3_K*>(block);
+            const int j = i / 16, n = i / 128, g = (i % 128) / 32, l = i % 32;
+            const int low = j < 8 ? b.scales[j] & 15 : b.scales[j - 8] >> 4;
+            const int scale = (low | ((b.scales[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32;
+            const int q = ((b.qs[32 * n + l] >> (2 * g)) & 3) - ((b.hmask[l] >> (4 * n + g)) & 1 ? 0 : 4);
+            return h2f(b.d) * static_cast<float>(scale) * static_cast<float>(q);
+        }
+        case GgmlType::IQ4_NL: {
+            auto& b = *reinterpret_cast<const BlockIQ4_NL*>(block);
+            return h2f(b.d) * static_cast<float>(kIq4nlValues[i < 16 ? b.qs[i] & 15 : b.qs[i - 16] >> 4]);
+        }
+        case GgmlType::IQ4_XS: {
+            auto& b = *reinterpret_cast<const BlockIQ4_XS*>(block);
+            const int ib = i / 32, l = i % 32;
+            const int ls = ((b.scalesL[ib / 2] >> (ib % 2 ? 4 : 0)) & 15) | ((b.scalesH >> (2 * ib)) & 3) << 4;
+            const uint8_t* qs = b.qs + 16 * ib;
+            return h2f(b.d) * static_cast<float>(ls - 32) * static_cast<float>(kIq4nlValues[l < 16 ? qs[l] & 15 : qs[l - 16] >> 4]);
+        }
         case GgmlType::F16: return h2f(reinterpret_cast<const uint16_t*>(block)[i]);
         case GgmlType::BF16: return bf16ToFp32(reinterpret_cast<const uint16_t*>(block)[i]);
         case GgmlType::F32: return reinterpret_cast<const float*>(block)[i];
@@ -216,10 +243,10 @@ TEST(Dequantize, RejectsTypesItCannotDequantize) {
     uint8_t block[256] = {};
     float y[256];
     try {
-        dequantizeRow(GgmlType::Q3_K, block, y, 256);
+        dequantizeRow(GgmlType::IQ3_XXS, block, y, 256);
         FAIL() << "expected ModelError";
     } catch (const ModelError& e) {
-        EXPECT_NE(std::string(e.what()).find("Q3_K"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("IQ3_XXS"), std::string::npos) << e.what();
     }
     EXPECT_THROW(dequantizeRow(GgmlType::Q4_0, block, y, 33), ModelError);
 }

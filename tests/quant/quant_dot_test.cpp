@@ -183,20 +183,24 @@ TEST(QuantDotApi, ActivationTypesFollowGgmlVecDotType) {
     EXPECT_EQ(activationType(GgmlType::F16), GgmlType::F16);
     EXPECT_EQ(activationType(GgmlType::BF16), GgmlType::BF16);
     EXPECT_EQ(activationType(GgmlType::F32), GgmlType::F32);
+    EXPECT_EQ(activationType(GgmlType::Q2_K), GgmlType::Q8_K);
+    EXPECT_EQ(activationType(GgmlType::Q3_K), GgmlType::Q8_K);
+    EXPECT_EQ(activationType(GgmlType::IQ4_XS), GgmlType::Q8_K);
+    EXPECT_EQ(activationType(GgmlType::IQ4_NL), GgmlType::Q8_0);
     EXPECT_EQ(activationRowBytes(GgmlType::Q4_K, 512), 2u * 292u);
     EXPECT_EQ(activationRowBytes(GgmlType::Q4_1, 64), 2u * 36u);
 }
 
 TEST(QuantDotApi, UnsupportedWeightTypeNamesIt) {
     try {
-        activationType(GgmlType::Q2_K);
+        activationType(GgmlType::IQ2_XXS);
         FAIL() << "expected ModelError";
     } catch (const model::ModelError& e) {
-        EXPECT_NE(std::string(e.what()).find("Q2_K"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("IQ2_XXS"), std::string::npos) << e.what();
     }
     float y = 0;
     uint8_t buf[512] = {};
-    EXPECT_THROW(matVec(GgmlType::IQ4_XS, 256, buf, 136, 1, buf, &y), model::ModelError);
+    EXPECT_THROW(matVec(GgmlType::IQ2_XS, 256, buf, 74, 1, buf, &y), model::ModelError);
     EXPECT_THROW(matVec(GgmlType::Q4_K, 100, buf, 144, 1, buf, &y), model::ModelError);  // not whole blocks
 }
 

@@ -15,7 +15,8 @@ using model::GgmlType;
 const std::vector<GgmlType>& computableWeightTypes() {
     static const std::vector<GgmlType> types = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
                                                 GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                                                GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                                                GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_K,
+                                                GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
     return types;
 }
 
@@ -68,6 +69,12 @@ std::vector<uint8_t> randomWeightRow(GgmlType type, int64_t k, std::mt19937& rng
         case GgmlType::Q4_K:
         case GgmlType::Q5_K: setHalves(row, t.blockBytes, {0, 2}, true, rng); break;
         case GgmlType::Q6_K: setHalves(row, t.blockBytes, {offsetof(model::BlockQ6_K, d)}, false, rng); break;
+        case GgmlType::Q2_K:
+            setHalves(row, t.blockBytes, {offsetof(model::BlockQ2_K, d), offsetof(model::BlockQ2_K, dmin)}, true, rng);
+            break;
+        case GgmlType::Q3_K: setHalves(row, t.blockBytes, {offsetof(model::BlockQ3_K, d)}, false, rng); break;
+        case GgmlType::IQ4_NL:
+        case GgmlType::IQ4_XS: setHalves(row, t.blockBytes, {0}, false, rng); break;
         default: break;
     }
     return row;

@@ -58,8 +58,42 @@ TEST_P(VulkanVsCpuTest, BatchedPrefillAndDecodeMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanVsCpuTest,
                          testing::Values("stories260K.gguf", "llama-2-tiny-random.gguf", "qwen3-tiny.gguf",
-                                         "qwen3moe-tiny.gguf"),
+                                         "qwen3moe-tiny.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf"),
                          test::modelParamName);
+
+TEST(VulkanTier, Gemma3IsRefusedNamingTheOpAndWhatItNeeds) {
+    ZINC_REQUIRE_VULKAN();
+    try {
+        test::load("gemma3-tiny.gguf", true);
+        FAIL() << "expected TierError";
+    } catch (const runtime::TierError& e) {
+        EXPECT_STREQ(e.what(), "vulkan tier: op token_embd needs an embedding scale (gemma3), which this tier does not implement "
+                               "yet; the cpu tier runs it");
+    }
+}
+
+// The requantized weight-type files through a prompt long enough for the tiled prefill matmul
+// (Q2_K stays on the matvec there) and a decode step.
+class VulkanWeightTypesVsCpuTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanWeightTypesVsCpuTest, TiledPrefillAndDecodeMatchCpu) {
+    ZINC_REQUIRE_VULKAN();
+    auto cpu = test::load(GetParam(), false);
+    auto gpu = test::load(GetParam(), true);
+    std::vector<int32_t> prompt;
+    for (int32_t i = 0; i < 20; ++i) prompt.push_back((i * 37 + 11) % 1000);
+    test::expectNearCpu(gpu.session->feed(prompt), cpu.session->feed(prompt), {0.1f, 0.01f}, "tiled prefill");
+    test::expectNearCpu(gpu.session->step(250), cpu.session->step(250), {0.1f, 0.01f}, "decode step");
+}
+
+INSTANTIATE_TEST_SUITE_P(WeightTypes, VulkanWeightTypesVsCpuTest,
+                         testing::Values("qwen3-tiny-q3_k_m.gguf", "qwen3-tiny-q2_k.gguf", "qwen3-tiny-iq4_xs.gguf",
+                                         "qwen3-tiny-q4_1.gguf", "qwen3-tiny-bf16.gguf"),
+                         [](const auto& info) {
+                             std::string name = std::string(info.param).substr(11);
+                             name = name.substr(0, name.find('.'));
+                             return name;
+                         });
 
 // Past kExactAttentionMax positions decode attention is split along the KV length in fp32
 // instead of the cpu tier's F16 accumulator: measure how far that moves stories260K's logits.

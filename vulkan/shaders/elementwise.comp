@@ -1,5 +1,6 @@
 #version 450
-// out = silu(a) * b (SwiGLU, mode 0) or a + b (residual add, mode 1), over n floats.
+// out = silu(a) * b (SwiGLU, mode 0), a + b (residual add, mode 1) or a + b[i % bWidth]
+// (a bias vector added to every row, mode 2), over n floats.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -10,11 +11,12 @@ layout(push_constant) uniform PC {
     FloatBuf out_;
     uint n;
     uint mode;
+    uint bWidth;
 } pc;
 
 void main() {
     const uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u;
     if (i >= pc.n) return;
-    const float x = pc.a.v[i], y = pc.b.v[i];
+    const float x = pc.a.v[i], y = pc.b.v[pc.mode == 2u ? i % pc.bWidth : i];
     pc.out_.v[i] = pc.mode == 0u ? x / (1.0 + exp(-x)) * y : x + y;
 }

@@ -148,7 +148,7 @@ void main() {
                     for (uint j = 0u; j < 4u; ++j) {
                         int dlo = 0, dhi = 0;
                         for (uint i = 0u; i < 4u; ++i) {
-                            if (TYPE == kQ8_0) {
+                            if (kSignedQuants) {
                                 dlo += sdot4(a[j][0][i], wlo[i]);
                                 dhi += sdot4(a[j][1][i], whi[i]);
                             } else {

@@ -105,7 +105,7 @@ void main() {
             const float da = uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + u]);
             const float sa = kHasMin ? uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + nBlocks + u]) : 0.0;
             int slo = 0, shi = 0;
-            if (kOffset != 0) {
+            if (kOffset != 0 || kHalfMins) {
                 for (uint i = 0u; i < 4u; ++i) {
                     slo += sdot4(a[i], 0x01010101u);
                     shi += sdot4(a[i + 4u], 0x01010101u);
@@ -114,7 +114,7 @@ void main() {
             for (uint r = 0u; r < RR; ++r) {
                 int dlo = 0, dhi = 0;
                 for (uint i = 0u; i < 4u; ++i) {
-                    if (TYPE == kQ8_0) {
+                    if (kSignedQuants) {
                         dlo += sdot4(a[i], wq[r * 8u + i]);
                         dhi += sdot4(a[i + 4u], wq[r * 8u + i + 4u]);
                     } else {
@@ -124,6 +124,11 @@ void main() {
                 }
                 float v = da * (fa[r] * float(dlo - kOffset * slo) + fb[r] * float(dhi - kOffset * shi));
                 if (kHasMin) v += fm[r] * sa;
+                if (kHalfMins) {
+                    float mlo, mhi;
+                    decodeMinsQ2K(r >= R ? pc.w2 : pc.w, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, mlo, mhi);
+                    v += da * (mlo * float(slo) + mhi * float(shi));
+                }
                 acc[r * NT + t] += v;
             }
         }

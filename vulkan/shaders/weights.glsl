@@ -2,6 +2,24 @@
 // Type ids are ggml's.
 const uint kF32 = 0u, kF16 = 1u, kQ4_0 = 2u, kQ4_1 = 3u, kQ5_0 = 6u, kQ5_1 = 7u, kQ8_0 = 8u;
 const uint kQ4_K = 12u, kQ5_K = 13u, kQ6_K = 14u, kBF16 = 30u;
+const uint kQ2_K = 10u, kQ3_K = 11u, kIQ4_NL = 20u, kIQ4_XS = 23u;
+// The non-linear levels of IQ4_NL / IQ4_XS (ggml-common.h kvalues_iq4nl).
+const int kIq4Values[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+
+// Q3_K's 6-bit scale si (0..15) from its 12 packed bytes at `scales`, minus 32 (ggml's kmask
+// unpacking): low 4 bits from byte si (si < 8) or the high nibble of byte si - 8, top 2 bits
+// from byte 8 + si % 4 at bit 2 * (si / 4).
+int scaleQ3K(U16Buf w, uint scales, uint si) {
+    const uint lo = si < 8u ? rd8(w, scales + si) & 0xFu : rd8(w, scales + si - 8u) >> 4;
+    const uint hi = (rd8(w, scales + 8u + si % 4u) >> (2u * (si / 4u))) & 3u;
+    return int(lo | (hi << 4)) - 32;
+}
+
+// IQ4_XS's 6-bit scale of sub-block ib (0..7), minus 32.
+int scaleIQ4XS(U16Buf w, uint blk, uint ib) {
+    const uint ls = ((rd8(w, blk + 4u + ib / 2u) >> (4u * (ib % 2u))) & 0xFu) | (((rd16(w, blk + 2u) >> (2u * ib)) & 3u) << 4);
+    return int(ls) - 32;
+}
 
 // Four 1-bit values (bits 0..3 of x) -> bit 4 of each byte.
 uint spreadBits4(uint x) {
@@ -41,7 +59,32 @@ float dequantElement(uint type, U16Buf w, uint row, uint i) {
         if (hasMin) return float(q) * d + rdHalf(w, blk + 2u);
         return float(int(q) - (five ? 16 : 8)) * d;
     }
+    if (type == kIQ4_NL) {
+        const uint blk = row + (i / 32u) * 18u;
+        const uint q = j < 16u ? rd8(w, blk + 2u + j) & 0xFu : rd8(w, blk + 2u + j - 16u) >> 4;
+        return rdHalf(w, blk) * float(kIq4Values[q]);
+    }
     const uint blkIndex = i / 256u, e = i % 256u;
+    if (type == kQ2_K || type == kQ3_K) {
+        // Half n of 128, shift group g (bits 2g..2g+1), element l of 32; scale index 8n + 2g + l / 16.
+        const uint n = e / 128u, g = (e % 128u) / 32u, l = e % 32u, si = 8u * n + 2u * g + l / 16u;
+        if (type == kQ2_K) {
+            const uint blk = row + blkIndex * 84u;
+            const uint q = (rd8(w, blk + 16u + 32u * n + l) >> (2u * g)) & 3u;
+            const uint sc = rd8(w, blk + si);
+            return rdHalf(w, blk + 80u) * float(sc & 0xFu) * float(q) - rdHalf(w, blk + 82u) * float(sc >> 4);
+        }
+        const uint blk = row + blkIndex * 110u;
+        const int q = int((rd8(w, blk + 32u + 32u * n + l) >> (2u * g)) & 3u) - (((rd8(w, blk + l) >> (4u * n + g)) & 1u) != 0u ? 0 : 4);
+        return rdHalf(w, blk + 108u) * float(scaleQ3K(w, blk + 96u, si)) * float(q);
+    }
+    if (type == kIQ4_XS) {
+        const uint blk = row + blkIndex * 136u;
+        const uint ib = e / 32u, l = e % 32u;
+        const uint qs = blk + 8u + 16u * ib;
+        const uint q = l < 16u ? rd8(w, qs + l) & 0xFu : rd8(w, qs + l - 16u) >> 4;
+        return rdHalf(w, blk) * float(scaleIQ4XS(w, blk, ib)) * float(kIq4Values[q]);
+    }
     if (type == kQ4_K || type == kQ5_K) {
         const uint blk = row + blkIndex * (type == kQ4_K ? 144u : 176u);
         const uint sub = e / 32u, l = e % 32u, c = sub / 2u;

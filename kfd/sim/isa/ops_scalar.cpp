@@ -116,6 +116,12 @@ void s_cvt_u32_f32(Wave& w, const Inst& i) {
     d(w, i, std::isnan(f) || f <= 0 ? 0u : f >= 4294967296.0f ? 0xffffffffu : uint32_t(f));
 }
 void s_mul_f32(Wave& w, const Inst& i) { d(w, i, asU(asF(a(w, i)) * asF(b(w, i)))); }
+void s_sub_f32(Wave& w, const Inst& i) { d(w, i, asU(asF(a(w, i)) - asF(b(w, i)))); }
+void s_max_i32(Wave& w, const Inst& i) {
+    const int32_t x = int32_t(a(w, i)), y = int32_t(b(w, i));
+    w.scc = x >= y;
+    d(w, i, uint32_t(w.scc ? x : y));
+}
 
 // SOPC compares: operands are op[0], op[1].
 #define ZK_CMP(NAME, T, OP) \
@@ -133,6 +139,11 @@ ZK_CMP(s_cmp_le_i32, int32_t, <=)
 ZK_CMP(s_cmp_gt_i32, int32_t, >)
 ZK_CMP(s_cmp_ge_i32, int32_t, >=)
 #undef ZK_CMP
+// Float compares: the n-forms are the negations (true when either side is NaN).
+void s_cmp_neq_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) == asF(readScalar(w, i.op[1]))); }
+void s_cmp_nlt_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) < asF(readScalar(w, i.op[1]))); }
+void s_cmp_lg_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) != read64(w, i.op[1], 0, false); }
+void s_cmpk_lg_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) != sext16(i.op[1].value); }
 void s_cmpk_lt_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) < sext16(i.op[1].value); }
 void s_cmpk_gt_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) > sext16(i.op[1].value); }
 
@@ -183,8 +194,9 @@ void s_wait_loadcnt_dscnt(Wave& w, const Inst& i) {
 }
 void s_wait_storecnt_dscnt(Wave& w, const Inst& i) { w.waitFor(kDs, waitValue(i) & 0x3f); }
 
-// Scalar loads: s_load_bN sdst, sbase, offset (immediate, SGPR or null) [+ offset:N].
-template <int N> void s_load(Wave& w, const Inst& i) {
+// Scalar loads: s_load_* sdst, sbase, offset (immediate, SGPR or null) [+ offset:N]; the
+// unaligned address (callers align it to their access size).
+uint64_t smemAddress(const Wave& w, const Inst& i) {
     const uint64_t base = read64(w, i.op[1], 0, false) & ~uint64_t(3);
     uint64_t off = uint64_t(int64_t(i.offset));
     if (i.nops > 2) {
@@ -192,7 +204,10 @@ template <int N> void s_load(Wave& w, const Inst& i) {
         if (o.kind == OpKind::Sgpr && o.reg != kNull) off += w.s[o.reg];
         else if (o.kind == OpKind::IntConst || o.kind == OpKind::Literal) off += uint64_t(o.value);
     }
-    const uint64_t address = (base + off) & ~uint64_t(3);
+    return base + off;
+}
+template <int N> void s_load(Wave& w, const Inst& i) {
+    const uint64_t address = smemAddress(w, i) & ~uint64_t(3);
     const uint8_t* p = w.host(address, N * 4);
     PendingLoad load;
     load.counter = Counter::Km;
@@ -203,6 +218,22 @@ template <int N> void s_load(Wave& w, const Inst& i) {
     std::memcpy(load.data.data(), p, N * 4);
     for (int k = 0; k < N; ++k) w.s[i.op[0].reg + k] = kPoison;
     w.bytesRead += N * 4;
+    w.pending.push_back(std::move(load));
+}
+
+// s_load_u16 (gfx12): one zero-extended 16-bit value, from a 2-byte aligned address.
+void s_load_u16(Wave& w, const Inst& i) {
+    const uint64_t address = smemAddress(w, i) & ~uint64_t(1);
+    uint16_t v = 0;
+    std::memcpy(&v, w.host(address, 2), 2);
+    PendingLoad load;
+    load.counter = Counter::Km;
+    load.vector = false;
+    load.reg = i.op[0].reg;
+    load.count = 1;
+    load.data = {uint32_t(v)};
+    w.s[i.op[0].reg] = kPoison;
+    w.bytesRead += 2;
     w.pending.push_back(std::move(load));
 }
 
@@ -223,6 +254,8 @@ std::vector<OpEntry> scalarOps() {
         {"s_and_saveexec_b32", saveexec<andExec>}, {"s_or_saveexec_b32", saveexec<orExec>},
         {"s_and_not1_saveexec_b32", saveexec<andNotExec>},
         {"s_cvt_f32_i32", s_cvt_f32_i32}, {"s_cvt_f32_u32", s_cvt_f32_u32}, {"s_cvt_u32_f32", s_cvt_u32_f32}, {"s_mul_f32", s_mul_f32},
+        {"s_sub_f32", s_sub_f32}, {"s_max_i32", s_max_i32}, {"s_cmp_neq_f32", s_cmp_neq_f32}, {"s_cmp_nlt_f32", s_cmp_nlt_f32},
+        {"s_cmp_lg_u64", s_cmp_lg_u64}, {"s_cmpk_lg_i32", s_cmpk_lg_i32}, {"s_load_u16", s_load_u16},
         {"s_cmp_eq_u32", s_cmp_eq_u32}, {"s_cmp_lg_u32", s_cmp_lg_u32}, {"s_cmp_lt_u32", s_cmp_lt_u32}, {"s_cmp_le_u32", s_cmp_le_u32},
         {"s_cmp_gt_u32", s_cmp_gt_u32}, {"s_cmp_ge_u32", s_cmp_ge_u32}, {"s_cmp_eq_i32", s_cmp_eq_i32}, {"s_cmp_lg_i32", s_cmp_lg_i32},
         {"s_cmp_lt_i32", s_cmp_lt_i32}, {"s_cmp_le_i32", s_cmp_le_i32}, {"s_cmp_gt_i32", s_cmp_gt_i32}, {"s_cmp_ge_i32", s_cmp_ge_i32},

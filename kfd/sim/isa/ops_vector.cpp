@@ -78,6 +78,22 @@ ZK_VOP(v_and_b32, put(w, i, l, A & B))
 ZK_VOP(v_or_b32, put(w, i, l, A | B))
 ZK_VOP(v_xor_b32, put(w, i, l, A ^ B))
 ZK_VOP(v_and_or_b32, put(w, i, l, (A & B) | C))
+ZK_VOP(v_or3_b32, put(w, i, l, A | B | C))
+// v_perm_b32: each result byte picks a byte of {src0 (high), src1 (low)} by its selector byte in
+// src2; selectors 8..11 replicate a sign bit, 12 gives 0x00, 13 and up 0xff.
+uint32_t permByte(uint64_t data, uint32_t sel) {
+    if (sel >= 13) return 0xffu;
+    if (sel == 12) return 0u;
+    if (sel >= 8) return ((data >> (16 * (sel - 8) + 15)) & 1u) ? 0xffu : 0u;
+    return uint32_t(data >> (8 * sel)) & 0xffu;
+}
+ZK_VOP(v_perm_b32, {
+    const uint64_t data = (uint64_t(A) << 32) | B;
+    const uint32_t sel = C;
+    uint32_t r = 0;
+    for (uint32_t k = 0; k < 4; ++k) r |= permByte(data, (sel >> (8 * k)) & 0xffu) << (8 * k);
+    put(w, i, l, r);
+})
 ZK_VOP(v_lshlrev_b32, put(w, i, l, B << (A & 31)))
 ZK_VOP(v_lshrrev_b32, put(w, i, l, B >> (A & 31)))
 ZK_VOP(v_ashrrev_i32, put(w, i, l, uint32_t(int32_t(B) >> (A & 31))))
@@ -186,6 +202,7 @@ void v_dot4_i32_iu8(Wave& w, const Inst& i) {
 // f32.
 ZK_VOP(v_add_f32, PUTF(FA + FB))
 ZK_VOP(v_sub_f32, PUTF(FA - FB))
+ZK_VOP(v_subrev_f32, PUTF(FB - FA))
 ZK_VOP(v_mul_f32, PUTF(FA * FB))
 ZK_VOP(v_fma_f32, PUTF(std::fma(FA, FB, FC)))
 ZK_VOP(v_fmac_f32, PUTF(std::fma(FA, FB, asF(w.v(dst(i), l)))))
@@ -217,6 +234,11 @@ float mixSource(const Wave& w, const Inst& i, int k, uint32_t lane) {
     return (i.negLo & (1u << (k - 1))) ? -x : x;
 }
 ZK_VOP(v_fma_mixlo_f16, put16(w, i, l, f32ToF16(outF(i, std::fma(mixSource(w, i, 1, l), mixSource(w, i, 2, l), mixSource(w, i, 3, l))))))
+ZK_VOP(v_fma_mixhi_f16, {
+    uint32_t& r = w.v(dst(i), l);
+    const uint16_t h = f32ToF16(outF(i, std::fma(mixSource(w, i, 1, l), mixSource(w, i, 2, l), mixSource(w, i, 3, l))));
+    r = (r & 0xffffu) | (uint32_t(h) << 16);
+})
 ZK_VOP(v_fma_mix_f32, PUTF(std::fma(mixSource(w, i, 1, l), mixSource(w, i, 2, l), mixSource(w, i, 3, l))))
 
 // Division helpers (the guides' V_DIV_SCALE / V_DIV_FMAS / V_DIV_FIXUP pseudo-code).
@@ -374,7 +396,7 @@ ZK_CMP(class_f64, return (UB >> classBit(DXA)) & 1u)
 std::vector<OpEntry> vectorOps() {
     std::vector<OpEntry> ops = {
         {"v_mov_b32", v_mov_b32}, {"v_and_b32", v_and_b32}, {"v_or_b32", v_or_b32}, {"v_xor_b32", v_xor_b32},
-        {"v_and_or_b32", v_and_or_b32}, {"v_lshlrev_b32", v_lshlrev_b32}, {"v_lshrrev_b32", v_lshrrev_b32},
+        {"v_and_or_b32", v_and_or_b32}, {"v_or3_b32", v_or3_b32}, {"v_perm_b32", v_perm_b32}, {"v_lshlrev_b32", v_lshlrev_b32}, {"v_lshrrev_b32", v_lshrrev_b32},
         {"v_ashrrev_i32", v_ashrrev_i32}, {"v_lshl_or_b32", v_lshl_or_b32}, {"v_lshl_add_u32", v_lshl_add_u32},
         {"v_add_nc_u32", v_add_nc_u32}, {"v_sub_nc_u32", v_sub_nc_u32}, {"v_subrev_nc_u32", v_subrev_nc_u32},
         {"v_add3_u32", v_add3_u32}, {"v_mul_lo_u32", v_mul_lo_u32}, {"v_min_u32", v_min_u32}, {"v_max_u32", v_max_u32},
@@ -386,12 +408,12 @@ std::vector<OpEntry> vectorOps() {
         {"v_mad_u64_u32", v_mad_u64_u32}, {"v_mad_co_u64_u32", v_mad_u64_u32}, {"v_mad_i64_i32", v_mad_i64_i32},
         {"v_mad_co_i64_i32", v_mad_i64_i32}, {"v_cndmask_b32", v_cndmask_b32}, {"v_readfirstlane_b32", v_readfirstlane_b32},
         {"v_dot4_i32_iu8", v_dot4_i32_iu8},
-        {"v_add_f32", v_add_f32}, {"v_sub_f32", v_sub_f32}, {"v_mul_f32", v_mul_f32}, {"v_fma_f32", v_fma_f32},
+        {"v_add_f32", v_add_f32}, {"v_sub_f32", v_sub_f32}, {"v_subrev_f32", v_subrev_f32}, {"v_mul_f32", v_mul_f32}, {"v_fma_f32", v_fma_f32},
         {"v_fmac_f32", v_fmac_f32}, {"v_max_f32", v_max_f32}, {"v_max_num_f32", v_max_f32}, {"v_min_f32", v_min_f32},
         {"v_min_num_f32", v_min_f32}, {"v_rcp_f32", v_rcp_f32}, {"v_rcp_iflag_f32", v_rcp_f32}, {"v_sqrt_f32", v_sqrt_f32},
         {"v_rsq_f32", v_rsq_f32}, {"v_cvt_f32_i32", v_cvt_f32_i32}, {"v_cvt_f32_u32", v_cvt_f32_u32},
         {"v_cvt_f32_ubyte0", v_cvt_f32_ubyte0}, {"v_cvt_f32_f16", v_cvt_f32_f16}, {"v_cvt_f16_f32", v_cvt_f16_f32},
-        {"v_cvt_u32_f32", v_cvt_u32_f32}, {"v_cvt_i32_f32", v_cvt_i32_f32}, {"v_fma_mixlo_f16", v_fma_mixlo_f16},
+        {"v_cvt_u32_f32", v_cvt_u32_f32}, {"v_cvt_i32_f32", v_cvt_i32_f32}, {"v_fma_mixlo_f16", v_fma_mixlo_f16}, {"v_fma_mixhi_f16", v_fma_mixhi_f16},
         {"v_fma_mix_f32", v_fma_mix_f32},
         {"v_div_scale_f32", v_div_scale_f32}, {"v_div_scale_f64", v_div_scale_f64}, {"v_div_fmas_f32", v_div_fmas_f32},
         {"v_div_fmas_f64", v_div_fmas_f64}, {"v_div_fixup_f32", v_div_fixup_f32}, {"v_div_fixup_f64", v_div_fixup_f64},
