@@ -9,6 +9,7 @@
 
 #include "runtime/session.h"
 #include "tools/cli_common.h"
+#include "tools/prompt_tokens.h"
 
 namespace zinc::tools {
 namespace {
@@ -20,25 +21,6 @@ struct ScoreOptions {
     int32_t top = 5;
     int32_t greedy = 0;
 };
-
-std::vector<int32_t> parseTokenList(const std::string& text) {
-    std::vector<int32_t> ids;
-    std::istringstream in(text);
-    std::string word;
-    while (in >> word) {
-        size_t used = 0;
-        long id = -1;
-        try {
-            id = std::stol(word, &used);
-        } catch (const std::exception&) {
-        }
-        if (used != word.size() || id < 0 || id > INT32_MAX)
-            throw CLI::ValidationError("--tokens", fmt::format("'{}' is not a token id", word));
-        ids.push_back(static_cast<int32_t>(id));
-    }
-    if (ids.empty()) throw CLI::ValidationError("--tokens", "no token ids given");
-    return ids;
-}
 
 std::string topLine(std::span<const float> logits, int32_t top) {
     std::vector<int32_t> order(logits.size());

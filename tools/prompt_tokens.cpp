@@ -16,8 +16,12 @@ std::vector<int32_t> promptTokens(const model::Model& model, const std::string& 
         if (tokens.empty()) throw CLI::ValidationError("--prompt", "the prompt encodes to no tokens");
         return tokens;
     }
+    return parseTokenList(ids);
+}
+
+std::vector<int32_t> parseTokenList(const std::string& text) {
     std::vector<int32_t> tokens;
-    std::istringstream in(ids);
+    std::istringstream in(text);
     std::string word;
     while (in >> word) {
         size_t used = 0;

@@ -11,5 +11,7 @@ namespace zinc::tools {
 
 // Throws CLI::ValidationError for a malformed id list (the tier checks ids against the vocabulary).
 std::vector<int32_t> promptTokens(const model::Model& model, const std::string& text, const std::string& ids);
+// "1 2 3" -> {1, 2, 3}; throws CLI::ValidationError naming --tokens for a word that is no id.
+std::vector<int32_t> parseTokenList(const std::string& text);
 
 }  // namespace zinc::tools
