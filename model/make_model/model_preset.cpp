@@ -49,6 +49,14 @@ const std::vector<ModelPreset>& modelPresets() {
         tiny.ffn = 768, tiny.vocab = 1024;
         p.push_back(tiny);
 
+        // Heads of 256, the width of Qwen3.5/3.6's gated attention and Gemma 3's: wider than the
+        // GPU attention kernels' workgroups, which the 64-wide tiny heads never show.
+        ModelPreset wideHeads = tiny;
+        wideHeads.name = "qwen3-tiny-h256";
+        wideHeads.description = "tiny qwen3 with 256-wide heads: 2 layers, d 256, 4/2 heads of 256, ffn 768, vocab 1024";
+        wideHeads.nLayers = 2, wideHeads.headDim = 256;
+        p.push_back(wideHeads);
+
         ModelPreset moeTiny = tiny;
         moeTiny.name = "qwen3moe-tiny";
         moeTiny.description = "tiny qwen3moe: 4 layers, d 256, 4/2 heads of 64, 8 experts (2 used) of ffn 256";

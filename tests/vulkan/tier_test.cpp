@@ -147,7 +147,8 @@ TEST_P(VulkanQuantMixTest, MatchesCpu) {
 INSTANTIATE_TEST_SUITE_P(Mixes, VulkanQuantMixTest,
                          testing::Values(std::pair{"qwen3-tiny", "q4_k_m"}, std::pair{"qwen3-tiny", "q5_k_m"},
                                          std::pair{"qwen3-tiny", "q8_0"}, std::pair{"llama-tiny", "q4_0"},
-                                         std::pair{"llama-tiny", "f16"}, std::pair{"qwen3moe-tiny", "q4_k_m"}),
+                                         std::pair{"llama-tiny", "f16"}, std::pair{"qwen3moe-tiny", "q4_k_m"},
+                                         std::pair{"qwen3-tiny-h256", "q8_0"}),
                          [](const auto& info) {
                              std::string name = std::string(info.param.first) + "_" + info.param.second;
                              for (auto& ch : name)

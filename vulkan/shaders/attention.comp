@@ -86,7 +86,10 @@ void main() {
     const uvec2 kAddress = uvec2(pc.kCache);
     const bool wide = hd % 8u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
     Uvec4Buf k4 = Uvec4Buf(kAddress);
-    float maxScore = -1.0 / 0.0, sum = 0.0, acc = 0.0;
+    // The accumulator: element tid and, for heads wider than the workgroup (256: qwen35's gated
+    // attention, gemma3), element tid + 128.
+    float maxScore = -1.0 / 0.0, sum = 0.0;
+    float acc[2] = float[2](0.0, 0.0);
     for (uint base = 0u; base < n; base += kChunk) {
         const uint count = min(kChunk, n - base);
         // Scores, one thread per position. Where rows are 16-byte aligned the row is loaded 16
@@ -146,15 +149,19 @@ void main() {
             }
         }
         barrier();
-        // The F16 accumulator, position by position, one thread per output element; V is
-        // loaded four positions ahead so the loads overlap the rounding chain.
-        if (tid < hd) {
-            const uint col = kvHead * hd + tid;
+        // The F16 accumulator, position by position, one thread per output element (two where the
+        // head is wider than the workgroup); V is loaded four positions ahead so the loads overlap
+        // the rounding chain. The weights' sum is kept once per thread.
+        for (uint lane = 0u; lane < 2u; ++lane) {
+            const uint d = tid + 128u * lane;
+            if (d >= hd) break;
+            const uint col = kvHead * hd + d;
             float v[4], next[4];
             for (uint u = 0u; u < 4u; ++u) {
                 const uint e = (base + min(u, count - 1u)) * pc.kvDim + col;
                 next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
             }
+            float a = acc[lane];
             for (uint p = 0u; p < count; p += 4u) {
                 for (uint u = 0u; u < 4u; ++u) v[u] = next[u];
                 for (uint u = 0u; u < 4u; ++u) {
@@ -163,12 +170,14 @@ void main() {
                 }
                 for (uint u = 0u; u < 4u && p + u < count; ++u) {
                     const float ms = scores[p + u], vs = vScale[p + u];
-                    acc = roundHalf(fma(v[u], vs, roundHalf(acc * ms)));  // one rounding, as the AVX2 kernel
-                    sum = sum * ms + vs;
+                    a = roundHalf(fma(v[u], vs, roundHalf(a * ms)));  // one rounding, as the AVX2 kernel
+                    if (lane == 0u) sum = sum * ms + vs;
                 }
             }
+            acc[lane] = a;
         }
         barrier();
     }
-    if (tid < hd) pc.out_.v[t * pc.outStride + h * hd + tid] = acc * (sum > 0.0 ? 1.0 / sum : 0.0);
+    for (uint lane = 0u; lane < 2u; ++lane)
+        if (tid + 128u * lane < hd) pc.out_.v[t * pc.outStride + h * hd + tid + 128u * lane] = acc[lane] * (sum > 0.0 ? 1.0 / sum : 0.0);
 }
