@@ -19,6 +19,7 @@ namespace IB = gfx11::INDIRECT_BUFFER;
 namespace EW = gfx11::EVENT_WRITE;
 namespace DD = gfx11::DISPATCH_DIRECT;
 namespace DI = gfx11::DISPATCH_INDIRECT;
+namespace AM = gfx11::ACQUIRE_MEM;
 
 template <typename... Args>
 std::string format(const char* fmt, Args... args) {
@@ -139,9 +140,55 @@ ExecResult Executor::executeRing(const RingLayout& ring, uint64_t rptr, uint64_t
     return runTop(s);
 }
 
+CacheInvalidate acquireInvalidates(Gfx gfx, uint32_t gcr) {
+    constexpr Field glk = fieldNamed(gfx11::ACQUIRE_MEM_GCR_FIELDS, "GLK_INV");
+    constexpr Field glv = fieldNamed(gfx11::ACQUIRE_MEM_GCR_FIELDS, "GLV_INV");
+    constexpr Field gl1 = fieldNamed(gfx11::ACQUIRE_MEM_GCR_FIELDS, "GL1_INV");
+    const bool l1 = gfx != Gfx::Gfx11 || gl1.get(gcr);  // gfx12 has no GL1
+    return {.vector = glv.get(gcr) && l1, .scalar = glk.get(gcr) && l1};
+}
+
+CacheInvalidate releaseInvalidates(Gfx gfx, uint32_t gcr, bool glkInv) {
+    constexpr Field glv = fieldNamed(gfx11::RELEASE_MEM_GCR_FIELDS, "GLV_INV");
+    constexpr Field gl1 = fieldNamed(gfx11::RELEASE_MEM_GCR_FIELDS, "GL1_INV");
+    const bool l1 = gfx != Gfx::Gfx11 || gl1.get(gcr);
+    return {.vector = glv.get(gcr) && l1, .scalar = glkInv && l1};
+}
+
 ExecResult Executor::runTop(const Source& source) {
     if (scratch_.size() < options_.maxIbDepth + 1) scratch_.resize(options_.maxIbDepth + 1);
-    return run(source, 0);
+    ExecResult r = run(source, 0);
+    if (r.fault) {
+        held_.clear();  // the queue stopped: what was in flight is abandoned with it
+        return r;
+    }
+    // The queue runs dry: everything in flight completes.
+    Step drained = drainDispatches();
+    if (drained.fault) r.fault = std::move(drained.fault);
+    return r;
+}
+
+Executor::Step Executor::drainDispatches() {
+    if (held_.empty()) return {};
+    std::vector<HeldDispatch> held = std::move(held_);
+    held_.clear();
+    stats_.overlapped += held.size() - 1;
+    for (auto it = held.rbegin(); it != held.rend(); ++it) {
+        it->info.registers = it->registers.get();
+        const DispatchResult result = dispatch_->dispatch(it->info);
+        if (!result.ok) {
+            Step step;
+            step.fault = std::move(it->where);
+            step.fault->reason = result.error;
+            step.located = true;
+            return step;
+        }
+    }
+    return {};
+}
+
+void Executor::cpWrote(uint64_t address, uint64_t bytes) {
+    if (dispatch_) dispatch_->cpWrote(address, bytes);
 }
 
 bool Executor::stopRequested() const { return options_.stop && options_.stop->load(std::memory_order_acquire); }
@@ -209,6 +256,7 @@ ExecResult Executor::run(Source src, uint32_t depth) {
         }
         ++stats_.packets;
         if (observer_) observer_->onPacket(depth, src.addressOf(pos));
+        place_ = {pos, src.kind == Source::Kind::Host ? 0 : src.base, src.addressOf(pos), depth, header, &buf};
         Step step = executePacket(parsed.packet, depth);
         if (step.fault) {
             if (step.located) {
@@ -235,7 +283,9 @@ Executor::Step Executor::executePacket(const PacketView& v, uint32_t depth) {
     if (v.type == 2) return {};
     switch (v.spec->opcode) {
         case Opcode::NOP: return {};
-        case Opcode::ACQUIRE_MEM: return {};  // caches are coherent in the simulator; structure checked
+        case Opcode::ACQUIRE_MEM:
+            if (dispatch_) dispatch_->invalidate(acquireInvalidates(gfx_, v.get(AM::GCR_CNTL)));
+            return {};
         case Opcode::SET_SH_REG: return stepSetShReg(v);
         case Opcode::DISPATCH_DIRECT: return stepDispatch(v, false);
         case Opcode::DISPATCH_INDIRECT: return stepDispatch(v, true);
@@ -322,12 +372,30 @@ Executor::Step Executor::stepDispatch(const PacketView& v, bool indirect) {
     if (!dispatch_) return Step::fail(FaultKind::BadDispatch, "no DispatchHandler: this executor cannot run kernels");
     ++stats_.dispatches;
     if (info.groups[0] == 0 || info.groups[1] == 0 || info.groups[2] == 0) return {};  // no waves to launch
+    if (options_.overlapDispatches) {
+        HeldDispatch& h = held_.emplace_back();
+        h.info = info;
+        h.registers = std::make_unique<RegisterFile>(registers_);
+        h.where.kind = FaultKind::DispatchFailed;
+        h.where.offset = place_.offset;
+        h.where.ibDepth = place_.depth;
+        h.where.streamAddress = place_.streamAddress;
+        h.where.packetAddress = place_.packetAddress;
+        h.where.header = place_.header;
+        h.where.packet = packetName(place_.header, gfx_);
+        if (place_.dwords)
+            h.where.packetDwords.assign(place_.dwords->begin(),
+                                        place_.dwords->begin() + ptrdiff_t(std::min<size_t>(place_.dwords->size(), 32)));
+        return {};
+    }
     const DispatchResult result = dispatch_->dispatch(info);
     if (!result.ok) return Step::fail(FaultKind::DispatchFailed, result.error);
     return {};
 }
 
 Executor::Step Executor::stepReleaseMem(const PacketView& v) {
+    // End of pipe / shader done: the write happens after every earlier dispatch has finished.
+    if (Step drained = drainDispatches(); drained.fault) return drained;
     ReleaseEvent e;
     e.eventType = v.get(RM::EVENT_TYPE);
     e.eventIndex = v.get(RM::EVENT_INDEX);
@@ -358,6 +426,7 @@ Executor::Step Executor::stepReleaseMem(const PacketView& v) {
             [[fallthrough]];
         default: return Step::fail(FaultKind::MalformedPacket, format("DATA_SEL %u is undefined", e.dataSel));
     }
+    if (dispatch_) dispatch_->invalidate(releaseInvalidates(gfx_, e.gcrCntl, v.get(RM::GLK_INV) != 0));
     if (words > 0) {
         if (e.address % (4 * words) != 0)
             return Step::fail(FaultKind::BadAddress,
@@ -368,6 +437,7 @@ Executor::Step Executor::stepReleaseMem(const PacketView& v) {
             return Step::fail(FaultKind::BadAddress,
                               format("cannot write the %s at 0x%" PRIX64 ": address not mapped",
                                      e.dataSel >= 3 ? "timestamp" : "fence value", e.address));
+        cpWrote(e.address, 4 * words);
     }
     ++stats_.releases;
     lastRelease_ = e;
@@ -390,6 +460,8 @@ Executor::Step Executor::stepWaitRegMem(const PacketView& v) {
     if (!memory && !RegisterFile::contains(static_cast<uint32_t>(address)))
         return Step::fail(FaultKind::Unsupported,
                           format("polling register 0x%" PRIX64 ": only SH registers are modelled", address));
+    // The CP stalls here; what is in flight finishes meanwhile (and may be what it waits for).
+    if (Step drained = drainDispatches(); drained.fault) return drained;
     const uint32_t mask = v.get(WRM::MASK);
     const uint32_t reference = v.get(WRM::REFERENCE);
     const auto compare = static_cast<CompareFunc>(func);
@@ -439,6 +511,7 @@ Executor::Step Executor::stepWriteData(const PacketView& v) {
         if (!ok)
             return Step::fail(FaultKind::BadAddress,
                               format("cannot write %zu dwords at 0x%" PRIX64 ": address not mapped", data.size(), address));
+        cpWrote(address, increment ? 4 * data.size() : 4);
         return {};
     }
     if (dst == 0) {
@@ -507,6 +580,7 @@ Executor::Step Executor::stepCopyData(const PacketView& v) {
                 return Step::fail(FaultKind::BadAddress, format("DST_ADDR 0x%" PRIX64 " is not %u-byte aligned", dst, 4 * words));
             if (!memory_.write(dst, std::span<const uint32_t>(value, words)))
                 return Step::fail(FaultKind::BadAddress, format("cannot write DST_ADDR 0x%" PRIX64 ": address not mapped", dst));
+            cpWrote(dst, 4 * words);
             return {};
         default:
             if (!dstField.nameOf(dstSel).empty())
@@ -556,6 +630,9 @@ Executor::Step Executor::stepEventWrite(const PacketView& v) {
         return Step::fail(FaultKind::MalformedPacket, sample ? "an address is given but EVENT_INDEX is not SAMPLE_PIPELINESTAT"
                                                              : "SAMPLE_PIPELINESTAT needs the 4-dword form with an address");
     if (sample) return Step::fail(FaultKind::Unsupported, "SAMPLE_PIPELINESTAT counters are not modelled");
+    // CS_PARTIAL_FLUSH: the CP waits until every dispatch before it has finished.
+    if (type == gfx11::CS_PARTIAL_FLUSH)
+        if (Step drained = drainDispatches(); drained.fault) return drained;
     if (observer_) observer_->onEventWrite(type, index);
     return {};
 }

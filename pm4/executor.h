@@ -2,7 +2,9 @@
 // pm4::Executor: the simulated GPU's command processor. It executes a PM4 stream (a host span,
 // an IB in GPU memory, or a ring between rptr and wptr) packet by packet, as a compute queue's
 // CP would: SET_SH_REG into a register file, dispatches handed to a DispatchHandler, memory
-// reached only through a MemoryInterface, time through a Clock. Pure: no threads, no system
+// reached only through a MemoryInterface, time through a Clock. Dispatches overlap as they do on
+// hardware (ExecutorOptions::overlapDispatches): one is held in flight until something waits for
+// it, so a stream without its barriers computes wrong results here too. Pure: no threads, no system
 // calls; a WAIT_REG_MEM really waits, polling memory and calling Clock::idle() between polls,
 // until the compare passes, a stop flag is raised or a timeout passes.
 //
@@ -12,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -73,12 +76,27 @@ struct DispatchResult {
     std::string error;  // why the kernel could not run; becomes the fault reason
 };
 
+// Which shader-side caches an ACQUIRE_MEM or RELEASE_MEM invalidated (GCR_CNTL, by generation:
+// gfx11 needs GL1 invalidated too; gfx12 has no GL1).
+struct CacheInvalidate {
+    bool vector = false;  // GLV (GL0) and GL1: what global loads read through
+    bool scalar = false;  // GLK (the scalar cache) and GL1: what s_load reads through
+};
+
 class DispatchHandler {
 public:
     virtual ~DispatchHandler() = default;
-    // Runs the dispatch to completion before returning (the executor is in order).
+    // Runs the dispatch to completion before returning. When dispatches overlap, the executor
+    // decides when (and in which order) held dispatches run; the handler just runs one.
     virtual DispatchResult dispatch(const DispatchInfo& info) = 0;
+    // The shader engines' caches: the CP wrote memory (WRITE_DATA, COPY_DATA, RELEASE_MEM data)
+    // that a CU's cache may hold an older copy of; an ACQUIRE_MEM/RELEASE_MEM invalidated caches.
+    virtual void cpWrote(uint64_t /*address*/, uint64_t /*bytes*/) {}
+    virtual void invalidate(const CacheInvalidate& /*what*/) {}
 };
+// GCR_CNTL of ACQUIRE_MEM / RELEASE_MEM (with RELEASE_MEM's separate GLK_INV bit) as caches invalidated.
+CacheInvalidate acquireInvalidates(Gfx gfx, uint32_t gcrCntl);
+CacheInvalidate releaseInvalidates(Gfx gfx, uint32_t gcrCntl, bool glkInv);
 
 // A RELEASE_MEM that retired: what was written where, and the interrupt it asked for.
 struct ReleaseEvent {
@@ -139,6 +157,12 @@ struct ExecutorOptions {
     uint32_t maxIbDepth = 2;                  // the CP's IB1 / IB2 levels
     uint64_t waitTimeoutNs = 0;               // 0: wait until stopped. Reset when the polled value changes.
     const std::atomic<bool>* stop = nullptr;  // checked before every packet and every poll
+    // A dispatch is held in flight until a CS_PARTIAL_FLUSH, a RELEASE_MEM, a WAIT_REG_MEM or the
+    // end of the stream waits for it; the held dispatches then run latest first (a schedule the
+    // hardware may produce when the earlier one's waves stall), so a dispatch that reads what an
+    // earlier one writes, with no wait between them, reads it before it is written. Off: each
+    // dispatch runs when its packet executes.
+    bool overlapDispatches = true;
 };
 
 struct ExecStats {
@@ -148,6 +172,7 @@ struct ExecStats {
     uint64_t waits = 0;
     uint64_t polls = 0;
     uint64_t indirectBuffers = 0;
+    uint64_t overlapped = 0;  // dispatches that ran after a later one (no wait between them)
 };
 
 struct ExecResult {
@@ -192,6 +217,23 @@ private:
     Step stepIndirectBuffer(const PacketView& packet, uint32_t depth);
     Step stepEventWrite(const PacketView& packet);
     DispatchInfo describeDispatch(const std::array<uint32_t, 3>& dims, uint32_t initiator, bool indirect) const;
+    // Runs the held dispatches (latest first); a failure comes back as the located fault of the
+    // dispatch packet that failed.
+    Step drainDispatches();
+    void cpWrote(uint64_t address, uint64_t bytes);
+
+    // A dispatch in flight: what it runs with and where its packet was, for a fault.
+    struct HeldDispatch {
+        DispatchInfo info;
+        std::unique_ptr<RegisterFile> registers;
+        Fault where;
+    };
+    // Where the packet executing now is (set by run() before executePacket).
+    struct PacketPlace {
+        uint64_t offset = 0, streamAddress = 0, packetAddress = 0;
+        uint32_t depth = 0, header = 0;
+        const std::vector<uint32_t>* dwords = nullptr;
+    };
 
     Gfx gfx_;
     MemoryInterface& memory_;
@@ -203,6 +245,8 @@ private:
     ExecStats stats_;
     std::optional<ReleaseEvent> lastRelease_;
     std::vector<std::vector<uint32_t>> scratch_;  // one packet buffer per IB level
+    std::vector<HeldDispatch> held_;              // dispatches in flight, in issue order
+    PacketPlace place_;
 };
 
 }  // namespace zinc::pm4

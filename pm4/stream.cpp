@@ -116,6 +116,17 @@ Stream& Stream::nop(uint32_t dwords) {
     return *this;
 }
 
+void Stream::overwriteWithNop(uint32_t offset, uint32_t dwords) {
+    assert(offset + uint64_t(dwords) <= size_ && "pm4: overwriting past the end of the stream");
+    const uint32_t size = size_, last = lastPacket_, window = windowEnd_;
+    size_ = offset;
+    windowEnd_ = offset + dwords;
+    nop(dwords);
+    size_ = size;
+    lastPacket_ = last;
+    windowEnd_ = window;
+}
+
 Stream& Stream::setShReg(const Register& first, std::span<const uint32_t> values) {
     assert(!values.empty() && first.inShRange() && "pm4: SET_SH_REG outside the SH range");
     assert(first.address + values.size() <= kShRegEnd && "pm4: SET_SH_REG runs past the SH range");

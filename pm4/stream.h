@@ -159,6 +159,9 @@ public:
 
     // NOP filling exactly `dwords` (1 = the header-only form).
     Stream& nop(uint32_t dwords = 1);
+    // Overwrites the `dwords`-dword packet at `offset` with a NOP of that length: the stream with
+    // that packet taken out (what the simulated GPU catches when a barrier is missing).
+    void overwriteWithNop(uint32_t offset, uint32_t dwords);
     // SET_SH_REG: values for `first` and the registers after it.
     Stream& setShReg(const Register& first, std::span<const uint32_t> values);
     Stream& setShReg(const Register& first, std::initializer_list<uint32_t> values);

@@ -70,12 +70,27 @@ pm4::DispatchResult SimDispatcher::runIsa(const SimKernel& kernel, const pm4::Di
     r.scratchBase = info.scratchBase;
     r.memory = &memory;
     r.seed = seed;
+    isa::WrittenRanges written;
+    r.written = &written;
+    std::lock_guard cache(cacheMutex_);
+    r.stale = &stale_;
     try {
         isa::launch(r);
     } catch (const std::exception& e) {
         return refuse(e.what());
     }
+    stale_.wrote(std::move(written));  // stale to later dispatches until an invalidate
     return {};
+}
+
+void SimDispatcher::cpWrote(uint64_t address, uint64_t bytes) {
+    std::lock_guard cache(cacheMutex_);
+    stale_.wrote(address, address + bytes);
+}
+
+void SimDispatcher::invalidate(const pm4::CacheInvalidate& what) {
+    std::lock_guard cache(cacheMutex_);
+    stale_.invalidate(what.vector, what.scalar);
 }
 
 void SimDispatcher::add(const SimKernel& kernel) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernels/code_object.h"
+#include "kfd/sim/isa/stale_memory.h"
 #include "kfd/sim/sim_memory.h"
 #include "pm4/executor.h"
 
@@ -51,6 +52,9 @@ public:
     size_t kernelCount() const;
 
     pm4::DispatchResult dispatch(const pm4::DispatchInfo& info) override;
+    // The caches (isa/stale_memory.h): modelled when the machine code runs; PoCL reads memory directly.
+    void cpWrote(uint64_t address, uint64_t bytes) override;
+    void invalidate(const pm4::CacheInvalidate& what) override;
 
     SimExec exec() const { return exec_; }
 
@@ -65,6 +69,8 @@ private:
     std::map<const kernels::CodeObject*, std::shared_ptr<const isa::Program>> programs_;  // decoded once per object
     mutable std::mutex mutex_;
     std::map<uint64_t, SimKernel> byEntry_;
+    std::mutex cacheMutex_;  // held while a dispatch runs on the ISA, and by the CP's notes
+    isa::StaleMemory stale_;
 };
 
 }  // namespace zinc::kfd

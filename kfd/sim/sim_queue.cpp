@@ -92,6 +92,12 @@ void SimQueue::execute(uint64_t wptr) {
             fault.reason += " (dword " + std::to_string(f.offset) + " of the IB at " + hex(f.streamAddress) + ", depth " + std::to_string(f.ibDepth) + ")";
         fault.decoded = f.report(executor_->gfx());
         fault_ = std::move(fault);
+        // The CP stopped at the faulting packet: for a dispatch that ran late (overlapped with
+        // later packets) that is its own packet, not the one the CP had reached.
+        if (f.ibDepth > 0 && f.packetAddress != 0) {
+            cpAddress_.store(f.packetAddress, std::memory_order_relaxed);
+            cpDepth_.store(f.ibDepth, std::memory_order_release);
+        }
     }
     // Outside the queue's lock: the device takes its own lock, and waiters read queue state
     // while holding theirs.

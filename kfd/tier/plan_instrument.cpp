@@ -15,8 +15,9 @@ constexpr int64_t kNsPerGpuTick = 10;
 
 }  // namespace
 
-PlanInstrument::PlanInstrument(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory)
-    : device_(device), kernels_(kernels), graph_(graph), memory_(memory) {
+PlanInstrument::PlanInstrument(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
+                               AfterOp testHook)
+    : device_(device), kernels_(kernels), graph_(graph), memory_(memory), testHook_(std::move(testHook)) {
     const size_t ops = graph.ops.size();
     uint64_t bytes = 8 * ops;  // one GPU-clock stamp per op
     int64_t widest = 0;
@@ -56,6 +57,7 @@ const RecordedPlan& PlanInstrument::plan() {
 }
 
 void PlanInstrument::afterOp(PlanBuilder& b, size_t i, const graph::Op& op) {
+    if (testHook_) testHook_(b, i, op);
     if (log_) {
         // Written at end of pipe: once the dispatches before it are done (no cache action).
         b.stream().releaseMem({.gcrCntl = 0, .data = pm4::ReleaseData::GpuClock, .address = page_.gpu(8 * i)});

@@ -22,7 +22,9 @@ namespace zinc::kfd {
 
 class PlanInstrument {
 public:
-    PlanInstrument(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory);
+    // `testHook` (Pm4TierOptions::afterOp) runs after each op before the instrumentation's packets.
+    PlanInstrument(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
+                   AfterOp testHook = {});
 
     // Changing either drops the recorded plan (recorded again when next needed); call only
     // while nothing is in flight.
@@ -43,6 +45,7 @@ private:
     KernelTable& kernels_;
     const graph::Graph& graph_;
     const TierMemory& memory_;
+    AfterOp testHook_;
     runtime::EventLog* log_ = nullptr;
     runtime::Capture* capture_ = nullptr;
     DeviceMemory page_;   // stamps[ops], then expert ids per op, then captured rows per op

@@ -172,7 +172,7 @@ private:
     }
 
     PlanInstrument& instrument() {
-        if (!instrument_) instrument_ = std::make_unique<PlanInstrument>(*device_, kernels_, graph_, memory_);
+        if (!instrument_) instrument_ = std::make_unique<PlanInstrument>(*device_, kernels_, graph_, memory_, kfd_.afterOp);
         return *instrument_;
     }
 

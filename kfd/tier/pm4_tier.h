@@ -25,8 +25,8 @@ struct Pm4TierOptions {
     // What name() says: "kfd" (T1), or "umq" when the device's queues are amdgpu user queues (T2,
     // the same PM4 tier over umq/'s device).
     std::string tierName = "kfd";
-    // Tests: called after each op is recorded into a plan (op index, op), to inject packets
-    // (e.g. a WAIT_REG_MEM nobody releases).
+    // Tests: called after each op is recorded into a plan, the instrumented one too (op index,
+    // op), to inject packets (a WAIT_REG_MEM nobody releases) or take barriers out.
     std::function<void(PlanBuilder&, size_t, const graph::Op&)> afterOp;
 };
 

@@ -311,6 +311,76 @@ TEST_P(Pm4Executor, DispatchFailuresAreFaults) {
     EXPECT_EQ(r.fault->reason, "no kernel at 0x100");
 }
 
+// Dispatch `tag` (COMPUTE_USER_DATA_0) of one 32-thread group.
+void taggedDispatch(Stream& s, uint32_t tag) {
+    s.setShReg(gfx11::COMPUTE_NUM_THREAD_X, {32, 1, 1})
+        .setShReg(gfx11::COMPUTE_USER_DATA_0, tag)
+        .dispatchDirect(1, 1, 1, dispatchInitiator(s.gfx(), true));
+}
+
+TEST_P(Pm4Executor, DispatchesWithNoWaitBetweenThemOverlapLatestFirst) {
+    Stream s = stream();
+    taggedDispatch(s, 1);
+    taggedDispatch(s, 2);
+    taggedDispatch(s, 3);
+    s.eventWrite(gfx11::CS_PARTIAL_FLUSH, 4);  // waits for 1..3
+    taggedDispatch(s, 4);
+    s.acquireMem({.gcrCntl = 0x380});  // an invalidate does not wait
+    taggedDispatch(s, 5);
+    s.releaseMem({.data = ReleaseData::Value32, .address = kBase + 0x10, .value = 9});  // end of pipe: waits
+    taggedDispatch(s, 6);
+    s.waitRegMem({.address = kBase + 0x10, .function = CompareFunc::Equal, .reference = 9});  // the CP stalls
+    taggedDispatch(s, 7);
+    taggedDispatch(s, 8);  // the end of the stream: the queue drains
+    Executor ex = executor();
+    const ExecResult r = ex.execute(s.dwords());
+    ASSERT_TRUE(r.ok()) << r.fault->describe();
+    EXPECT_EQ(dispatch.userData0, (std::vector<uint32_t>{3, 2, 1, 5, 4, 6, 8, 7}));
+    EXPECT_EQ(ex.stats().dispatches, 8u);
+    EXPECT_EQ(ex.stats().overlapped, 4u);  // 2 + 1 + 0 + 1
+
+    dispatch.userData0.clear();
+    Executor inOrder = executor({.overlapDispatches = false});
+    ASSERT_TRUE(inOrder.execute(s.dwords()).ok());
+    EXPECT_EQ(dispatch.userData0, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+TEST_P(Pm4Executor, AHeldDispatchThatFailsIsLocatedAtItsOwnPacket) {
+    Stream s = stream();
+    taggedDispatch(s, 1);
+    const uint32_t second = s.size();
+    taggedDispatch(s, 2);
+    const uint32_t secondPacket = s.lastPacket();
+    (void)second;
+    s.eventWrite(gfx11::CS_PARTIAL_FLUSH, 4);
+    dispatch.result = {false, "kernel k faulted"};
+    const ExecResult r = executor().execute(s.dwords());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.fault->kind, FaultKind::DispatchFailed);
+    EXPECT_EQ(r.fault->offset, secondPacket);  // the later dispatch ran first and failed
+    EXPECT_EQ(r.fault->packet, "DISPATCH_DIRECT");
+    EXPECT_EQ(r.fault->reason, "kernel k faulted");
+}
+
+TEST_P(Pm4Executor, CpWritesAndInvalidatesReachTheShaderSide) {
+    Stream s = stream();
+    s.writeData({.address = kBase + 0x100}, {1, 2, 3});
+    s.copyData({.source = kBase + 0x100, .destination = kBase + 0x200, .count64 = true});
+    s.releaseMem({.gcrCntl = 0x70F, .data = ReleaseData::Value32, .address = kBase + 0x300, .value = 1});
+    s.acquireMem({.gcrCntl = (1u << 7) | (1u << 8)});  // GLK + GLV, no GL1
+    s.acquireMem({.gcrCntl = (1u << 7) | (1u << 8) | (1u << 9)});
+    ASSERT_TRUE(executor().execute(s.dwords()).ok());
+    EXPECT_EQ(dispatch.cpWrites, (std::vector<std::pair<uint64_t, uint64_t>>{{kBase + 0x100, 12}, {kBase + 0x200, 8}, {kBase + 0x300, 4}}));
+    ASSERT_EQ(dispatch.invalidates.size(), 3u);
+    EXPECT_TRUE(dispatch.invalidates[0].vector);    // 0x70F: GLV_INV and GL1_INV
+    EXPECT_FALSE(dispatch.invalidates[0].scalar);   // RELEASE_MEM's GLK_INV bit is clear
+    const bool gfx12 = gfx() == Gfx::Gfx12;         // gfx12 has no GL1 to invalidate
+    EXPECT_EQ(dispatch.invalidates[1].vector, gfx12);
+    EXPECT_EQ(dispatch.invalidates[1].scalar, gfx12);
+    EXPECT_TRUE(dispatch.invalidates[2].vector);
+    EXPECT_TRUE(dispatch.invalidates[2].scalar);
+}
+
 TEST_P(Pm4Executor, BadAddressFaultNamesTheDwordOffset) {
     Stream s = stream();
     s.writeData({.address = kBase}, {1}).writeData({.address = kUnmapped}, {2, 3}).writeData({.address = kBase + 4}, {4});

@@ -50,9 +50,15 @@ public:
     DispatchResult dispatch(const DispatchInfo& info) override {
         calls.push_back(info);
         calls.back().registers = nullptr;  // the snapshot pointer is valid only during the call
+        userData0.push_back(info.registers ? info.registers->get(gfx11::COMPUTE_USER_DATA_0) : 0);
         return result;
     }
+    void cpWrote(uint64_t address, uint64_t bytes) override { cpWrites.emplace_back(address, bytes); }
+    void invalidate(const CacheInvalidate& what) override { invalidates.push_back(what); }
     std::vector<DispatchInfo> calls;
+    std::vector<uint32_t> userData0;  // COMPUTE_USER_DATA_0 from each call's register snapshot
+    std::vector<std::pair<uint64_t, uint64_t>> cpWrites;
+    std::vector<CacheInvalidate> invalidates;
     DispatchResult result;
 };
 

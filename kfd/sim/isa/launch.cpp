@@ -80,6 +80,8 @@ void launch(const LaunchRequest& r, LaunchCounts* counts) {
             w.lds = lds.data();
             w.ldsBytes = r.ldsBytes;
             w.memory = r.memory;
+            w.stale = r.stale;
+            w.written = r.written;
             w.executed = executed.data();
             w.pc = uint32_t(entry);
             w.current = uint32_t(entry);

@@ -27,6 +27,8 @@ struct LaunchRequest {
     uint64_t scratchBase = 0;     // COMPUTE_DISPATCH_SCRATCH_BASE (0: none provisioned)
     IsaMemory* memory = nullptr;
     uint64_t seed = 1;            // workgroup order; the same seed gives the same order
+    const StaleMemory* stale = nullptr;  // loads of stale bytes read kPoison (null: coherent memory)
+    WrittenRanges* written = nullptr;    // the dispatch's stores are appended here (null: not recorded)
 };
 
 struct LaunchCounts {

@@ -3,7 +3,11 @@
 // Instruction Set Architecture Reference Guide" (2025), chapters "Flat, Scratch and Global
 // Instructions" and "Data Share Operations". Loads read memory at issue and write their
 // registers only when an s_waitcnt covers them (wave.h); stores are performed at issue.
-// Cache controls (buffer_gl0_inv, global_inv/wb) have no effect: the simulated memory is coherent.
+// Reads of bytes an earlier dispatch or the CP wrote, with no cache invalidate since, return
+// kPoison (stale_memory.h); stores are recorded for that model. buffer_gl0_inv / global_inv
+// inside a kernel have no effect: no kernel reads another dispatch's writes mid-flight.
+#include <algorithm>
+
 #include "kfd/sim/isa/wave.h"
 
 namespace zinc::kfd::isa {
@@ -32,6 +36,38 @@ void poison(Wave& w, uint16_t reg, uint8_t count, uint32_t mask) {
     });
 }
 
+// Lanes whose bytes a cache may hold an old copy of read kPoison.
+void staleLanes(const Wave& w, const Inst& i, PendingLoad& p, uint32_t bytes, uint32_t dwords) {
+    uint64_t lo = ~uint64_t(0), hi = 0;
+    forLanes(p.mask, [&](uint32_t l) {
+        const uint64_t a = globalAddress(w, i, i.op[1], i.op[2], l);
+        lo = std::min(lo, a);
+        hi = std::max(hi, a + bytes);
+    });
+    if (!w.stale->vectorStale(lo, hi)) return;
+    forLanes(p.mask, [&](uint32_t l) {
+        const uint64_t a = globalAddress(w, i, i.op[1], i.op[2], l);
+        if (w.stale->vectorStale(a, a + bytes))
+            for (uint32_t k = 0; k < dwords; ++k) p.data[l * dwords + k] = kPoison;
+    });
+}
+
+// A store's lanes as byte ranges, neighbouring lanes merged.
+void recordStore(Wave& w, const Inst& i, uint32_t mask, uint32_t bytes) {
+    uint64_t lo = 0, hi = 0;
+    forLanes(mask, [&](uint32_t l) {
+        const uint64_t a = globalAddress(w, i, i.op[0], i.op[2], l);
+        if (hi > lo && a == hi) {
+            hi += bytes;
+            return;
+        }
+        if (hi > lo) w.written->emplace_back(lo, hi);
+        lo = a;
+        hi = a + bytes;
+    });
+    if (hi > lo) w.written->emplace_back(lo, hi);
+}
+
 // Bytes per element, dwords written per lane, and how sub-dword values extend.
 template <int Bytes, bool Signed> void global_load(Wave& w, const Inst& i) {
     constexpr uint8_t dwords = Bytes < 4 ? 1 : Bytes / 4;
@@ -49,6 +85,7 @@ template <int Bytes, bool Signed> void global_load(Wave& w, const Inst& i) {
         } else std::memcpy(out, src, Bytes);
     });
     w.bytesRead += uint64_t(std::popcount(mask)) * Bytes;
+    if (w.stale && w.stale->anyVector()) staleLanes(w, i, p, Bytes, dwords);
     poison(w, i.op[0].reg, dwords, mask);
 }
 template <int Bytes> void global_store(Wave& w, const Inst& i) {
@@ -66,6 +103,7 @@ template <int Bytes> void global_store(Wave& w, const Inst& i) {
         }
     });
     w.bytesWritten += uint64_t(std::popcount(mask)) * Bytes;
+    if (w.written) recordStore(w, i, mask, Bytes);
 }
 
 uint8_t* ldsAt(Wave& w, uint32_t address, uint32_t bytes) {

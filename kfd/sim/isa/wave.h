@@ -10,6 +10,7 @@
 
 #include "kfd/sim/isa/inst.h"
 #include "kfd/sim/isa/program.h"
+#include "kfd/sim/isa/stale_memory.h"
 
 namespace zinc::kfd::isa {
 
@@ -51,6 +52,8 @@ struct Wave {
     uint32_t ldsBytes = 0;
     IsaMemory* memory = nullptr;
     uint64_t regionLo = 1, regionHi = 0;  // last mapped range found
+    const StaleMemory* stale = nullptr;   // what the caches may hold old copies of (null: coherent)
+    WrittenRanges* written = nullptr;     // where this dispatch's stores go (null: not recorded)
     uint32_t vgprLimit = 256;
     std::vector<PendingLoad> pending;
     uint64_t bytesRead = 0, bytesWritten = 0;
