@@ -335,7 +335,7 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
         });
     } else {
         ladder.climb("device found", [&] {
-            runner = std::make_shared<kernels::PoclRunner>();
+            if (kfd::simExecFromEnvironment() == kfd::SimExec::Pocl) runner = std::make_shared<kernels::PoclRunner>();
             kfd::Result<std::unique_ptr<kfd::Device>> sim = kfd::openSimulatedDevice(global.gfx, {.runner = runner});
             if (!sim) throw std::runtime_error(sim.error().describe());
             device = std::shared_ptr<kfd::Device>(std::move(*sim));
@@ -375,7 +375,7 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
     const Doors open = doorsFor(global, host);
     const umq::DoorReport& umqDoor = open.umq;
     const umq::DoorReport& csDoor = open.cs;
-    if (global.sim && !runner) runner = std::make_shared<kernels::PoclRunner>();
+    if (global.sim && !runner && kfd::simExecFromEnvironment() == kfd::SimExec::Pocl) runner = std::make_shared<kernels::PoclRunner>();
     const DoorContext doors{global, o, runner, models, path, note};
     std::vector<kfd::Rung> doorRungs = climbDoor(doors, true, umqDoor);
     for (kfd::Rung& r : climbDoor(doors, false, csDoor)) doorRungs.push_back(std::move(r));

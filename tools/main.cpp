@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(atLeast(0));
     app.add_flag("--gpu-timestamps", global.gpuTimestamps, "GPU tiers: time each submission with timestamp queries");
     app.add_flag("--sim", global.sim, "kfd/umq tiers, probe, devices: run on the simulated GPU (never chosen without this flag)");
-    app.add_option_function<std::string>("--sim-exec", [](const std::string& v) { setenv("ZINC_SIM_EXEC", v.c_str(), 1); }, "the simulated GPU runs the kernels' machine code in the ISA interpreter (isa) or their OpenCL C on PoCL (pocl); env ZINC_SIM_EXEC")->check(CLI::IsMember({"isa", "pocl"}));
+    app.add_option_function<std::string>("--sim-exec", [](const std::string& v) { setenv("ZINC_SIM_EXEC", v.c_str(), 1); }, "the simulated GPU runs the kernels' machine code in the ISA interpreter (isa, the default) or their OpenCL C on PoCL (pocl, faster); env ZINC_SIM_EXEC")->check(CLI::IsMember({"isa", "pocl"}));
     app.add_option("--gfx", global.gfx, "the simulated GPU's target: gfx1100 (or 11), gfx1201 (or 12)")->transform(gfxTarget())->capture_default_str();
     app.add_option("--dump-pm4", global.dumpPm4, "kfd tier: write the IBs and ring dwords submitted to this folder (read with `zinc-rt pm4 decode`)");
     app.add_option("--submit", global.submit,

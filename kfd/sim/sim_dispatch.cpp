@@ -35,8 +35,8 @@ std::string_view simExecName(SimExec exec) { return exec == SimExec::Isa ? "isa"
 
 SimExec simExecFromEnvironment() {
     const char* value = std::getenv("ZINC_SIM_EXEC");
-    if (!value || !*value || std::string_view(value) == "pocl") return SimExec::Pocl;
-    if (std::string_view(value) == "isa") return SimExec::Isa;
+    if (!value || !*value || std::string_view(value) == "isa") return SimExec::Isa;
+    if (std::string_view(value) == "pocl") return SimExec::Pocl;
     throw std::runtime_error(std::string("ZINC_SIM_EXEC is \"") + value + "\"; it must be isa or pocl");
 }
 

@@ -30,7 +30,7 @@ struct Program;
 // How the simulated GPU executes a dispatch: the machine code (Isa) or the OpenCL C source (Pocl).
 enum class SimExec : uint8_t { Isa, Pocl };
 std::string_view simExecName(SimExec exec);  // "isa", "pocl"
-// ZINC_SIM_EXEC=isa|pocl (what `--sim-exec` sets); pocl when unset. Throws on another value.
+// ZINC_SIM_EXEC=isa|pocl (what `--sim-exec` sets); isa when unset. Throws on another value.
 SimExec simExecFromEnvironment();
 
 struct SimKernel {

@@ -5,6 +5,8 @@
 namespace zinc::kfd::testing {
 
 std::shared_ptr<kernels::PoclRunner> sharedRunner() {
+    // Only when kernels run on PoCL (ZINC_SIM_EXEC=pocl): the interpreter needs no runner.
+    if (simExecFromEnvironment() != SimExec::Pocl) return nullptr;
     static std::shared_ptr<kernels::PoclRunner> runner = std::make_shared<kernels::PoclRunner>();
     return runner;
 }

@@ -22,6 +22,15 @@ TEST_P(KfdGoldenTest, MeetsTheGoldenOnTheSimulatedGpu) {
     test::expectMeetsGolden(*l.model, *l.session, c, golden);
 }
 
+// RDNA4: the gfx1201 code object's machine code (its own encodings, s_wait_* counters, workgroup
+// ids in ttmp registers) meets the same goldens.
+TEST_P(KfdGoldenTest, MeetsTheGoldenOnTheSimulatedGfx1201) {
+    const auto& c = GetParam();
+    const auto golden = test::readGoldenCase(c);
+    auto l = test::load(golden.modelFile, true, 256, "gfx1201");
+    test::expectMeetsGolden(*l.model, *l.session, c, golden);
+}
+
 // The same through the command line: `score --tier=kfd --sim` prints the golden format; its
 // output, read back as a golden, meets the reference by the same criteria (an id the reference
 // lists but the kfd run does not rank in its top 10 counts as an outlier).

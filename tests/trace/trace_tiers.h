@@ -54,6 +54,7 @@ inline bool vulkanDeviceExists() {
 // One PoCL runner for the whole binary (PoCL builds the kernels once), one simulated gfx1100
 // behind each door.
 inline std::shared_ptr<kernels::PoclRunner> poclRunner() {
+    if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) return nullptr;  // the interpreter needs none
     static auto runner = std::make_shared<kernels::PoclRunner>();
     return runner;
 }

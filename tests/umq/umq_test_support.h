@@ -7,11 +7,13 @@
 #include "kernels/pocl_runner.h"
 #include "umq/drm_device.h"
 #include "umq/amdgpu_uapi.h"
+#include "kfd/sim/sim_dispatch.h"
 #include "umq/sim_amdgpu.h"
 
 namespace zinc::umq::testing {
 
 inline std::shared_ptr<kernels::PoclRunner> sharedRunner() {
+    if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) return nullptr;  // the interpreter needs none
     static auto runner = std::make_shared<kernels::PoclRunner>();
     return runner;
 }
