@@ -236,3 +236,42 @@ INSTANTIATE_TEST_SUITE_P(Targets, Isa, ::testing::Values("gfx1100", "gfx1201"));
 
 }  // namespace
 }  // namespace zinc::kfd::isa
+
+namespace zinc::kfd::isa {
+namespace {
+
+// The two readings of v_fma_mix*_f16 (kernels/README.md) part exactly where the f32 rounding
+// lands on an f16 tie that the exact result was above: 1 + 2^-11 + 2^-30 is 1 + 2^-11 in f32
+// (a tie between 1 and 1 + 2^-10, to even: 1.0), but rounds up from the exact value.
+TEST(IsaMixRounding, RoundingOnceAndInTwoStepsPartAtAnF16Tie) {
+    const double exact = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30);
+    EXPECT_EQ(f32ToF16(float(exact)), 0x3C00u);  // two steps
+    EXPECT_EQ(f64ToF16(exact), 0x3C01u);         // once
+    for (const double v : {0.0, -0.0, 1.0, -2.5, 65504.0, 65519.0, 6.0e-8, 3.0e-5, 1e-9, 0.333251953125})
+        EXPECT_EQ(f64ToF16(v), f32ToF16(float(v))) << v;  // no tie in the way: the readings agree
+    EXPECT_EQ(f64ToF16(65520.0), 0x7C00u);
+    EXPECT_EQ(f64ToF16(-1e6), 0xFC00u);
+    EXPECT_EQ(f64ToF16(std::ldexp(1.0, -25)), 0u);  // half the smallest subnormal: to even, 0
+    EXPECT_EQ(f64ToF16(std::ldexp(1.5, -25)), 1u);
+}
+
+// What the caches may hold stale (stale_memory.h): written ranges merge, a read overlapping any
+// written byte is stale, invalidates clear the vector and scalar sides separately.
+TEST(IsaStaleMemory, WrittenRangesAreStaleUntilInvalidated) {
+    StaleMemory m;
+    EXPECT_FALSE(m.anyVector());
+    m.wrote({{0x1000, 0x1010}, {0x1010, 0x1020}, {0x2000, 0x2004}});
+    EXPECT_EQ(m.vectorRanges(), 2u);  // the touching pair merged
+    EXPECT_TRUE(m.vectorStale(0x101c, 0x1024));
+    EXPECT_FALSE(m.vectorStale(0x1020, 0x1030));  // the byte after
+    EXPECT_FALSE(m.vectorStale(0x0ff0, 0x1000));  // the bytes before
+    EXPECT_TRUE(m.scalarStale(0x2000, 0x2008));
+    m.invalidate(/*vector=*/true, /*scalar=*/false);
+    EXPECT_FALSE(m.vectorStale(0x1000, 0x3000));
+    EXPECT_TRUE(m.scalarStale(0x2000, 0x2004));
+    m.invalidate(false, true);
+    EXPECT_FALSE(m.anyScalar());
+}
+
+}  // namespace
+}  // namespace zinc::kfd::isa

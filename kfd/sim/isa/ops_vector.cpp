@@ -4,6 +4,7 @@
 // per-opcode pseudo-code. Float ops round to nearest even (the mode clang's descriptors select);
 // v_rcp/v_rsq are computed exactly rounded, inside the 1 ULP the guides document.
 // 16-bit results are written to the low half, keeping the high half.
+#include <atomic>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -29,6 +30,27 @@ uint16_t f32ToF16(float f) {
     if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
     return uint16_t(sign | h);
 }
+
+uint16_t f64ToF16(double d) {
+    const uint16_t sign = std::signbit(d) ? 0x8000u : 0u;
+    if (std::isnan(d)) return uint16_t(sign | 0x7e00u);
+    const double a = std::fabs(d);
+    if (a >= 65520.0) return uint16_t(sign | 0x7c00u);  // rounds to infinity (65504 + half a step)
+    // The step of f16 at this magnitude (2^-24 below 2^-14: subnormals), then round to even.
+    const int e = std::max(std::ilogb(a == 0.0 ? 1.0 : a), -14);
+    const double m = std::nearbyint(std::ldexp(a, 10 - e));  // exact scaling; m in [0, 2048]
+    int exp = e + 15, mant = int(m);
+    if (mant == 2048) mant = 1024, ++exp;
+    if (exp >= 31) return uint16_t(sign | 0x7c00u);
+    if (mant < 1024) return uint16_t(sign | mant);  // subnormal (exp field 0) or zero
+    return uint16_t(sign | (exp << 10) | (mant - 1024));
+}
+
+namespace {
+std::atomic<MixRounding> gMixRounding{MixRounding::TwoSteps};
+}
+void setMixRounding(MixRounding rounding) { gMixRounding.store(rounding, std::memory_order_relaxed); }
+MixRounding mixRounding() { return gMixRounding.load(std::memory_order_relaxed); }
 
 float f16ToF32(uint16_t h) {
     const uint32_t sign = uint32_t(h & 0x8000u) << 16;
@@ -224,7 +246,8 @@ int32_t cvtI32(double f) {
 ZK_VOP(v_cvt_u32_f32, put(w, i, l, cvtU32(FA)))
 ZK_VOP(v_cvt_i32_f32, put(w, i, l, uint32_t(cvtI32(FA))))
 // v_fma_mix*: a source is f32, or an f16 half when its op_sel_hi bit is set (op_sel picks the
-// half). The product-sum is rounded to f32, then to f16 (the guide's pseudo-code; kernels/README.md).
+// half). The f16 forms round the product-sum to f32, then to f16 (the guide's pseudo-code), or
+// once (MixRounding::Once, the other reading; kernels/README.md).
 float mixSource(const Wave& w, const Inst& i, int k, uint32_t lane) {
     const Operand& o = i.op[k];
     float x;
@@ -233,11 +256,17 @@ float mixSource(const Wave& w, const Inst& i, int k, uint32_t lane) {
     if (i.negHi & (1u << (k - 1))) x = std::fabs(x);
     return (i.negLo & (1u << (k - 1))) ? -x : x;
 }
-ZK_VOP(v_fma_mixlo_f16, put16(w, i, l, f32ToF16(outF(i, std::fma(mixSource(w, i, 1, l), mixSource(w, i, 2, l), mixSource(w, i, 3, l))))))
+// The f16 result of v_fma_mix{lo,hi}_f16 by the reading chosen (wave.h MixRounding).
+uint16_t mixToF16(const Wave& w, const Inst& i, uint32_t l) {
+    const float a = mixSource(w, i, 1, l), b = mixSource(w, i, 2, l), c = mixSource(w, i, 3, l);
+    if (mixRounding() == MixRounding::TwoSteps) return f32ToF16(outF(i, std::fma(a, b, c)));
+    // Once: a*b is exact in f64 and the f64 fma rounds once more, 42 bits below f16's last bit.
+    return f64ToF16(outD(i, std::fma(double(a), double(b), double(c))));
+}
+ZK_VOP(v_fma_mixlo_f16, put16(w, i, l, mixToF16(w, i, l)))
 ZK_VOP(v_fma_mixhi_f16, {
     uint32_t& r = w.v(dst(i), l);
-    const uint16_t h = f32ToF16(outF(i, std::fma(mixSource(w, i, 1, l), mixSource(w, i, 2, l), mixSource(w, i, 3, l))));
-    r = (r & 0xffffu) | (uint32_t(h) << 16);
+    r = (r & 0xffffu) | (uint32_t(mixToF16(w, i, l)) << 16);
 })
 ZK_VOP(v_fma_mix_f32, PUTF(std::fma(mixSource(w, i, 1, l), mixSource(w, i, 2, l), mixSource(w, i, 3, l))))
 

@@ -87,7 +87,15 @@ inline double asD(uint64_t b) { return std::bit_cast<double>(b); }
 inline uint64_t asU64(double d) { return std::bit_cast<uint64_t>(d); }
 
 uint16_t f32ToF16(float f);  // round to nearest even, IEEE half
+uint16_t f64ToF16(double d);  // round to nearest even, IEEE half, from f64 directly
 float f16ToF32(uint16_t h);
+
+// How v_fma_mixlo/hi_f16 round (kernels/README.md): TwoSteps, as the ISA guides' pseudo-code
+// (the fused result to f32, then to f16; the default, and what the cpu tier computes), or Once
+// (the exact result straight to f16, as hardware might). Process-wide; tests run both.
+enum class MixRounding : uint8_t { TwoSteps, Once };
+void setMixRounding(MixRounding rounding);
+MixRounding mixRounding();
 
 // Scalar 32-bit read of a non-VGPR operand.
 inline uint32_t readScalar(const Wave& w, const Operand& o) {
