@@ -35,7 +35,9 @@ TEST_P(KfdGoldenTest, MeetsTheGoldenOnTheSimulatedGfx1201) {
 // The same through the command line: `score --tier=kfd --sim` prints the golden format; its
 // output, read back as a golden, meets the reference by the same criteria (an id the reference
 // lists but the kfd run does not rank in its top 10 counts as an outlier).
-TEST_P(KfdGoldenTest, ScoreOnTheSimulatedGpuMeetsTheGolden) {
+class KfdScoreTest : public testing::TestWithParam<test::GoldenCase> {};
+
+TEST_P(KfdScoreTest, ScoreOnTheSimulatedGpuMeetsTheGolden) {
     const auto& c = GetParam();
     test::expectScoreMeetsGolden(c, "--tier=kfd --sim");
 }
@@ -72,6 +74,11 @@ TEST(KfdMixRounding, GoldensHoldUnderEitherReadingOfFmaMixF16) {
 INSTANTIATE_TEST_SUITE_P(Kfd, KfdGoldenTest, testing::ValuesIn(test::goldenCases()), test::goldenCaseName);
 INSTANTIATE_TEST_SUITE_P(KfdGemma, KfdGoldenTest, testing::ValuesIn(test::gemmaGoldenCases()), test::goldenCaseName);
 INSTANTIATE_TEST_SUITE_P(KfdWeightTypes, KfdGoldenTest, testing::ValuesIn(test::weightTypeGoldenCases()), test::goldenCaseName);
+// The command line on the trained model, the MoE and gemma3 (each golden in process above: the
+// interpreter would only run the same kernels again in a zinc-rt process).
+INSTANTIATE_TEST_SUITE_P(Kfd, KfdScoreTest,
+                         testing::Values(test::goldenCases()[0], test::goldenCases()[3], test::gemmaGoldenCases()[0]),
+                         test::goldenCaseName);
 
 }  // namespace
 }  // namespace zinc

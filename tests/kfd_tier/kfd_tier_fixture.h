@@ -8,6 +8,7 @@
 #include <array>
 #include <map>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -30,8 +31,16 @@ inline std::shared_ptr<kernels::PoclRunner> sharedRunner() {
     return runner;
 }
 
-// One simulated GPU per target for the whole binary (gfx1100 by default).
-inline std::shared_ptr<kfd::Device> simDevice(const std::string& gfx = "gfx1100") {
+// The target the in-process tests simulate unless they name one: gfx1100, or ZINC_TEST_SIM_GFX
+// (by hand: `ZINC_TEST_SIM_GFX=gfx1201 kfd_tier_tests --gtest_filter='Doors/DoorGoldenTest.*'`
+// runs every golden through the umq and cs doors on RDNA4).
+inline std::string defaultSimGfx() {
+    const char* gfx = std::getenv("ZINC_TEST_SIM_GFX");
+    return gfx && *gfx ? gfx : "gfx1100";
+}
+
+// One simulated GPU per target for the whole binary.
+inline std::shared_ptr<kfd::Device> simDevice(const std::string& gfx = defaultSimGfx()) {
     static std::map<std::string, std::shared_ptr<kfd::Device>> devices;
     auto& device = devices[gfx];
     if (!device) {
@@ -43,7 +52,7 @@ inline std::shared_ptr<kfd::Device> simDevice(const std::string& gfx = "gfx1100"
 }
 
 // One simulated amdgpu render node per target (the umq and cs doors), sharing the runner.
-inline std::shared_ptr<kfd::Device> simDrmDevice(const std::string& gfx = "gfx1100") {
+inline std::shared_ptr<kfd::Device> simDrmDevice(const std::string& gfx = defaultSimGfx()) {
     static std::map<std::string, std::shared_ptr<kfd::Device>> devices;
     auto& device = devices[gfx];
     if (!device) {
@@ -81,7 +90,7 @@ inline Loaded loadOnDoor(const std::string& file, Door door, int32_t contextLeng
     return l;
 }
 
-inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 256, const std::string& gfx = "gfx1100") {
+inline Loaded load(const std::string& file, bool kfd, int32_t contextLength = 256, const std::string& gfx = defaultSimGfx()) {
     Loaded l;
     l.model = model::Model::load(sharedPath("models/" + file));
     l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
