@@ -1,5 +1,5 @@
 // Mixture of experts around the expert matvecs (ops_moe.cpp):
-//   moe_topk     router logits -> softmax (exp in float, sum in double) -> the nUsed largest
+//   moe_topk     router logits -> softmax (exp in float, sum in float-float) -> the nUsed largest
 //                (lower expert id on ties) -> ids and weights, renormalised when asked
 //   moe_combine  out = sum over the chosen experts, in increasing expert id, of weight * down
 #include "zk_math.h"
@@ -9,9 +9,9 @@
 // The softmax normalisation and top-k selection, in order, by one thread.
 static inline void zk_topk_serial(__local float* prob, __local int* taken, __global int* outIds, __global float* outWeights,
                                   int nExpert, int nUsed, int normalize) {
-    double sum = 0.0;
-    for (int e = 0; e < nExpert; ++e) sum += (double)prob[e];
-    for (int e = 0; e < nExpert; ++e) prob[e] = (float)((double)prob[e] / sum);
+    zk_ff sum = zk_ff_make(0.0f, 0.0f);  // the cpu tier sums in double: float-float keeps ~48 bits
+    for (int e = 0; e < nExpert; ++e) sum = zk_ff_add(sum, zk_ff_make(prob[e], 0.0f));
+    for (int e = 0; e < nExpert; ++e) prob[e] = zk_ff_div_into(prob[e], sum);
     float chosen = 0.0f;
     for (int k = 0; k < nUsed; ++k) {
         int best = 0;

@@ -9,10 +9,6 @@
 // contraction, and bit-exact comparisons depend on the same products and sums.
 #pragma OPENCL FP_CONTRACT OFF
 
-#ifdef cl_khr_fp64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-
 #ifdef __AMDGCN__
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #define ZK_LID() ((int)__builtin_amdgcn_workitem_id_x())
