@@ -13,23 +13,42 @@
 
 #define ZK_MV_LANES 8
 
-// Quantized rows: lanes take the next 8 blocks, lane 0 adds their values in order.
+// Quantized rows: lanes take the next 8 blocks, lane 0 adds their values in order. On amdgcn
+// the activation row is first copied into LDS by the whole workgroup when it fits
+// (ZK_MV_ACT_LDS bytes: Q8_K rows of k <= 14336), so the 8 rows of a workgroup read it from
+// global memory once instead of once per row; the arithmetic is the same either way.
+#define ZK_MV_ACT_LDS 16384
+#define ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, ACT)                                               \
+    for (int b0 = 0; b0 < nb; b0 += ZK_MV_LANES) {                                                   \
+        const int b = b0 + lane;                                                                     \
+        vals[lid] = (live && b < nb) ? DOT(wrow + (ulong)b * WBYTES, (ACT) + (ulong)b * ABYTES) : 0.0f; \
+        zk_barrier();                                                                                \
+        if (lane == 0)                                                                               \
+            for (int j = 0; j < ZK_MV_LANES && b0 + j < nb; ++j) s += vals[lid + j];                 \
+        zk_barrier();                                                                                \
+    }
+#if ZK_MV_STAGE_ACT
+#define ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES)                                                        \
+    const int halves = nb * (ABYTES / 2);                                                            \
+    if (halves * 2 <= ZK_MV_ACT_LDS) {                                                               \
+        for (int i = lid; i < halves; i += 64) actLds[i] = ((__global const ushort*)act)[i];         \
+        zk_barrier();                                                                                \
+        ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, (__local const uchar*)actLds)                      \
+    } else
+#else
+#define ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES)
+#endif
 #define ZK_MATVEC_QUANT_ROWS(NAME, DOT, QK, WBYTES, ABYTES)                                          \
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals) {                                                   \
+                            __local float* vals, __local ushort* actLds) {                           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
         const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
         const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int nb = k / QK;                                                                       \
         float s = 0.0f;                                                                              \
-        for (int b0 = 0; b0 < nb; b0 += ZK_MV_LANES) {                                               \
-            const int b = b0 + lane;                                                                 \
-            vals[lid] = (live && b < nb) ? DOT(wrow + (ulong)b * WBYTES, act + (ulong)b * ABYTES) : 0.0f; \
-            zk_barrier();                                                                            \
-            if (lane == 0)                                                                           \
-                for (int j = 0; j < ZK_MV_LANES && b0 + j < nb; ++j) s += vals[lid + j];             \
-            zk_barrier();                                                                            \
+        ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES) {                                                      \
+            ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, act)                                           \
         }                                                                                            \
         if (lane == 0 && live) y[row] = s;                                                           \
     }
@@ -45,7 +64,7 @@ static inline float zk_elem_f16(ZkBytes p, int i) { return zk_h2f(((__global con
 // Float rows: eight lanes as quant_generic.cpp's Lanes8.
 #define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM)                                                             \
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals) {                                                   \
+                            __local float* vals, __local ushort* actLds) {                           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
         const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
         const int live = row < rows;                                                                 \
@@ -71,19 +90,30 @@ ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16)
     ZK_KERNEL(64) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
                                   ulong rowBytes, ulong actStride, int k, int rows, int yStride) {   \
         __local float vals[64];                                                                      \
+        __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
         const int t = ZK_GROUP_Y();                                                                  \
-        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals);  \
+        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals, actLds); \
     }                                                                                                \
     ZK_KERNEL(64) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
                                            __global const int* ids, ulong rowBytes, ulong actStride, \
                                            ulong actSlotStride, ulong expertBytes, int k, int rows,  \
                                            int yStride, int ySlotStride, int idsStride) {            \
         __local float vals[64];                                                                      \
+        __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
         const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z();                                             \
         const int e = ids[(long)t * idsStride + slot];                                               \
         zk_rows_##T(w + (ulong)e * expertBytes, act + (ulong)t * actStride + (ulong)slot * actSlotStride, \
-                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals);      \
+                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals, actLds); \
     }
+
+// LDS for the staged activation row: none for the float types (they read activations once per
+// row, 8 lanes apart, and stay as they are).
+#define ZK_MV_ACT_LDS_OF_f32 2
+#define ZK_MV_ACT_LDS_OF_f16 2
+#define ZK_MV_ACT_LDS_OF_q8_0 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q4_k ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q5_k ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q6_k ZK_MV_ACT_LDS
 
 ZK_MATVEC_KERNELS(f32)
 ZK_MATVEC_KERNELS(f16)

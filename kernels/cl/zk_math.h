@@ -8,9 +8,9 @@
 
 // ggml blocks are packed: a field is only 2-byte aligned (Q8_0 is 34 bytes, Q6_K 210), so
 // 32-bit values are assembled from two aligned 16-bit loads.
-static inline uint zk_ld16(ZkBytes p) { return (uint)*(__global const ushort*)p; }
-static inline uint zk_ld32(ZkBytes p) { return zk_ld16(p) | (zk_ld16(p + 2) << 16); }
-static inline float zk_ldf32(ZkBytes p) { return as_float(zk_ld32(p)); }
+static inline uint zk_ld16(ZkAnyBytes p) { return (uint)*(const ZK_ANY_AS ushort*)p; }
+static inline uint zk_ld32(ZkAnyBytes p) { return zk_ld16(p) | (zk_ld16(p + 2) << 16); }
+static inline float zk_ldf32(ZkAnyBytes p) { return as_float(zk_ld32(p)); }
 
 // --- binary16 <-> float, round to nearest even (as the cpu tier's fp16.h) -------------
 #if defined(__AMDGCN__) && !defined(ZK_SOFT_HALF)

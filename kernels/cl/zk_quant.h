@@ -63,14 +63,14 @@ static inline float zk_deq_q6_k(ZkBytes row, int e) {
 
 // --- one block times one activation block --------------------------------------------------
 // Q8_0 x Q8_0: (float)sum(q*q8) * (d * d8).
-static inline float zk_dot_q8_0(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q8_0(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int j = 0; j < 32; j += 4) sumi = zk_dot4_ss(zk_ld32(w + 2 + j), zk_ld32(a + 2 + j), sumi);
     return (float)sumi * (zk_h2f(zk_ld16(w)) * zk_h2f(zk_ld16(a)));
 }
 
 // Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]) of a Q8_K block.
-static inline int zk_min_term_k4(ZkBytes scales, ZkBytes a) {
+static inline int zk_min_term_k4(ZkBytes scales, ZkAnyBytes a) {
     int s = 0;
     for (int j = 0; j < 8; ++j) {
         int sc, mn;
@@ -82,11 +82,11 @@ static inline int zk_min_term_k4(ZkBytes scales, ZkBytes a) {
 }
 
 // Q4_K x Q8_K: d*d8*sum_j(scale_j * dot_j) - dmin*d8*sum_j(min_j * bsum_j).
-static inline float zk_dot_q4_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q4_k(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int c = 0; c < 4; ++c) {
         ZkBytes q = w + 16 + 32 * c;
-        ZkBytes q8 = a + 4 + 64 * c;
+        ZkAnyBytes q8 = a + 4 + 64 * c;
         int lo = 0, hi = 0;
         for (int l = 0; l < 32; l += 4) {
             const uint v = zk_ld32(q + l);
@@ -103,11 +103,11 @@ static inline float zk_dot_q4_k(ZkBytes w, ZkBytes a) {
 }
 
 // Q5_K x Q8_K: as Q4_K with the fifth bit of chunk c from bits 2c / 2c+1 of qh.
-static inline float zk_dot_q5_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q5_k(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int c = 0; c < 4; ++c) {
         ZkBytes ql = w + 48 + 32 * c;
-        ZkBytes q8 = a + 4 + 64 * c;
+        ZkAnyBytes q8 = a + 4 + 64 * c;
         int lo = 0, hi = 0;
         for (int l = 0; l < 32; l += 4) {
             const uint v = zk_ld32(ql + l), h = zk_ld32(w + 16 + l);
@@ -127,12 +127,12 @@ static inline float zk_dot_q5_k(ZkBytes w, ZkBytes a) {
 
 // Q6_K x Q8_K: d*d8 * sum over 16 sub-blocks of scale * sum((q - 32) * q8). The -32 is
 // taken out of the byte products: sum((q - 32) * q8) = sum(q * q8) - 32 * sum(q8).
-static inline float zk_dot_q6_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q6_k(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int h = 0; h < 2; ++h) {
         ZkBytes ql = w + 64 * h;
         ZkBytes qh = w + 128 + 32 * h;
-        ZkBytes q8 = a + 4 + 128 * h;
+        ZkAnyBytes q8 = a + 4 + 128 * h;
         ZkBytes sc = w + 192 + 8 * h;
         for (int half_ = 0; half_ < 2; ++half_) {
             int g0 = 0, g1 = 0, g2 = 0, g3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;

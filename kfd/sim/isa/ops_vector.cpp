@@ -112,6 +112,8 @@ inline int64_t i24(uint32_t v) { return int64_t(int32_t(v << 8) >> 8); }
 ZK_VOP(v_mul_i32_i24, put(w, i, l, uint32_t(i24(A) * i24(B))))
 ZK_VOP(v_mad_i32_i24, put(w, i, l, uint32_t(i24(A) * i24(B) + int32_t(C))))
 ZK_VOP(v_mul_u32_u24, put(w, i, l, (A & 0xffffffu) * (B & 0xffffffu)))
+ZK_VOP(v_mad_u32_u24, put(w, i, l, (A & 0xffffffu) * (B & 0xffffffu) + C))
+ZK_VOP(v_xad_u32, put(w, i, l, (A ^ B) + C))
 ZK_VOP(v_mul_hi_u32_u24, put(w, i, l, uint32_t((uint64_t(A & 0xffffffu) * (B & 0xffffffu)) >> 32)))
 ZK_VOP(v_bfe_u32, { const uint32_t off = B & 31, width = C & 31; put(w, i, l, width ? (A >> off) & ((1u << width) - 1) : 0u); })
 ZK_VOP(v_bfe_i32, {
@@ -417,7 +419,7 @@ std::vector<OpEntry> vectorOps() {
         {"v_add_nc_u32", v_add_nc_u32}, {"v_sub_nc_u32", v_sub_nc_u32}, {"v_subrev_nc_u32", v_subrev_nc_u32},
         {"v_add3_u32", v_add3_u32}, {"v_mul_lo_u32", v_mul_lo_u32}, {"v_min_u32", v_min_u32}, {"v_max_u32", v_max_u32},
         {"v_med3_u32", v_med3_u32}, {"v_med3_i32", v_med3_i32}, {"v_mul_i32_i24", v_mul_i32_i24}, {"v_mad_i32_i24", v_mad_i32_i24},
-        {"v_mul_u32_u24", v_mul_u32_u24}, {"v_mul_hi_u32_u24", v_mul_hi_u32_u24}, {"v_bfe_u32", v_bfe_u32}, {"v_bfe_i32", v_bfe_i32},
+        {"v_mul_u32_u24", v_mul_u32_u24}, {"v_mad_u32_u24", v_mad_u32_u24}, {"v_xad_u32", v_xad_u32}, {"v_mul_hi_u32_u24", v_mul_hi_u32_u24}, {"v_bfe_u32", v_bfe_u32}, {"v_bfe_i32", v_bfe_i32},
         {"v_lshlrev_b64", v_lshlrev_b64}, {"v_lshrrev_b16", v_lshrrev_b16}, {"v_lshlrev_b16", v_lshlrev_b16},
         {"v_ashrrev_i16", v_ashrrev_i16}, {"v_add_nc_u16", v_add_nc_u16}, {"v_sub_nc_u16", v_sub_nc_u16},
         {"v_add_co_u32", v_add_co_u32}, {"v_sub_co_u32", v_sub_co_u32}, {"v_add_co_ci_u32", v_add_co_ci_u32},
