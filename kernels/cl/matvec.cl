@@ -5,17 +5,19 @@
 // F32 / F16 keep its eight float lanes: lane l sums elements 8m + l, then
 // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the tail in order.
 //
-// Workgroup 64 = 8 rows x 8 lanes. matvec_T grid: x = ceil(rows / 8), y = tokens.
+// Workgroup 256 = 32 rows x 8 lanes. matvec_T grid: x = ceil(rows / 32), y = tokens.
 // matvec_T_expert reads the expert from memory (the router's output): grid z = slot k, and
 // expert e = ids[t * idsStride + k] selects weights w + e * expertBytes; activations at
 // act + t * actStride + k * actSlotStride bytes, results at y + t * yStride + k * ySlotStride.
 #include "zk_quant.h"
 
 #define ZK_MV_LANES 8
+#define ZK_MV_WG 256  // work-items: ZK_MV_ROWS rows of ZK_MV_LANES lanes
+#define ZK_MV_ROWS 32  // kernels::kMatVecShape.perGroupX
 
 // Quantized rows: lanes take the next 8 blocks, lane 0 adds their values in order. On amdgcn
 // the activation row is first copied into LDS by the whole workgroup when it fits
-// (ZK_MV_ACT_LDS bytes: Q8_K rows of k <= 14336), so the 8 rows of a workgroup read it from
+// (ZK_MV_ACT_LDS bytes: Q8_K rows of k <= 14336), so the 32 rows of a workgroup read it from
 // global memory once instead of once per row; the arithmetic is the same either way.
 #define ZK_MV_ACT_LDS 16384
 #define ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, ACT)                                               \
@@ -31,7 +33,7 @@
 #define ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES)                                                        \
     const int halves = nb * (ABYTES / 2);                                                            \
     if (halves * 2 <= ZK_MV_ACT_LDS) {                                                               \
-        for (int i = lid; i < halves; i += 64) actLds[i] = ((__global const ushort*)act)[i];         \
+        for (int i = lid; i < halves; i += ZK_MV_WG) actLds[i] = ((__global const ushort*)act)[i];         \
         zk_barrier();                                                                                \
         ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, (__local const uchar*)actLds)                      \
     } else
@@ -42,7 +44,7 @@
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
                             __local float* vals, __local ushort* actLds) {                           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
-        const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
+        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                               \
         const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int nb = k / QK;                                                                       \
@@ -66,7 +68,7 @@ static inline float zk_elem_f16(ZkBytes p, int i) { return zk_h2f(((__global con
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
                             __local float* vals, __local ushort* actLds) {                           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
-        const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
+        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                               \
         const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int k8 = k & ~7;                                                                       \
@@ -87,18 +89,18 @@ ZK_MATVEC_FLOAT_ROWS(zk_rows_f32, zk_elem_f32)
 ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16)
 
 #define ZK_MATVEC_KERNELS(T)                                                                         \
-    ZK_KERNEL(64) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
+    ZK_KERNEL(256) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
                                   ulong rowBytes, ulong actStride, int k, int rows, int yStride) {   \
-        __local float vals[64];                                                                      \
+        __local float vals[ZK_MV_WG];                                                                      \
         __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
         const int t = ZK_GROUP_Y();                                                                  \
         zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals, actLds); \
     }                                                                                                \
-    ZK_KERNEL(64) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
+    ZK_KERNEL(256) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
                                            __global const int* ids, ulong rowBytes, ulong actStride, \
                                            ulong actSlotStride, ulong expertBytes, int k, int rows,  \
                                            int yStride, int ySlotStride, int idsStride) {            \
-        __local float vals[64];                                                                      \
+        __local float vals[ZK_MV_WG];                                                                      \
         __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
         const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z();                                             \
         const int e = ids[(long)t * idsStride + slot];                                               \
