@@ -87,11 +87,12 @@ static inline float zk_dot_q4_k(ZkBytes w, ZkAnyBytes a) {
     for (int c = 0; c < 4; ++c) {
         ZkBytes q = w + 16 + 32 * c;
         ZkAnyBytes q8 = a + 4 + 64 * c;
+        uint v[8];  // the chunk's 32 quant bytes, loaded once (clang otherwise reloads a word of each 16)
+        for (int l = 0; l < 8; ++l) v[l] = zk_ld32(q + 4 * l);
         int lo = 0, hi = 0;
-        for (int l = 0; l < 32; l += 4) {
-            const uint v = zk_ld32(q + l);
-            lo = zk_dot4_us(v & 0x0f0f0f0fu, zk_ld32(q8 + l), lo);
-            hi = zk_dot4_us((v >> 4) & 0x0f0f0f0fu, zk_ld32(q8 + 32 + l), hi);
+        for (int l = 0; l < 8; ++l) {
+            lo = zk_dot4_us(v[l] & 0x0f0f0f0fu, zk_ld32(q8 + 4 * l), lo);
+            hi = zk_dot4_us((v[l] >> 4) & 0x0f0f0f0fu, zk_ld32(q8 + 32 + 4 * l), hi);
         }
         int sc0, mn0, sc1, mn1;
         zk_scale_min_k4(w + 4, 2 * c, &sc0, &mn0);
@@ -109,8 +110,10 @@ static inline float zk_dot_q5_k(ZkBytes w, ZkAnyBytes a) {
         ZkBytes ql = w + 48 + 32 * c;
         ZkAnyBytes q8 = a + 4 + 64 * c;
         int lo = 0, hi = 0;
+        uint v8[8];  // the chunk's low nibbles, loaded once (as in zk_dot_q4_k)
+        for (int l = 0; l < 8; ++l) v8[l] = zk_ld32(ql + 4 * l);
         for (int l = 0; l < 32; l += 4) {
-            const uint v = zk_ld32(ql + l), h = zk_ld32(w + 16 + l);
+            const uint v = v8[l / 4], h = zk_ld32(w + 16 + l);
             const uint vlo = (v & 0x0f0f0f0fu) | (((h >> (2 * c)) & 0x01010101u) << 4);
             const uint vhi = ((v >> 4) & 0x0f0f0f0fu) | (((h >> (2 * c + 1)) & 0x01010101u) << 4);
             lo = zk_dot4_us(vlo, zk_ld32(q8 + l), lo);
@@ -134,10 +137,13 @@ static inline float zk_dot_q6_k(ZkBytes w, ZkAnyBytes a) {
         ZkBytes qh = w + 128 + 32 * h;
         ZkAnyBytes q8 = a + 4 + 128 * h;
         ZkBytes sc = w + 192 + 8 * h;
+        uint qlv[16], qhv[8];  // this half's quant bytes, loaded once (as in zk_dot_q4_k)
+        for (int i = 0; i < 16; ++i) qlv[i] = zk_ld32(ql + 4 * i);
+        for (int i = 0; i < 8; ++i) qhv[i] = zk_ld32(qh + 4 * i);
         for (int half_ = 0; half_ < 2; ++half_) {
             int g0 = 0, g1 = 0, g2 = 0, g3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
             for (int l = 16 * half_; l < 16 * half_ + 16; l += 4) {
-                const uint a0 = zk_ld32(ql + l), a1 = zk_ld32(ql + l + 32), hb = zk_ld32(qh + l);
+                const uint a0 = qlv[l / 4], a1 = qlv[l / 4 + 8], hb = qhv[l / 4];
                 const uint u0 = (a0 & 0x0f0f0f0fu) | ((hb & 0x03030303u) << 4);
                 const uint u1 = (a1 & 0x0f0f0f0fu) | (((hb >> 2) & 0x03030303u) << 4);
                 const uint u2 = ((a0 >> 4) & 0x0f0f0f0fu) | (((hb >> 4) & 0x03030303u) << 4);
