@@ -60,33 +60,49 @@ ZK_MATVEC_QUANT_ROWS(zk_rows_q4_k, zk_dot_q4_k, 256, ZK_Q4_K_BYTES, ZK_Q8_K_BYTE
 ZK_MATVEC_QUANT_ROWS(zk_rows_q5_k, zk_dot_q5_k, 256, ZK_Q5_K_BYTES, ZK_Q8_K_BYTES)
 ZK_MATVEC_QUANT_ROWS(zk_rows_q6_k, zk_dot_q6_k, 256, ZK_Q6_K_BYTES, ZK_Q8_K_BYTES)
 
-static inline float zk_elem_f32(ZkBytes p, int i) { return ((__global const float*)p)[i]; }
-static inline float zk_elem_f16(ZkBytes p, int i) { return zk_h2f(((__global const ushort*)p)[i]); }
+static inline float zk_elem_f32(ZkAnyBytes p, int i) { return ((const ZK_ANY_AS float*)p)[i]; }
+static inline float zk_elem_f16(ZkAnyBytes p, int i) { return zk_h2f(((const ZK_ANY_AS ushort*)p)[i]); }
 
-// Float rows: eight lanes as quant_generic.cpp's Lanes8.
-#define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM)                                                             \
+// Float rows: eight lanes as quant_generic.cpp's Lanes8. The activation row (k elements of
+// EBYTES) is staged in LDS like the quantized one when it fits.
+#define ZK_MATVEC_FLOAT_BODY(ELEM, ACT)                                                              \
+    if (live)                                                                                        \
+        for (int i = lane; i < k8; i += ZK_MV_LANES) acc += ELEM(wrow, i) * ELEM(ACT, i);            \
+    vals[lid] = acc;                                                                                 \
+    zk_barrier();                                                                                    \
+    if (lane == 0 && live) {                                                                         \
+        __local const float* v = vals + lid;                                                         \
+        float s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));                 \
+        for (int i = k8; i < k; ++i) s += ELEM(wrow, i) * ELEM(ACT, i);                              \
+        y[row] = s;                                                                                  \
+    }
+#if ZK_MV_STAGE_ACT
+#define ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES)                                                         \
+    const int halves = k * (EBYTES / 2);                                                             \
+    if (halves * 2 <= ZK_MV_ACT_LDS) {                                                               \
+        for (int i = lid; i < halves; i += ZK_MV_WG) actLds[i] = ((__global const ushort*)act)[i];   \
+        zk_barrier();                                                                                \
+        ZK_MATVEC_FLOAT_BODY(ELEM, (__local const uchar*)actLds)                                     \
+    } else
+#else
+#define ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES)
+#endif
+#define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM, EBYTES)                                                     \
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
                             __local float* vals, __local ushort* actLds) {                           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
-        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                               \
+        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                      \
         const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int k8 = k & ~7;                                                                       \
         float acc = 0.0f;                                                                            \
-        if (live)                                                                                    \
-            for (int i = lane; i < k8; i += ZK_MV_LANES) acc += ELEM(wrow, i) * ELEM(act, i);        \
-        vals[lid] = acc;                                                                             \
-        zk_barrier();                                                                                \
-        if (lane == 0 && live) {                                                                     \
-            __local const float* v = vals + lid;                                                     \
-            float s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));             \
-            for (int i = k8; i < k; ++i) s += ELEM(wrow, i) * ELEM(act, i);                          \
-            y[row] = s;                                                                              \
+        ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES) {                                                       \
+            ZK_MATVEC_FLOAT_BODY(ELEM, act)                                                          \
         }                                                                                            \
     }
 
-ZK_MATVEC_FLOAT_ROWS(zk_rows_f32, zk_elem_f32)
-ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16)
+ZK_MATVEC_FLOAT_ROWS(zk_rows_f32, zk_elem_f32, 4)
+ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16, 2)
 
 #define ZK_MATVEC_KERNELS(T)                                                                         \
     ZK_KERNEL(256) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
@@ -108,10 +124,9 @@ ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16)
                     y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals, actLds); \
     }
 
-// LDS for the staged activation row: none for the float types (they read activations once per
-// row, 8 lanes apart, and stay as they are).
-#define ZK_MV_ACT_LDS_OF_f32 2
-#define ZK_MV_ACT_LDS_OF_f16 2
+// LDS for the staged activation row.
+#define ZK_MV_ACT_LDS_OF_f32 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_f16 ZK_MV_ACT_LDS
 #define ZK_MV_ACT_LDS_OF_q8_0 ZK_MV_ACT_LDS
 #define ZK_MV_ACT_LDS_OF_q4_k ZK_MV_ACT_LDS
 #define ZK_MV_ACT_LDS_OF_q5_k ZK_MV_ACT_LDS
