@@ -63,17 +63,7 @@ ZK_KERNEL(64) void moe_topk(__global const float* logits, __global int* ids, __g
             }
         top[lid] = best;
         topId[lid] = bestId;
-        zk_barrier();
-        for (int w = 32; w > 0; w /= 2) {
-            if (lid < w) {
-                const int a = topId[lid], b = topId[lid + w];
-                if (b >= 0 && (a < 0 || top[lid + w] > top[lid] || (top[lid + w] == top[lid] && b < a))) {
-                    top[lid] = top[lid + w];
-                    topId[lid] = b;
-                }
-            }
-            zk_barrier();
-        }
+        zk_argmax_tree(top, topId, 64);
         if (lid == 0) {
             taken[topId[0]] = 1;
             picked[k] = topId[0];

@@ -193,4 +193,21 @@ static inline void zk_sincosf(float x, float* s, float* c) {
 // correction step under -cl-fp32-correctly-rounded-divide-sqrt; PoCL to sqrtss).
 static inline float zk_sqrtf(float x) { return __builtin_sqrtf(x); }
 
+// Argmax over a workgroup of `wg` threads: each has put its candidate in best[lid] / where[lid]
+// (where = -1: none); a tree leaves the largest in best[0] / where[0], the lower index on ties.
+static inline void zk_argmax_tree(__local float* best, __local int* where, int wg) {
+    const int lid = ZK_LID();
+    zk_barrier();
+    for (int w = wg / 2; w > 0; w /= 2) {
+        if (lid < w) {
+            const int o = where[lid + w];
+            if (o >= 0 && (where[lid] < 0 || best[lid + w] > best[lid] || (best[lid + w] == best[lid] && o < where[lid]))) {
+                best[lid] = best[lid + w];
+                where[lid] = o;
+            }
+        }
+        zk_barrier();
+    }
+}
+
 #endif  // ZK_MATH_H
