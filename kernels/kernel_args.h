@@ -125,7 +125,7 @@ struct LaunchShape {
     uint32_t perGroupX;
 };
 inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1},
-    kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{64, 8},
+    kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32},
     kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
     kMoeCombineShape{256, 256}, kArgmaxShape{256, 0};
 

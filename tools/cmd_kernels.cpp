@@ -20,6 +20,7 @@ namespace {
 
 struct KernelsOptions {
     std::string model;
+    std::string target;  // overrides --gfx
     int32_t token = 1;
 };
 
@@ -44,13 +45,16 @@ uint32_t wavesPerSimd(const kernels::KernelInfo& k) {
 // A GPU for the roofline. Public specifications (amd.com product pages): CUs, boost clock, memory
 // bandwidth. Issue model: each CU has 2 SIMD32 that each issue one VALU and one SALU
 // wave-instruction per clock, and one LDS instruction per clock per CU (RDNA3/RDNA4 ISA guides,
-// "Overview"); no dual issue, no latency, no caches.
+// "Overview"); no dual issue, no latency, no caches. f64 VALU at 1/32 of the f32 rate (RDNA3
+// consumer parts; RDNA4's is not higher). A dispatch of W waves issues on at most W SIMDs (and
+// W CUs for LDS): a kernel that launches one workgroup per head cannot use the whole GPU.
 struct Gpu {
     const char* name;
     const char* gfx;
     double cus, clockHz, bytesPerSecond;
 };
 constexpr Gpu kGpus[] = {{"RX 7900 XTX", "gfx1100", 96, 2.5e9, 960e9}, {"R9700", "gfx1201", 64, 2.92e9, 640e9}};
+constexpr double kF64RateDivisor = 32;
 
 struct Estimate {
     double seconds = 0, memorySeconds = 0;
@@ -60,9 +64,11 @@ Estimate estimate(const kfd::isa::KernelProfile& p, const Gpu& g) {
     auto n = [&](OpClass c) { return double(p.instructions[size_t(c)]); };
     Estimate e;
     e.memorySeconds = double(p.bytesRead + p.bytesWritten) / g.bytesPerSecond;
-    const double valu = n(OpClass::Valu) / (g.cus * 2 * g.clockHz);
-    const double salu = (n(OpClass::Salu) + n(OpClass::Branch) + n(OpClass::Smem)) / (g.cus * 2 * g.clockHz);
-    const double lds = n(OpClass::Lds) / (g.cus * g.clockHz);
+    const double wavesPerDispatch = p.dispatches > 0 ? double(p.waves) / double(p.dispatches) : 1.0;
+    const double simds = std::max(1.0, std::min(g.cus * 2, wavesPerDispatch)), cus = std::max(1.0, std::min(g.cus, wavesPerDispatch));
+    const double valu = (n(OpClass::Valu) + kF64RateDivisor * n(OpClass::Valu64)) / (simds * g.clockHz);
+    const double salu = (n(OpClass::Salu) + n(OpClass::Branch) + n(OpClass::Smem)) / (simds * g.clockHz);
+    const double lds = n(OpClass::Lds) / (cus * g.clockHz);
     e.seconds = std::max({e.memorySeconds, valu, salu, lds});
     return e;
 }
@@ -82,6 +88,7 @@ void printStatic() {
 void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
     using kfd::isa::OpClass;
     GlobalOptions g = global;
+    if (!o.target.empty()) g.gfx = o.target;
     g.tier = "kfd";
     g.sim = true;
     setenv("ZINC_SIM_EXEC", "isa", 1);  // the counts come from the interpreter
@@ -101,8 +108,8 @@ void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
 
     fmt::print("{} on simulated {}, one decode token at position 1 (wave-instructions; bytes of global memory; "
                "estimated time on {}):\n", o.model, g.gfx, gpu->name);
-    fmt::print("{:<24} {:>5} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9} {:>6}\n", "kernel", "disp", "VALU", "SALU", "VMEM",
-               "SMEM", "LDS", "branch", "read", "written", "est. us", "BW%");
+    fmt::print("{:<24} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9} {:>6}\n", "kernel", "disp", "VALU", "VALU64",
+               "SALU", "VMEM", "SMEM", "LDS", "branch", "read", "written", "est. us", "BW%");
     kfd::isa::KernelProfile sum;
     double sumSeconds = 0, sumHost = 0;
     for (const auto& [name, p] : kernels) {
@@ -110,12 +117,13 @@ void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
         sumSeconds += e.seconds;
         sumHost += p.hostSeconds;
         sum.dispatches += p.dispatches;
+        sum.waves += p.waves;
         sum.bytesRead += p.bytesRead;
         sum.bytesWritten += p.bytesWritten;
         for (size_t i = 0; i < kfd::isa::kOpClasses; ++i) sum.instructions[i] += p.instructions[i];
         auto n = [&](OpClass c) { return p.instructions[size_t(c)]; };
-        fmt::print("{:<24} {:>5} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9.2f} {:>5.0f}%\n", name, p.dispatches, n(OpClass::Valu),
-                   n(OpClass::Salu), n(OpClass::Vmem), n(OpClass::Smem), n(OpClass::Lds), n(OpClass::Branch), p.bytesRead, p.bytesWritten,
+        fmt::print("{:<24} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9.2f} {:>5.0f}%\n", name, p.dispatches,
+                   n(OpClass::Valu), n(OpClass::Valu64), n(OpClass::Salu), n(OpClass::Vmem), n(OpClass::Smem), n(OpClass::Lds), n(OpClass::Branch), p.bytesRead, p.bytesWritten,
                    e.seconds * 1e6, e.seconds > 0 ? 100.0 * e.memorySeconds / e.seconds : 0.0);
     }
     const double memory = double(sum.bytesRead + sum.bytesWritten) / gpu->bytesPerSecond;
@@ -134,6 +142,8 @@ void addKernelsCommand(CLI::App& app, const GlobalOptions& global) {
     auto* cmd = app.add_subcommand("kernels", "the direct path's kernels: registers, LDS, occupancy; with --model, one decode "
                                               "token's instructions and bytes per kernel and a roofline estimate (simulated GPU)");
     cmd->add_option("--model", o->model, "GGUF model: run one decode token through the ISA interpreter (--gfx picks the target)");
+    cmd->add_option("--target", o->target, "gfx1100 or gfx1201 (the same as the global --gfx)")
+        ->check(CLI::IsMember({"gfx1100", "gfx1201"}));
     cmd->add_option("--token", o->token, "token id fed at positions 0 and 1")->capture_default_str();
     cmd->callback([o, &global] {
         printStatic();

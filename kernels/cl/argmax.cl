@@ -16,17 +16,6 @@ ZK_KERNEL(256) void argmax(__global const float* logits, __global int* out, int 
         }
     best[lid] = b;
     where[lid] = at;
-    zk_barrier();
-    for (int w = 128; w > 0; w /= 2) {
-        if (lid < w) {
-            const int o = where[lid + w];
-            if (o >= 0 && (where[lid] < 0 || best[lid + w] > best[lid] ||
-                           (best[lid + w] == best[lid] && o < where[lid]))) {
-                best[lid] = best[lid + w];
-                where[lid] = o;
-            }
-        }
-        zk_barrier();
-    }
+    zk_argmax_tree(best, where, 256);
     if (lid == 0) out[t] = where[0];
 }

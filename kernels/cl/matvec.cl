@@ -5,31 +5,52 @@
 // F32 / F16 keep its eight float lanes: lane l sums elements 8m + l, then
 // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the tail in order.
 //
-// Workgroup 64 = 8 rows x 8 lanes. matvec_T grid: x = ceil(rows / 8), y = tokens.
+// Workgroup 256 = 32 rows x 8 lanes. matvec_T grid: x = ceil(rows / 32), y = tokens.
 // matvec_T_expert reads the expert from memory (the router's output): grid z = slot k, and
 // expert e = ids[t * idsStride + k] selects weights w + e * expertBytes; activations at
 // act + t * actStride + k * actSlotStride bytes, results at y + t * yStride + k * ySlotStride.
 #include "zk_quant.h"
 
 #define ZK_MV_LANES 8
+#define ZK_MV_WG 256  // work-items: ZK_MV_ROWS rows of ZK_MV_LANES lanes
+#define ZK_MV_ROWS 32  // kernels::kMatVecShape.perGroupX
 
-// Quantized rows: lanes take the next 8 blocks, lane 0 adds their values in order.
+// Quantized rows: lanes take the next 8 blocks, lane 0 adds their values in order. On amdgcn
+// the activation row is first copied into LDS by the whole workgroup when it fits
+// (ZK_MV_ACT_LDS bytes: Q8_K rows of k <= 14336), so the 32 rows of a workgroup read it from
+// global memory once instead of once per row; the arithmetic is the same either way.
+#define ZK_MV_ACT_LDS 16384
+#define ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, ACT)                                               \
+    for (int b0 = 0; b0 < nb; b0 += ZK_MV_LANES) {                                                   \
+        const int b = b0 + lane;                                                                     \
+        vals[lid] = (live && b < nb) ? DOT(wrow + (ulong)b * WBYTES, (ACT) + (ulong)b * ABYTES) : 0.0f; \
+        zk_barrier();                                                                                \
+        if (lane == 0)                                                                               \
+            for (int j = 0; j < ZK_MV_LANES && b0 + j < nb; ++j) s += vals[lid + j];                 \
+        zk_barrier();                                                                                \
+    }
+#if ZK_MV_STAGE_ACT
+#define ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES)                                                        \
+    const int halves = nb * (ABYTES / 2);                                                            \
+    if (halves * 2 <= ZK_MV_ACT_LDS) {                                                               \
+        for (int i = lid; i < halves; i += ZK_MV_WG) actLds[i] = ((__global const ushort*)act)[i];         \
+        zk_barrier();                                                                                \
+        ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, (__local const uchar*)actLds)                      \
+    } else
+#else
+#define ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES)
+#endif
 #define ZK_MATVEC_QUANT_ROWS(NAME, DOT, QK, WBYTES, ABYTES)                                          \
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals) {                                                   \
+                            __local float* vals, __local ushort* actLds) {                           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
-        const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
+        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                               \
         const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int nb = k / QK;                                                                       \
         float s = 0.0f;                                                                              \
-        for (int b0 = 0; b0 < nb; b0 += ZK_MV_LANES) {                                               \
-            const int b = b0 + lane;                                                                 \
-            vals[lid] = (live && b < nb) ? DOT(wrow + (ulong)b * WBYTES, act + (ulong)b * ABYTES) : 0.0f; \
-            zk_barrier();                                                                            \
-            if (lane == 0)                                                                           \
-                for (int j = 0; j < ZK_MV_LANES && b0 + j < nb; ++j) s += vals[lid + j];             \
-            zk_barrier();                                                                            \
+        ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES) {                                                      \
+            ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, act)                                           \
         }                                                                                            \
         if (lane == 0 && live) y[row] = s;                                                           \
     }
@@ -39,51 +60,77 @@ ZK_MATVEC_QUANT_ROWS(zk_rows_q4_k, zk_dot_q4_k, 256, ZK_Q4_K_BYTES, ZK_Q8_K_BYTE
 ZK_MATVEC_QUANT_ROWS(zk_rows_q5_k, zk_dot_q5_k, 256, ZK_Q5_K_BYTES, ZK_Q8_K_BYTES)
 ZK_MATVEC_QUANT_ROWS(zk_rows_q6_k, zk_dot_q6_k, 256, ZK_Q6_K_BYTES, ZK_Q8_K_BYTES)
 
-static inline float zk_elem_f32(ZkBytes p, int i) { return ((__global const float*)p)[i]; }
-static inline float zk_elem_f16(ZkBytes p, int i) { return zk_h2f(((__global const ushort*)p)[i]); }
+static inline float zk_elem_f32(ZkAnyBytes p, int i) { return ((const ZK_ANY_AS float*)p)[i]; }
+static inline float zk_elem_f16(ZkAnyBytes p, int i) { return zk_h2f(((const ZK_ANY_AS ushort*)p)[i]); }
 
-// Float rows: eight lanes as quant_generic.cpp's Lanes8.
-#define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM)                                                             \
+// Float rows: eight lanes as quant_generic.cpp's Lanes8. The activation row (k elements of
+// EBYTES) is staged in LDS like the quantized one when it fits.
+#define ZK_MATVEC_FLOAT_BODY(ELEM, ACT)                                                              \
+    if (live)                                                                                        \
+        for (int i = lane; i < k8; i += ZK_MV_LANES) acc += ELEM(wrow, i) * ELEM(ACT, i);            \
+    vals[lid] = acc;                                                                                 \
+    zk_barrier();                                                                                    \
+    if (lane == 0 && live) {                                                                         \
+        __local const float* v = vals + lid;                                                         \
+        float s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));                 \
+        for (int i = k8; i < k; ++i) s += ELEM(wrow, i) * ELEM(ACT, i);                              \
+        y[row] = s;                                                                                  \
+    }
+#if ZK_MV_STAGE_ACT
+#define ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES)                                                         \
+    const int halves = k * (EBYTES / 2);                                                             \
+    if (halves * 2 <= ZK_MV_ACT_LDS) {                                                               \
+        for (int i = lid; i < halves; i += ZK_MV_WG) actLds[i] = ((__global const ushort*)act)[i];   \
+        zk_barrier();                                                                                \
+        ZK_MATVEC_FLOAT_BODY(ELEM, (__local const uchar*)actLds)                                     \
+    } else
+#else
+#define ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES)
+#endif
+#define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM, EBYTES)                                                     \
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals) {                                                   \
+                            __local float* vals, __local ushort* actLds) {                           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
-        const int row = ZK_GROUP_X() * 8 + (lid >> 3);                                               \
+        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                      \
         const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int k8 = k & ~7;                                                                       \
         float acc = 0.0f;                                                                            \
-        if (live)                                                                                    \
-            for (int i = lane; i < k8; i += ZK_MV_LANES) acc += ELEM(wrow, i) * ELEM(act, i);        \
-        vals[lid] = acc;                                                                             \
-        zk_barrier();                                                                                \
-        if (lane == 0 && live) {                                                                     \
-            __local const float* v = vals + lid;                                                     \
-            float s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));             \
-            for (int i = k8; i < k; ++i) s += ELEM(wrow, i) * ELEM(act, i);                          \
-            y[row] = s;                                                                              \
+        ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES) {                                                       \
+            ZK_MATVEC_FLOAT_BODY(ELEM, act)                                                          \
         }                                                                                            \
     }
 
-ZK_MATVEC_FLOAT_ROWS(zk_rows_f32, zk_elem_f32)
-ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16)
+ZK_MATVEC_FLOAT_ROWS(zk_rows_f32, zk_elem_f32, 4)
+ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16, 2)
 
 #define ZK_MATVEC_KERNELS(T)                                                                         \
-    ZK_KERNEL(64) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
+    ZK_KERNEL(256) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
                                   ulong rowBytes, ulong actStride, int k, int rows, int yStride) {   \
-        __local float vals[64];                                                                      \
+        __local float vals[ZK_MV_WG];                                                                      \
+        __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
         const int t = ZK_GROUP_Y();                                                                  \
-        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals);  \
+        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals, actLds); \
     }                                                                                                \
-    ZK_KERNEL(64) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
+    ZK_KERNEL(256) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
                                            __global const int* ids, ulong rowBytes, ulong actStride, \
                                            ulong actSlotStride, ulong expertBytes, int k, int rows,  \
                                            int yStride, int ySlotStride, int idsStride) {            \
-        __local float vals[64];                                                                      \
+        __local float vals[ZK_MV_WG];                                                                      \
+        __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
         const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z();                                             \
         const int e = ids[(long)t * idsStride + slot];                                               \
         zk_rows_##T(w + (ulong)e * expertBytes, act + (ulong)t * actStride + (ulong)slot * actSlotStride, \
-                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals);      \
+                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals, actLds); \
     }
+
+// LDS for the staged activation row.
+#define ZK_MV_ACT_LDS_OF_f32 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_f16 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q8_0 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q4_k ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q5_k ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q6_k ZK_MV_ACT_LDS
 
 ZK_MATVEC_KERNELS(f32)
 ZK_MATVEC_KERNELS(f16)

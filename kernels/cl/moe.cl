@@ -1,38 +1,23 @@
 // Mixture of experts around the expert matvecs (ops_moe.cpp):
-//   moe_topk     router logits -> softmax (exp in float, sum in double) -> the nUsed largest
+//   moe_topk     router logits -> softmax (exp in float, sum in float-float) -> the nUsed largest
 //                (lower expert id on ties) -> ids and weights, renormalised when asked
 //   moe_combine  out = sum over the chosen experts, in increasing expert id, of weight * down
 #include "zk_math.h"
 
 #define ZK_MOE_MAX_EXPERTS 512
 
-// The softmax normalisation and top-k selection, in order, by one thread.
-static inline void zk_topk_serial(__local float* prob, __local int* taken, __global int* outIds, __global float* outWeights,
-                                  int nExpert, int nUsed, int normalize) {
-    double sum = 0.0;
-    for (int e = 0; e < nExpert; ++e) sum += (double)prob[e];
-    for (int e = 0; e < nExpert; ++e) prob[e] = (float)((double)prob[e] / sum);
-    float chosen = 0.0f;
-    for (int k = 0; k < nUsed; ++k) {
-        int best = 0;
-        while (taken[best]) ++best;  // the first expert not chosen yet (nUsed <= nExpert)
-        for (int e = best + 1; e < nExpert; ++e)
-            if (!taken[e] && prob[e] > prob[best]) best = e;
-        taken[best] = 1;
-        outIds[k] = best;
-        outWeights[k] = prob[best];
-        chosen += prob[best];
-    }
-    if (normalize)
-        for (int k = 0; k < nUsed; ++k) outWeights[k] = outWeights[k] / chosen;
-}
-
-// Grid: x = 1, y = tokens. Workgroup 64. nExpert <= 512.
+// Grid: x = 1, y = tokens. Workgroup 64. nExpert <= 512. The whole workgroup: the softmax sum in
+// float-float (each thread its experts, then a tree: the cpu tier sums in double, in order; both
+// round prob / sum to the same float except within ~2^-20 ulp of a tie), then nUsed rounds of an
+// argmax over the experts not taken yet (the largest probability, the lower expert id on ties,
+// as the cpu tier's partial_sort), each a tree over the 64 threads.
 ZK_KERNEL(64) void moe_topk(__global const float* logits, __global int* ids, __global float* weights, int nExpert,
                             int nUsed, int logitsStride, int idsStride, int normalize) {
     __local float prob[ZK_MOE_MAX_EXPERTS];
     __local int taken[ZK_MOE_MAX_EXPERTS];
-    __local float top[64];
+    __local float top[64], topLo[64];
+    __local int topId[64];
+    __local int picked[ZK_MOE_MAX_EXPERTS];
     const int lid = ZK_LID(), t = ZK_GROUP_Y();
     const int valid = nExpert <= ZK_MOE_MAX_EXPERTS && nUsed <= nExpert;
     __global const float* l = logits + (long)t * logitsStride;
@@ -45,12 +30,58 @@ ZK_KERNEL(64) void moe_topk(__global const float* logits, __global int* ids, __g
         zk_barrier();
     }
     const float maxLogit = top[0];
-    for (int e = lid; valid && e < nExpert; e += 64) {
-        prob[e] = zk_expf(l[e] - maxLogit);
-        taken[e] = 0;
-    }
     zk_barrier();
-    if (valid && lid == 0) zk_topk_serial(prob, taken, ids + (long)t * idsStride, weights + (long)t * idsStride, nExpert, nUsed, normalize);
+    zk_ff part = zk_ff_make(0.0f, 0.0f);
+    for (int e = lid; valid && e < nExpert; e += 64) {
+        const float p = zk_expf(l[e] - maxLogit);
+        prob[e] = p;
+        taken[e] = 0;
+        part = zk_ff_add(part, zk_ff_make(p, 0.0f));
+    }
+    top[lid] = part.hi;
+    topLo[lid] = part.lo;
+    zk_barrier();
+    for (int w = 32; w > 0; w /= 2) {
+        if (lid < w) {
+            const zk_ff s = zk_ff_add(zk_ff_make(top[lid], topLo[lid]), zk_ff_make(top[lid + w], topLo[lid + w]));
+            top[lid] = s.hi;
+            topLo[lid] = s.lo;
+        }
+        zk_barrier();
+    }
+    const zk_ff sum = zk_ff_make(top[0], topLo[0]);
+    zk_barrier();
+    for (int e = lid; valid && e < nExpert; e += 64) prob[e] = zk_ff_div_into(prob[e], sum);
+    zk_barrier();
+    for (int k = 0; valid && k < nUsed; ++k) {
+        float best = -1.0f;
+        int bestId = -1;
+        for (int e = lid; e < nExpert; e += 64)
+            if (!taken[e] && (bestId < 0 || prob[e] > best)) {  // ascending e: a tie keeps the lower id
+                best = prob[e];
+                bestId = e;
+            }
+        top[lid] = best;
+        topId[lid] = bestId;
+        zk_argmax_tree(top, topId, 64);
+        if (lid == 0) {
+            taken[topId[0]] = 1;
+            picked[k] = topId[0];
+        }
+        zk_barrier();
+    }
+    if (valid && lid == 0) {
+        __global int* outIds = ids + (long)t * idsStride;
+        __global float* outWeights = weights + (long)t * idsStride;
+        float chosen = 0.0f;
+        for (int k = 0; k < nUsed; ++k) {
+            outIds[k] = picked[k];
+            outWeights[k] = prob[picked[k]];
+            chosen += prob[picked[k]];
+        }
+        if (normalize)
+            for (int k = 0; k < nUsed; ++k) outWeights[k] = outWeights[k] / chosen;
+    }
 }
 
 // down: rows of n floats, slot k of token t at down + t * downTokenStride + k * downSlotStride.

@@ -23,8 +23,18 @@ ZK_MATVEC_QUANT_ROWS(zk_rows_q2_k, zk_dot_q2_k, 256, ZK_Q2_K_BYTES, ZK_Q8_K_BYTE
 ZK_MATVEC_QUANT_ROWS(zk_rows_q3_k, zk_dot_q3_k, 256, ZK_Q3_K_BYTES, ZK_Q8_K_BYTES)
 ZK_MATVEC_QUANT_ROWS(zk_rows_iq4_xs, zk_dot_iq4_xs, 256, ZK_IQ4_XS_BYTES, ZK_Q8_K_BYTES)
 
-static inline float zk_elem_bf16(ZkBytes p, int i) { return as_float(zk_ld16(p + 2 * i) << 16); }
-ZK_MATVEC_FLOAT_ROWS(zk_rows_bf16, zk_elem_bf16)
+static inline float zk_elem_bf16(ZkAnyBytes p, int i) { return as_float(zk_ld16(p + 2 * i) << 16); }
+ZK_MATVEC_FLOAT_ROWS(zk_rows_bf16, zk_elem_bf16, 2)
+
+#define ZK_MV_ACT_LDS_OF_bf16 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q4_0 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q4_1 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q5_0 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q5_1 ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_iq4_nl ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q2_k ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_q3_k ZK_MV_ACT_LDS
+#define ZK_MV_ACT_LDS_OF_iq4_xs ZK_MV_ACT_LDS
 
 ZK_MATVEC_KERNELS(bf16)
 ZK_MATVEC_KERNELS(q4_0)

@@ -9,10 +9,6 @@
 // contraction, and bit-exact comparisons depend on the same products and sums.
 #pragma OPENCL FP_CONTRACT OFF
 
-#ifdef cl_khr_fp64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-
 #ifdef __AMDGCN__
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #define ZK_LID() ((int)__builtin_amdgcn_workitem_id_x())
@@ -47,6 +43,19 @@ static inline int zk_min_i(int a, int b) { return a < b ? a : b; }
 static inline int zk_max_i(int a, int b) { return a > b ? a : b; }
 static inline int zk_clamp_i(int v, int lo, int hi) { return zk_min_i(zk_max_i(v, lo), hi); }
 typedef __global const uchar* ZkBytes;
+// Activation bytes: in global memory, or staged in LDS by the matvecs (ZK_MV_STAGE_ACT). On
+// amdgcn a generic pointer (OpenCL C 2.0) that clang resolves to global or LDS loads once the
+// inline functions are inlined into a caller with a known address space; PoCL builds OpenCL C
+// 1.2 and never stages, so there it stays global.
+#ifdef __AMDGCN__
+typedef const uchar* ZkAnyBytes;
+#define ZK_ANY_AS
+#define ZK_MV_STAGE_ACT 1
+#else
+typedef __global const uchar* ZkAnyBytes;
+#define ZK_ANY_AS __global
+#define ZK_MV_STAGE_ACT 0
+#endif
 
 // Sums of four byte products. a is four unsigned bytes (weights 0..63) or four signed bytes,
 // b four signed bytes (the 8-bit activation quants). gfx11 and gfx12 have v_dot4_i32_iu8.

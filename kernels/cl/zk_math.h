@@ -1,15 +1,16 @@
-// Loads of packed block fields, IEEE half conversions, and exp / sin / cos evaluated in
-// double and rounded once to float, so both targets give the correctly rounded result
-// (the cpu tier's glibc expf/sinf/cosf agree with it except within ~0.002 ulp of a tie).
+// Loads of packed block fields, IEEE half conversions, float-float arithmetic, and exp / sin /
+// cos in f32 with float-float leading terms, close enough to correctly rounded that the cpu
+// tier's glibc expf/sinf/cosf agree except within a small fraction of an ulp of a tie. No
+// kernel uses fp64 (tests/kernels greps both code objects' disassembly).
 #ifndef ZK_MATH_H
 #define ZK_MATH_H
 #include "zk_compat.h"
 
 // ggml blocks are packed: a field is only 2-byte aligned (Q8_0 is 34 bytes, Q6_K 210), so
 // 32-bit values are assembled from two aligned 16-bit loads.
-static inline uint zk_ld16(ZkBytes p) { return (uint)*(__global const ushort*)p; }
-static inline uint zk_ld32(ZkBytes p) { return zk_ld16(p) | (zk_ld16(p + 2) << 16); }
-static inline float zk_ldf32(ZkBytes p) { return as_float(zk_ld32(p)); }
+static inline uint zk_ld16(ZkAnyBytes p) { return (uint)*(const ZK_ANY_AS ushort*)p; }
+static inline uint zk_ld32(ZkAnyBytes p) { return zk_ld16(p) | (zk_ld16(p + 2) << 16); }
+static inline float zk_ldf32(ZkAnyBytes p) { return as_float(zk_ld32(p)); }
 
 // --- binary16 <-> float, round to nearest even (as the cpu tier's fp16.h) -------------
 #if defined(__AMDGCN__) && !defined(ZK_SOFT_HALF)
@@ -59,84 +60,154 @@ static inline int zk_nearest_int(float f) {
     return (int)(as_uint(shifted) & 0x007fffffu) - 0x00400000;
 }
 
-// Round-to-nearest integer of a double with |x| < 2^51, by the 1.5 * 2^52 shift.
-static inline double zk_rint_d(double x) {
-    const double shift = 6755399441055744.0;
-    return (x + shift) - shift;
+// --- float-float arithmetic (Dekker, Knuth): a value hi + lo, |lo| <= ulp(hi) / 2 ----------
+// About 48 significant bits from f32 operations and fma, so no kernel needs fp64 (1/32 rate on
+// RDNA3 consumer parts, less on RDNA4). The last step of each function below leaves hi as
+// the float nearest hi + lo, which is what the caller keeps.
+typedef struct { float hi, lo; } zk_ff;
+static inline zk_ff zk_ff_make(float hi, float lo) {
+    zk_ff r;
+    r.hi = hi;
+    r.lo = lo;
+    return r;
+}
+static inline zk_ff zk_two_sum(float a, float b) {  // exactly a + b
+    const float s = a + b, bb = s - a;
+    return zk_ff_make(s, (a - (s - bb)) + (b - bb));
+}
+static inline zk_ff zk_fast_two_sum(float a, float b) {  // exactly a + b when |a| >= |b| or a == 0
+    const float s = a + b;
+    return zk_ff_make(s, b - (s - a));
+}
+static inline zk_ff zk_two_prod(float a, float b) {  // exactly a * b (no overflow / underflow)
+    const float p = a * b;
+    return zk_ff_make(p, __builtin_fmaf(a, b, -p));
+}
+static inline zk_ff zk_ff_add(zk_ff a, zk_ff b) {
+    zk_ff s = zk_two_sum(a.hi, b.hi);
+    const zk_ff t = zk_two_sum(a.lo, b.lo);
+    s = zk_fast_two_sum(s.hi, s.lo + t.hi);
+    return zk_fast_two_sum(s.hi, s.lo + t.lo);
+}
+static inline zk_ff zk_ff_mul(zk_ff a, zk_ff b) {
+    const zk_ff p = zk_two_prod(a.hi, b.hi);
+    return zk_fast_two_sum(p.hi, p.lo + (a.hi * b.lo + a.lo * b.hi));
+}
+static inline zk_ff zk_ff_mul_add(zk_ff p, zk_ff x, float cHi, float cLo) {  // p * x + c
+    return zk_ff_add(zk_ff_mul(p, x), zk_ff_make(cHi, cLo));
+}
+// (hi + lo) / d rounded to float (d > 0 a float): one correction step of the quotient, so equal
+// to the correctly rounded quotient except within ~2^-20 ulp of a rounding tie.
+static inline float zk_ff_div(zk_ff a, float d) {
+    const float q = a.hi / d;
+    const float rem = __builtin_fmaf(-q, d, a.hi) + a.lo;
+    return q + rem / d;
+}
+// n / (hi + lo) rounded to float (hi > 0), the same way.
+static inline float zk_ff_div_into(float n, zk_ff d) {
+    const float q = n / d.hi;
+    const float rem = __builtin_fmaf(-q, d.hi, n) - q * d.lo;
+    return q + rem / d.hi;
+}
+// Round to the nearest integer, for |x| < 2^22, by the 1.5 * 2^23 shift.
+static inline float zk_rint_small(float x) { return (x + 12582912.0f) - 12582912.0f; }
+// 2^k * m for m in [0.5, 2] and k in [-150, 128]: two exact power-of-two factors, so one
+// rounding (two where the result is subnormal).
+static inline float zk_scale2(float m, int k) {
+    const int k1 = k / 2, k2 = k - k1;
+    return (m * as_float((uint)(k1 + 127) << 23)) * as_float((uint)(k2 + 127) << 23);
 }
 
-// exp(x) for float x: x = k ln2 + r, |r| <= ln2/2, Taylor series of degree 13 in double
-// (error < 1e-16 relative), scaled by 2^k built from bits, rounded once to float.
+// exp(x) for float x, in f32 only: x = k ln2 + r with ln2 in three parts (k * L1 and k * L2
+// exact, r held as float-float), exp(r) by Taylor to degree 11 (truncation < 2^-44 for
+// |r| <= 0.35), the terms up to r^4 in float-float and the rest in float (error < 2^-37), then
+// 2^k. Error before the final rounding about 2^-36 relative, so the correctly rounded expf
+// except within ~2^-12 ulp of a tie (glibc's expf, the cpu tier's, is within 0.502 ulp);
+// results below 2^-126 are rounded twice.
 static inline float zk_expf(float x) {
     if (x != x) return x;
     if (x > 89.0f) return as_float(0x7f800000u);
     if (x < -104.0f) return 0.0f;
-    const double xd = (double)x;
-    const double k = zk_rint_d(xd * 1.4426950408889634);
-    const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10;
-    const double r = (xd - k * ln2Hi) - k * ln2Lo;
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    const double scale = as_double((ulong)((long)k + 1023) << 52);
-    return (float)(p * scale);
+    const float k = zk_rint_small(x * 1.44269502f);
+    const float L1 = 0.693115234375f, L2 = 3.1948089599609375e-05f, L3 = -1.904654212e-09f;  // ln2 = L1 + L2 + L3
+    const zk_ff a = zk_two_sum(x - k * L1, -(k * L2));
+    const zk_ff r = zk_fast_two_sum(a.hi, a.lo - k * L3);
+    float t = 1.0f / 39916800.0f;
+    t = t * r.hi + 1.0f / 3628800.0f;
+    t = t * r.hi + 1.0f / 362880.0f;
+    t = t * r.hi + 1.0f / 40320.0f;
+    t = t * r.hi + 1.0f / 5040.0f;
+    t = t * r.hi + 1.0f / 720.0f;
+    t = t * r.hi + 1.0f / 120.0f;
+    zk_ff p = zk_ff_make(t, 0.0f);
+    p = zk_ff_mul_add(p, r, 4.166666791e-02f, -1.241763470e-09f);  // 1/24
+    p = zk_ff_mul_add(p, r, 1.666666716e-01f, -4.967053879e-09f);  // 1/6
+    p = zk_ff_mul_add(p, r, 0.5f, 0.0f);
+    p = zk_ff_mul_add(p, r, 1.0f, 0.0f);
+    p = zk_ff_mul_add(p, r, 1.0f, 0.0f);
+    return zk_scale2(p.hi, (int)k);
 }
 
-// sin and cos of a float angle (|x| < 2^20): Cody-Waite reduction by pi/2 in three parts,
-// Taylor series in double on [-pi/4, pi/4], quadrant by k mod 4.
-static inline double zk_sin_poly(double r) {
-    const double r2 = r * r;
-    double p = -1.0 / 1307674368000.0;
-    p = p * r2 + 1.0 / 6227020800.0;
-    p = p * r2 - 1.0 / 39916800.0;
-    p = p * r2 + 1.0 / 362880.0;
-    p = p * r2 - 1.0 / 5040.0;
-    p = p * r2 + 1.0 / 120.0;
-    p = p * r2 - 1.0 / 6.0;
-    return r + r * r2 * p;
-}
-static inline double zk_cos_poly(double r) {
-    const double r2 = r * r;
-    double p = 1.0 / 20922789888000.0;
-    p = p * r2 - 1.0 / 87178291200.0;
-    p = p * r2 + 1.0 / 479001600.0;
-    p = p * r2 - 1.0 / 3628800.0;
-    p = p * r2 + 1.0 / 40320.0;
-    p = p * r2 - 1.0 / 720.0;
-    p = p * r2 + 1.0 / 24.0;
-    p = p * r2 - 0.5;
-    return 1.0 + r2 * p;
-}
+// sin and cos of a float angle (|x| < 2^20), in f32 only: Cody-Waite reduction by pi/2 in four
+// float parts (k * P1 exact through fma, k * P2 as an exact product), r as float-float,
+// Taylor series on [-pi/4, pi/4] (sin to r^15, cos to r^16, truncation < 2^-45) with the
+// leading terms in float-float, quadrant by k mod 4. Error before the final rounding about
+// 2^-35 relative: the correctly rounded value except within ~2^-11 ulp of a tie (glibc's
+// sinf/cosf, the cpu tier's, are correctly rounded in practice).
 static inline void zk_sincosf(float x, float* s, float* c) {
-    const double xd = (double)x;
-    const double k = zk_rint_d(xd * 0.63661977236758134308);
-    // pi/2 = p1 + p2 + p3; p1 and p2 have 33 significant bits, so k * p1 and k * p2 are exact.
-    const double p1 = 1.57079632673412561417e+00, p2 = 6.07710050630396597660e-11,
-                 p3 = 2.02226624879595063154e-21;
-    const double r = ((xd - k * p1) - k * p2) - k * p3;
-    const double sr = zk_sin_poly(r), cr = zk_cos_poly(r);
-    const int q = (int)((long)k & 3);
-    double sv, cv;
-    if (q == 0) { sv = sr; cv = cr; }
-    else if (q == 1) { sv = cr; cv = -sr; }
-    else if (q == 2) { sv = -sr; cv = -cr; }
-    else { sv = -cr; cv = sr; }
-    *s = (float)sv;
-    *c = (float)cv;
+    const float k = zk_rint_small(x * 0.636619747f);
+    const float P1 = 1.570796371e+00f, P2 = -4.371138829e-08f, P3 = -1.715124510e-15f, P4 = 1.056299898e-23f;
+    const zk_ff kp2 = zk_two_prod(k, P2);
+    const zk_ff a = zk_two_sum(__builtin_fmaf(-k, P1, x), -kp2.hi);
+    const zk_ff r = zk_fast_two_sum(a.hi, ((a.lo - kp2.lo) - k * P3) - k * P4);
+    const zk_ff z = zk_ff_mul(r, r);
+    float ts = -1.0f / 1307674368000.0f;  // sin(r) = r (1 + z S(z))
+    ts = ts * z.hi + 1.0f / 6227020800.0f;
+    ts = ts * z.hi - 1.0f / 39916800.0f;
+    ts = ts * z.hi + 1.0f / 362880.0f;
+    ts = ts * z.hi - 1.0f / 5040.0f;
+    zk_ff ps = zk_ff_make(ts, 0.0f);
+    ps = zk_ff_mul_add(ps, z, 8.333333768e-03f, -4.346172033e-10f);  // 1/120
+    ps = zk_ff_mul_add(ps, z, -1.666666716e-01f, 4.967053879e-09f);  // -1/6
+    ps = zk_ff_mul_add(ps, z, 1.0f, 0.0f);
+    const float sr = zk_ff_mul(ps, r).hi;
+    float tc = 1.0f / 20922789888000.0f;  // cos(r) = 1 + z C(z)
+    tc = tc * z.hi - 1.0f / 87178291200.0f;
+    tc = tc * z.hi + 1.0f / 479001600.0f;
+    tc = tc * z.hi - 1.0f / 3628800.0f;
+    tc = tc * z.hi + 1.0f / 40320.0f;
+    zk_ff pc = zk_ff_make(tc, 0.0f);
+    pc = zk_ff_mul_add(pc, z, -1.388888923e-03f, 3.363109444e-11f);  // -1/720
+    pc = zk_ff_mul_add(pc, z, 4.166666791e-02f, -1.241763470e-09f);  // 1/24
+    pc = zk_ff_mul_add(pc, z, -0.5f, 0.0f);
+    pc = zk_ff_mul_add(pc, z, 1.0f, 0.0f);
+    const float cr = pc.hi;
+    const int q = (int)k & 3;
+    if (q == 0) { *s = sr; *c = cr; }
+    else if (q == 1) { *s = cr; *c = -sr; }
+    else if (q == 2) { *s = -sr; *c = -cr; }
+    else { *s = -cr; *c = sr; }
 }
 
-// Double-precision sqrt rounded to float equals the correctly rounded float sqrt.
-static inline float zk_sqrtf(float x) { return (float)__builtin_sqrt((double)x); }
+// The correctly rounded float square root (clang-19 lowers it to v_sqrt_f32 with a
+// correction step under -cl-fp32-correctly-rounded-divide-sqrt; PoCL to sqrtss).
+static inline float zk_sqrtf(float x) { return __builtin_sqrtf(x); }
+
+// Argmax over a workgroup of `wg` threads: each has put its candidate in best[lid] / where[lid]
+// (where = -1: none); a tree leaves the largest in best[0] / where[0], the lower index on ties.
+static inline void zk_argmax_tree(__local float* best, __local int* where, int wg) {
+    const int lid = ZK_LID();
+    zk_barrier();
+    for (int w = wg / 2; w > 0; w /= 2) {
+        if (lid < w) {
+            const int o = where[lid + w];
+            if (o >= 0 && (where[lid] < 0 || best[lid + w] > best[lid] || (best[lid + w] == best[lid] && o < where[lid]))) {
+                best[lid] = best[lid + w];
+                where[lid] = o;
+            }
+        }
+        zk_barrier();
+    }
+}
 
 #endif  // ZK_MATH_H

@@ -63,14 +63,14 @@ static inline float zk_deq_q6_k(ZkBytes row, int e) {
 
 // --- one block times one activation block --------------------------------------------------
 // Q8_0 x Q8_0: (float)sum(q*q8) * (d * d8).
-static inline float zk_dot_q8_0(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q8_0(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int j = 0; j < 32; j += 4) sumi = zk_dot4_ss(zk_ld32(w + 2 + j), zk_ld32(a + 2 + j), sumi);
     return (float)sumi * (zk_h2f(zk_ld16(w)) * zk_h2f(zk_ld16(a)));
 }
 
 // Sum over the 8 sub-blocks of min_j * (bsum[2j] + bsum[2j+1]) of a Q8_K block.
-static inline int zk_min_term_k4(ZkBytes scales, ZkBytes a) {
+static inline int zk_min_term_k4(ZkBytes scales, ZkAnyBytes a) {
     int s = 0;
     for (int j = 0; j < 8; ++j) {
         int sc, mn;
@@ -82,16 +82,17 @@ static inline int zk_min_term_k4(ZkBytes scales, ZkBytes a) {
 }
 
 // Q4_K x Q8_K: d*d8*sum_j(scale_j * dot_j) - dmin*d8*sum_j(min_j * bsum_j).
-static inline float zk_dot_q4_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q4_k(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int c = 0; c < 4; ++c) {
         ZkBytes q = w + 16 + 32 * c;
-        ZkBytes q8 = a + 4 + 64 * c;
+        ZkAnyBytes q8 = a + 4 + 64 * c;
+        uint v[8];  // the chunk's 32 quant bytes, loaded once (clang otherwise reloads a word of each 16)
+        for (int l = 0; l < 8; ++l) v[l] = zk_ld32(q + 4 * l);
         int lo = 0, hi = 0;
-        for (int l = 0; l < 32; l += 4) {
-            const uint v = zk_ld32(q + l);
-            lo = zk_dot4_us(v & 0x0f0f0f0fu, zk_ld32(q8 + l), lo);
-            hi = zk_dot4_us((v >> 4) & 0x0f0f0f0fu, zk_ld32(q8 + 32 + l), hi);
+        for (int l = 0; l < 8; ++l) {
+            lo = zk_dot4_us(v[l] & 0x0f0f0f0fu, zk_ld32(q8 + 4 * l), lo);
+            hi = zk_dot4_us((v[l] >> 4) & 0x0f0f0f0fu, zk_ld32(q8 + 32 + 4 * l), hi);
         }
         int sc0, mn0, sc1, mn1;
         zk_scale_min_k4(w + 4, 2 * c, &sc0, &mn0);
@@ -103,14 +104,16 @@ static inline float zk_dot_q4_k(ZkBytes w, ZkBytes a) {
 }
 
 // Q5_K x Q8_K: as Q4_K with the fifth bit of chunk c from bits 2c / 2c+1 of qh.
-static inline float zk_dot_q5_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q5_k(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int c = 0; c < 4; ++c) {
         ZkBytes ql = w + 48 + 32 * c;
-        ZkBytes q8 = a + 4 + 64 * c;
+        ZkAnyBytes q8 = a + 4 + 64 * c;
         int lo = 0, hi = 0;
+        uint v8[8];  // the chunk's low nibbles, loaded once (as in zk_dot_q4_k)
+        for (int l = 0; l < 8; ++l) v8[l] = zk_ld32(ql + 4 * l);
         for (int l = 0; l < 32; l += 4) {
-            const uint v = zk_ld32(ql + l), h = zk_ld32(w + 16 + l);
+            const uint v = v8[l / 4], h = zk_ld32(w + 16 + l);
             const uint vlo = (v & 0x0f0f0f0fu) | (((h >> (2 * c)) & 0x01010101u) << 4);
             const uint vhi = ((v >> 4) & 0x0f0f0f0fu) | (((h >> (2 * c + 1)) & 0x01010101u) << 4);
             lo = zk_dot4_us(vlo, zk_ld32(q8 + l), lo);
@@ -127,17 +130,20 @@ static inline float zk_dot_q5_k(ZkBytes w, ZkBytes a) {
 
 // Q6_K x Q8_K: d*d8 * sum over 16 sub-blocks of scale * sum((q - 32) * q8). The -32 is
 // taken out of the byte products: sum((q - 32) * q8) = sum(q * q8) - 32 * sum(q8).
-static inline float zk_dot_q6_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q6_k(ZkBytes w, ZkAnyBytes a) {
     int sumi = 0;
     for (int h = 0; h < 2; ++h) {
         ZkBytes ql = w + 64 * h;
         ZkBytes qh = w + 128 + 32 * h;
-        ZkBytes q8 = a + 4 + 128 * h;
+        ZkAnyBytes q8 = a + 4 + 128 * h;
         ZkBytes sc = w + 192 + 8 * h;
+        uint qlv[16], qhv[8];  // this half's quant bytes, loaded once (as in zk_dot_q4_k)
+        for (int i = 0; i < 16; ++i) qlv[i] = zk_ld32(ql + 4 * i);
+        for (int i = 0; i < 8; ++i) qhv[i] = zk_ld32(qh + 4 * i);
         for (int half_ = 0; half_ < 2; ++half_) {
             int g0 = 0, g1 = 0, g2 = 0, g3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
             for (int l = 16 * half_; l < 16 * half_ + 16; l += 4) {
-                const uint a0 = zk_ld32(ql + l), a1 = zk_ld32(ql + l + 32), hb = zk_ld32(qh + l);
+                const uint a0 = qlv[l / 4], a1 = qlv[l / 4 + 8], hb = qhv[l / 4];
                 const uint u0 = (a0 & 0x0f0f0f0fu) | ((hb & 0x03030303u) << 4);
                 const uint u1 = (a1 & 0x0f0f0f0fu) | (((hb >> 2) & 0x03030303u) << 4);
                 const uint u2 = ((a0 >> 4) & 0x0f0f0f0fu) | (((hb >> 4) & 0x03030303u) << 4);

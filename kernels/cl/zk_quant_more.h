@@ -86,7 +86,7 @@ static inline float zk_deq_bf16(ZkBytes row, int e) { return as_float(zk_ld16(ro
 
 // --- one block times one activation block --------------------------------------------------
 // Sum of 32 unsigned 4-bit (+ fifth bit) quants times 32 signed activation quants.
-static inline int zk_dot_nibbles(ZkBytes qs, uint qh, int five, ZkBytes a) {
+static inline int zk_dot_nibbles(ZkBytes qs, uint qh, int five, ZkAnyBytes a) {
     int s = 0;
     for (int j = 0; j < 16; j += 4) {
         const uint v = zk_ld32(qs + j);
@@ -102,32 +102,32 @@ static inline int zk_dot_nibbles(ZkBytes qs, uint qh, int five, ZkBytes a) {
     }
     return s;
 }
-static inline int zk_sum32(ZkBytes a) {
+static inline int zk_sum32(ZkAnyBytes a) {
     int s = 0;
     for (int j = 0; j < 32; j += 4) s = zk_dot4_ss(0x01010101u, zk_ld32(a + j), s);
     return s;
 }
 
-static inline float zk_dot_q4_0(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q4_0(ZkBytes w, ZkAnyBytes a) {
     const int sumi = zk_dot_nibbles(w + 2, 0, 0, a + 2) - 8 * zk_sum32(a + 2);
     return (float)sumi * (zk_h2f(zk_ld16(w)) * zk_h2f(zk_ld16(a)));
 }
-static inline float zk_dot_q5_0(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q5_0(ZkBytes w, ZkAnyBytes a) {
     const int sumi = zk_dot_nibbles(w + 6, zk_ld32(w + 2), 1, a + 2) - 16 * zk_sum32(a + 2);
     return (float)sumi * (zk_h2f(zk_ld16(w)) * zk_h2f(zk_ld16(a)));
 }
 // The min term uses the activation block's stored s = fp16(d * sum(qs)), as ggml.
-static inline float zk_dot_q4_1(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q4_1(ZkBytes w, ZkAnyBytes a) {
     const int sumi = zk_dot_nibbles(w + 4, 0, 0, a + 4);
     return (float)sumi * (zk_h2f(zk_ld16(w)) * zk_h2f(zk_ld16(a))) + zk_h2f(zk_ld16(w + 2)) * zk_h2f(zk_ld16(a + 2));
 }
-static inline float zk_dot_q5_1(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q5_1(ZkBytes w, ZkAnyBytes a) {
     const int sumi = zk_dot_nibbles(w + 8, zk_ld32(w + 4), 1, a + 4);
     return (float)sumi * (zk_h2f(zk_ld16(w)) * zk_h2f(zk_ld16(a))) + zk_h2f(zk_ld16(w + 2)) * zk_h2f(zk_ld16(a + 2));
 }
 
 // 16 IQ4 nibble pairs at qs against 32 activation quants.
-static inline int zk_dot_iq4(ZkBytes qs, ZkBytes a) {
+static inline int zk_dot_iq4(ZkBytes qs, ZkAnyBytes a) {
     int s = 0;
     for (int j = 0; j < 16; j += 4) {
         const uint v = zk_ld32(qs + j);
@@ -136,10 +136,10 @@ static inline int zk_dot_iq4(ZkBytes qs, ZkBytes a) {
     }
     return s;
 }
-static inline float zk_dot_iq4_nl(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_iq4_nl(ZkBytes w, ZkAnyBytes a) {
     return (zk_h2f(zk_ld16(w)) * zk_h2f(zk_ld16(a))) * (float)zk_dot_iq4(w + 2, a + 2);
 }
-static inline float zk_dot_iq4_xs(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_iq4_xs(ZkBytes w, ZkAnyBytes a) {
     const float d4d8 = zk_h2f(zk_ld16(w)) * zk_ldf32(a);
     float s = 0.0f;
     for (int ib = 0; ib < 8; ++ib)
@@ -148,13 +148,13 @@ static inline float zk_dot_iq4_xs(ZkBytes w, ZkBytes a) {
 }
 
 // Q2_K x Q8_K: d*d8 * sum_j sc_j * dot_j - dmin*d8 * sum_j min_j * bsum_j.
-static inline float zk_dot_q2_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q2_k(ZkBytes w, ZkAnyBytes a) {
     int summs = 0;
     for (int j = 0; j < 16; ++j) summs += (short)zk_ld16(a + 260 + 2 * j) * (w[j] >> 4);
     int isum = 0;
     for (int u = 0; u < 8; ++u) {  // 32 values: half n = u / 4, bit pair u % 4; scales 2u, 2u + 1
         ZkBytes q2 = w + 16 + 32 * (u / 4);
-        ZkBytes q8 = a + 4 + 32 * u;
+        ZkAnyBytes q8 = a + 4 + 32 * u;
         const int shift = 2 * (u % 4);
         int lo = 0, hi = 0;
         for (int l = 0; l < 16; l += 4) {
@@ -170,11 +170,11 @@ static inline float zk_dot_q2_k(ZkBytes w, ZkBytes a) {
 
 // Q3_K x Q8_K: d*d8 * sum_j (scale_j - 32) * sum((q - 4 * !hbit) * q8). The -4 is taken out
 // of the byte products with the activation sums of each 16.
-static inline float zk_dot_q3_k(ZkBytes w, ZkBytes a) {
+static inline float zk_dot_q3_k(ZkBytes w, ZkAnyBytes a) {
     int isum = 0;
     for (int u = 0; u < 8; ++u) {
         ZkBytes q3 = w + 32 + 32 * (u / 4);
-        ZkBytes q8 = a + 4 + 32 * u;
+        ZkAnyBytes q8 = a + 4 + 32 * u;
         const int shift = 2 * (u % 4);
         int lo = 0, hi = 0, slo = 0, shi = 0;
         for (int l = 0; l < 16; l += 4) {

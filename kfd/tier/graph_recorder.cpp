@@ -210,7 +210,7 @@ private:
         const Act act = input(w, op.in, l.act);
         const std::string kernel = fmt::format("matvec_{}", typeSuffix(w, "weight"));
         b_.launch(kernel, ka::MatVecArgs{m_.weight(w), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols), int32_t(w.rows), width(op.out)},
-                  {ceilDiv(w.rows, 8), rows(), 1}, {source(op.in, l.act)}, {op.out}, op.label);
+                  {ceilDiv(w.rows, ka::kMatVecShape.perGroupX), rows(), 1}, {source(op.in, l.act)}, {op.out}, op.label);
         if (op.bias) addBias(op);
     }
 
@@ -245,7 +245,7 @@ private:
         const Act act = input(w, op.in, l.act);
         b_.launch(fmt::format("matvec_{}", typeSuffix(w, "router")),
                   ka::MatVecArgs{m_.weight(w), act.address, m_.routerLogits(), w.rowBytes, act.rowBytes, int32_t(w.cols), nExpert, nExpert},
-                  {ceilDiv(nExpert, 8), rows(), 1}, {source(op.in, l.act)}, {l_.routerLogits}, op.label + ".logits");
+                  {ceilDiv(nExpert, ka::kMatVecShape.perGroupX), rows(), 1}, {source(op.in, l.act)}, {l_.routerLogits}, op.label + ".logits");
         b_.launch("moe_topk",
                   ka::MoeTopkArgs{m_.routerLogits(), row0(op.expertIds), row0(op.expertWeights), nExpert, nUsed, nExpert,
                                   width(op.expertIds), c_.normTopkProb ? 1 : 0},
@@ -259,7 +259,7 @@ private:
         b_.launch(fmt::format("matvec_{}_expert", typeSuffix(w, "expert weight")),
                   ka::MatVecExpertArgs{m_.weight(w), act.address, y, row0(op.expertIds), w.rowBytes, act.rowBytes, actSlotStride,
                                        w.rowBytes * uint64_t(w.rows), int32_t(w.cols), m, nUsed * m, m, width(op.expertIds)},
-                  {ceilDiv(m, 8), rows(), uint32_t(nUsed)}, {source, op.expertIds}, {out}, label);
+                  {ceilDiv(m, ka::kMatVecShape.perGroupX), rows(), uint32_t(nUsed)}, {source, op.expertIds}, {out}, label);
     }
 
     void moeFfn(const graph::LoweredOp& l) {

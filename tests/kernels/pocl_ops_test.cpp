@@ -260,7 +260,7 @@ TEST(PoclKernels, MoeRouterMatchesCpuOp) {
     SvmBuffer dw(router), dx(x), dLogits(tokens * e * 4), dIds(tokens * used * 4), dWeights(tokens * used * 4);
     launch("matvec_f32", MatVecArgs{dw.addr(), dx.addr(), dLogits.addr(), static_cast<uint64_t>(n) * 4, static_cast<uint64_t>(n) * 4,
                                     n, e, e},
-           {ceilDiv(e, 8), tokens, 1});
+           {ceilDiv(e, kMatVecShape.perGroupX), tokens, 1});
     launch("moe_topk", MoeTopkArgs{dLogits.addr(), dIds.addr(), dWeights.addr(), e, used, e, used, 1}, {1, tokens, 1});
     const auto gotIds = dIds.read<int32_t>(tokens * used);
     const auto gotWeights = dWeights.read<float>(tokens * used);
@@ -310,13 +310,13 @@ TEST(PoclKernels, MoeExpertsMatchCpuOp) {
         launch("matvec_q4_k_expert",
                MatVecExpertArgs{w->addr(), dActX.addr(), y->addr(), dIds.addr(), gateRef.rowBytes, actX, 0, gateExpert, n, ff,
                                 used * ff, ff, used},
-               {ceilDiv(ff, 8), tokens, static_cast<uint32_t>(used)});
+               {ceilDiv(ff, kMatVecShape.perGroupX), tokens, static_cast<uint32_t>(used)});
     launch("swiglu", SwiGluArgs{dG.addr(), dU.addr(), dG.addr(), ff, ff}, {ceilDiv(ff, 256), static_cast<uint32_t>(tokens * used), 1});
     launch("quantize_q8_k", QuantizeArgs{dG.addr(), dActH.addr(), ff, ff, actH}, {ff / 256, static_cast<uint32_t>(tokens * used), 1});
     launch("matvec_q6_k_expert",
            MatVecExpertArgs{dDown.addr(), dActH.addr(), dD.addr(), dIds.addr(), downRef.rowBytes, actH * used, actH, downExpert, ff, n,
                             used * n, n, used},
-           {ceilDiv(n, 8), tokens, static_cast<uint32_t>(used)});
+           {ceilDiv(n, kMatVecShape.perGroupX), tokens, static_cast<uint32_t>(used)});
     launch("moe_combine", MoeCombineArgs{dD.addr(), dIds.addr(), dW.addr(), dOut.addr(), n, used, used * n, n, used, n},
            {ceilDiv(n, 256), tokens, 1});
     const Diff d = compare(dOut.read<float>(tokens * n), cpu.read(out, tokens));

@@ -148,7 +148,7 @@ TEST_P(MatVec, EqualsGenericCpuKernel) {
     SvmBuffer dw(w), dAct(act), dy(tokens * rows * 4);
     const MatVecArgs a{dw.addr(), dAct.addr(), dy.addr(), rowBytes, actBytes, static_cast<int32_t>(k), static_cast<int32_t>(rows),
                        static_cast<int32_t>(rows)};
-    launch((std::string("matvec_") + tc.suffix).c_str(), a, {ceilDiv(rows, 8), tokens, 1});
+    launch((std::string("matvec_") + tc.suffix).c_str(), a, {ceilDiv(rows, kMatVecShape.perGroupX), tokens, 1});
     const auto got = dy.read<float>(tokens * rows);
     for (int t = 0; t < tokens; ++t) {
         std::vector<float> want(rows);
@@ -175,7 +175,7 @@ TEST_P(MatVec, ExpertFormReadsTheExpertIdFromMemory) {
     const MatVecExpertArgs a{dw.addr(), dAct.addr(), dy.addr(), dIds.addr(), rowBytes, actBytes * slots, actBytes, expertBytes,
                              static_cast<int32_t>(k), static_cast<int32_t>(rows), static_cast<int32_t>(rows * slots),
                              static_cast<int32_t>(rows), slots};
-    launch((std::string("matvec_") + tc.suffix + "_expert").c_str(), a, {ceilDiv(rows, 8), tokens, slots});
+    launch((std::string("matvec_") + tc.suffix + "_expert").c_str(), a, {ceilDiv(rows, kMatVecShape.perGroupX), tokens, slots});
     const auto got = dy.read<float>(tokens * slots * rows);
     for (int t = 0; t < tokens; ++t)
         for (int s = 0; s < slots; ++s) {

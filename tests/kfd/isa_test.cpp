@@ -232,6 +232,56 @@ TEST_P(Isa, WorkgroupOrderDoesNotChangeACorrectKernel) {
     EXPECT_EQ(std::memcmp(a.out, b.out, sizeof(float) * size_t(a.n) * a.rows), 0);
 }
 
+// exp, sin and cos in f32 only (kernels/cl/zk_math.h, no fp64): the machine code of swiglu and
+// rope_neox gives the correctly rounded results (libm in double, rounded once) bit for bit, from
+// exp's underflow to its overflow (g / (1 + e) then divides by up to 3e38) and for angles up to
+// position 60000. glibc's expf/sinf (the cpu tier's) differ from these in the last bit now and then.
+TEST_P(Isa, ExpSinCosWithoutFp64AreCorrectlyRounded) {
+    const Loaded l = load(GetParam());
+    HostMemory memory;
+    const int n = 8192;
+    float* gate = memory.alloc<float>(n);
+    float* up = memory.alloc<float>(n);
+    float* out = memory.alloc<float>(n);
+    for (int i = 0; i < n; ++i) {
+        gate[i] = -100.0f + 190.0f * float(i) / float(n) + 1e-3f * std::sin(float(i));
+        up[i] = 1.0f;
+    }
+    launch(request(l, l.object->kernel("swiglu"), memory, kernels::SwiGluArgs{reinterpret_cast<uint64_t>(gate),
+           reinterpret_cast<uint64_t>(up), reinterpret_cast<uint64_t>(out), n, n}, {uint32_t(n / 256), 1, 1}));
+    int expDiffer = 0;
+    for (int i = 0; i < n; ++i) {
+        const float want = gate[i] / (1.0f + float(std::exp(-double(gate[i])))) * up[i];
+        if (std::memcmp(&want, &out[i], 4) != 0 && ++expDiffer <= 3)
+            ADD_FAILURE() << "swiglu(" << gate[i] << ") = " << out[i] << ", want " << want;
+    }
+    EXPECT_EQ(expDiffer, 0);
+
+    // rope_neox on (1, 0) pairs: x[i] = cos(theta_i), x[i + 64] = sin(theta_i).
+    const int headDim = 128, half = 64, positions = 64;
+    float* x = memory.alloc<float>(size_t(headDim) * positions);
+    int32_t* state = memory.alloc<int32_t>(4);
+    const float thetaScale = std::pow(10000.0f, -2.0f / float(headDim));
+    for (int t = 0; t < positions; ++t)
+        for (int i = 0; i < headDim; ++i) x[t * headDim + i] = i < half ? 1.0f : 0.0f;
+    state[0] = 60000 - positions;
+    launch(request(l, l.object->kernel("rope_neox"), memory,
+                   kernels::RopeArgs{reinterpret_cast<uint64_t>(x), reinterpret_cast<uint64_t>(state), 1, headDim, headDim,
+                                     thetaScale, headDim, 0, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f},
+                   {1, uint32_t(positions), 1}));
+    int trigDiffer = 0;
+    for (int t = 0; t < positions; ++t) {
+        float theta = float(state[0] + t);
+        for (int i = 0; i < half; ++i, theta *= thetaScale) {
+            const float c = float(std::cos(double(theta))), s = float(std::sin(double(theta)));
+            const float gotC = x[t * headDim + i], gotS = x[t * headDim + i + half];
+            if ((std::memcmp(&c, &gotC, 4) != 0 || std::memcmp(&s, &gotS, 4) != 0) && ++trigDiffer <= 3)
+                ADD_FAILURE() << "theta " << theta << ": cos, sin " << gotC << ", " << gotS << "; want " << c << ", " << s;
+        }
+    }
+    EXPECT_EQ(trigDiffer, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, Isa, ::testing::Values("gfx1100", "gfx1201"));
 
 }  // namespace

@@ -132,6 +132,19 @@ template <int Dwords, int Unit> void ds_load_2addr(Wave& w, const Inst& i) {
     });
     poison(w, i.op[0].reg, 2 * Dwords, mask);
 }
+// ds_load_u16 / ds_load_i16 vdst, addr [offset:N]: one 16-bit value, zero- or sign-extended
+// (the matvecs read staged activation blocks with 16-bit loads).
+template <bool Signed> void ds_load_16(Wave& w, const Inst& i) {
+    const uint32_t mask = w.exec();
+    if (!mask) return;
+    PendingLoad& p = newLoad(w, Counter::Ds, i.op[0].reg, 1, mask);
+    forLanes(mask, [&](uint32_t l) {
+        uint16_t v;
+        std::memcpy(&v, ldsAt(w, w.v(i.op[1].reg, l) + uint32_t(i.offset), 2), 2);
+        p.data[l] = Signed ? uint32_t(int32_t(int16_t(v))) : v;
+    });
+    poison(w, i.op[0].reg, 1, mask);
+}
 // LDS stores count in lgkmcnt (gfx11) / dscnt (gfx12) like loads: a wait for "at most n
 // outstanding" counts them, so they take a slot that writes no register.
 void countStore(Wave& w) {
@@ -147,6 +160,11 @@ template <int Dwords> void ds_store(Wave& w, const Inst& i) {
         uint8_t* dst = ldsAt(w, w.v(i.op[0].reg, l) + uint32_t(i.offset), Dwords * 4);
         for (int k = 0; k < Dwords; ++k) std::memcpy(dst + 4 * k, &w.v(i.op[1].reg + k, l), 4);
     });
+}
+// ds_store_b16 addr, data [offset:N]: the low 16 bits of data.
+void ds_store_b16(Wave& w, const Inst& i) {
+    countStore(w);
+    forLanes(w.exec(), [&](uint32_t l) { std::memcpy(ldsAt(w, w.v(i.op[0].reg, l) + uint32_t(i.offset), 2), &w.v(i.op[1].reg, l), 2); });
 }
 // ds_store_2addr[_stride64]_bN addr, data0, data1 offset0:a offset1:b
 template <int Dwords, int Unit> void ds_store_2addr(Wave& w, const Inst& i) {
@@ -177,6 +195,7 @@ std::vector<OpEntry> memoryOps() {
         {"ds_load_b32", ds_load<1>}, {"ds_load_b64", ds_load<2>}, {"ds_load_b128", ds_load<4>},
         {"ds_load_2addr_b32", ds_load_2addr<1, 4>}, {"ds_load_2addr_b64", ds_load_2addr<2, 8>},
         {"ds_load_2addr_stride64_b32", ds_load_2addr<1, 256>}, {"ds_load_2addr_stride64_b64", ds_load_2addr<2, 512>},
+        {"ds_load_u16", ds_load_16<false>}, {"ds_load_i16", ds_load_16<true>}, {"ds_store_b16", ds_store_b16},
         {"ds_store_b32", ds_store<1>}, {"ds_store_b64", ds_store<2>}, {"ds_store_b128", ds_store<4>},
         {"ds_store_2addr_b32", ds_store_2addr<1, 4>}, {"ds_store_2addr_b64", ds_store_2addr<2, 8>},
         {"ds_store_2addr_stride64_b32", ds_store_2addr<1, 256>}, {"ds_store_2addr_stride64_b64", ds_store_2addr<2, 512>},

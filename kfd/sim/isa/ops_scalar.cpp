@@ -117,6 +117,9 @@ void s_cvt_u32_f32(Wave& w, const Inst& i) {
 }
 void s_mul_f32(Wave& w, const Inst& i) { d(w, i, asU(asF(a(w, i)) * asF(b(w, i)))); }
 void s_sub_f32(Wave& w, const Inst& i) { d(w, i, asU(asF(a(w, i)) - asF(b(w, i)))); }
+void s_add_f32(Wave& w, const Inst& i) { d(w, i, asU(asF(a(w, i)) + asF(b(w, i)))); }
+// s_fmac_f32 sdst, ssrc0, ssrc1: D = S0 * S1 + D, fused (one rounding).
+void s_fmac_f32(Wave& w, const Inst& i) { d(w, i, asU(std::fma(asF(a(w, i)), asF(b(w, i)), asF(readScalar(w, i.op[0]))))); }
 void s_max_i32(Wave& w, const Inst& i) {
     const int32_t x = int32_t(a(w, i)), y = int32_t(b(w, i));
     w.scc = x >= y;
@@ -142,6 +145,13 @@ ZK_CMP(s_cmp_ge_i32, int32_t, >=)
 // Float compares: the n-forms are the negations (true when either side is NaN).
 void s_cmp_neq_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) == asF(readScalar(w, i.op[1]))); }
 void s_cmp_nlt_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) < asF(readScalar(w, i.op[1]))); }
+// The ordered compares: false when either side is NaN.
+#define ZK_CMPF(NAME, OP) \
+    void NAME(Wave& w, const Inst& i) { w.scc = asF(readScalar(w, i.op[0])) OP asF(readScalar(w, i.op[1])); }
+ZK_CMPF(s_cmp_lt_f32, <)
+ZK_CMPF(s_cmp_le_f32, <=)
+ZK_CMPF(s_cmp_gt_f32, >)
+#undef ZK_CMPF
 void s_cmp_lg_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) != read64(w, i.op[1], 0, false); }
 void s_cmpk_lg_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) != sext16(i.op[1].value); }
 void s_cmpk_lt_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) < sext16(i.op[1].value); }
@@ -259,6 +269,8 @@ std::vector<OpEntry> scalarOps() {
         {"s_and_not1_saveexec_b32", saveexec<andNotExec>},
         {"s_cvt_f32_i32", s_cvt_f32_i32}, {"s_cvt_f32_u32", s_cvt_f32_u32}, {"s_cvt_u32_f32", s_cvt_u32_f32}, {"s_mul_f32", s_mul_f32},
         {"s_sub_f32", s_sub_f32}, {"s_max_i32", s_max_i32}, {"s_cmp_neq_f32", s_cmp_neq_f32}, {"s_cmp_nlt_f32", s_cmp_nlt_f32},
+        {"s_add_f32", s_add_f32}, {"s_fmac_f32", s_fmac_f32}, {"s_cmp_lt_f32", s_cmp_lt_f32}, {"s_cmp_le_f32", s_cmp_le_f32},
+        {"s_cmp_gt_f32", s_cmp_gt_f32},
         {"s_cmp_lg_u64", s_cmp_lg_u64}, {"s_cmpk_lg_i32", s_cmpk_lg_i32}, {"s_load_u16", s_load_u16},
         {"s_cmp_eq_u32", s_cmp_eq_u32}, {"s_cmp_lg_u32", s_cmp_lg_u32}, {"s_cmp_lt_u32", s_cmp_lt_u32}, {"s_cmp_le_u32", s_cmp_le_u32},
         {"s_cmp_gt_u32", s_cmp_gt_u32}, {"s_cmp_ge_u32", s_cmp_ge_u32}, {"s_cmp_eq_i32", s_cmp_eq_i32}, {"s_cmp_lg_i32", s_cmp_lg_i32},

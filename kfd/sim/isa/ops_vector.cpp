@@ -134,6 +134,8 @@ inline int64_t i24(uint32_t v) { return int64_t(int32_t(v << 8) >> 8); }
 ZK_VOP(v_mul_i32_i24, put(w, i, l, uint32_t(i24(A) * i24(B))))
 ZK_VOP(v_mad_i32_i24, put(w, i, l, uint32_t(i24(A) * i24(B) + int32_t(C))))
 ZK_VOP(v_mul_u32_u24, put(w, i, l, (A & 0xffffffu) * (B & 0xffffffu)))
+ZK_VOP(v_mad_u32_u24, put(w, i, l, (A & 0xffffffu) * (B & 0xffffffu) + C))
+ZK_VOP(v_xad_u32, put(w, i, l, (A ^ B) + C))
 ZK_VOP(v_mul_hi_u32_u24, put(w, i, l, uint32_t((uint64_t(A & 0xffffffu) * (B & 0xffffffu)) >> 32)))
 ZK_VOP(v_bfe_u32, { const uint32_t off = B & 31, width = C & 31; put(w, i, l, width ? (A >> off) & ((1u << width) - 1) : 0u); })
 ZK_VOP(v_bfe_i32, {
@@ -228,10 +230,16 @@ ZK_VOP(v_subrev_f32, PUTF(FB - FA))
 ZK_VOP(v_mul_f32, PUTF(FA * FB))
 ZK_VOP(v_fma_f32, PUTF(std::fma(FA, FB, FC)))
 ZK_VOP(v_fmac_f32, PUTF(std::fma(FA, FB, asF(w.v(dst(i), l)))))
+// v_fmamk_f32 d, s0, K, s1 = s0 * K + s1 and v_fmaak_f32 d, s0, s1, K = s0 * s1 + K: in the
+// operand order LLVM prints, both are fma(op1, op2, op3).
+ZK_VOP(v_fmamk_f32, PUTF(std::fma(FA, FB, FC)))
 ZK_VOP(v_max_f32, PUTF(std::fmax(FA, FB)))
 ZK_VOP(v_min_f32, PUTF(std::fmin(FA, FB)))
 ZK_VOP(v_rcp_f32, PUTF(1.0f / FA))
 ZK_VOP(v_sqrt_f32, PUTF(std::sqrt(FA)))
+// gfx12 v_s_sqrt_f32 sdst, src: the VALU square root of a uniform value into an SGPR (computed
+// exactly rounded, inside the guide's 1 ULP; clang's correction step follows it).
+void v_s_sqrt_f32(Wave& w, const Inst& i) { writeSdst(w, i.op[0], asU(outF(i, std::sqrt(modF(asF(readScalar(w, i.op[1])), i.op[1]))))); }
 ZK_VOP(v_rsq_f32, PUTF(1.0f / std::sqrt(FA)))
 ZK_VOP(v_cvt_f32_i32, PUTF(float(int32_t(A))))
 ZK_VOP(v_cvt_f32_u32, PUTF(float(A)))
@@ -283,7 +291,17 @@ template <class F, int Bias, int Mant> F divScale(F s0, F den, F num, bool& vcc)
         return s0 == den ? s0 * big : s0;
     }
     if (std::fpclassify(den) == FP_SUBNORMAL) return s0 * big;
-    if (en <= Mant) return s0 * big;  // numerator near the denormal range
+    const bool invTiny = std::fpclassify(F(1) / den) == FP_SUBNORMAL, quoTiny = std::fpclassify(num / den) == FP_SUBNORMAL;
+    if (invTiny && quoTiny) {
+        vcc = true;
+        return s0 == den ? s0 * big : s0;
+    }
+    if (invTiny) return s0 / big;  // a huge denominator: both scaled down, the quotient unchanged
+    if (quoTiny) {
+        vcc = true;
+        return s0 == num ? s0 * big : s0;
+    }
+    if (en + Bias <= Mant) return s0 * big;  // the biased exponent field: a numerator near the denormal range
     return s0;
 }
 template <class F> F divFixup(F q, F den, F num) {
@@ -430,13 +448,14 @@ std::vector<OpEntry> vectorOps() {
         {"v_add_nc_u32", v_add_nc_u32}, {"v_sub_nc_u32", v_sub_nc_u32}, {"v_subrev_nc_u32", v_subrev_nc_u32},
         {"v_add3_u32", v_add3_u32}, {"v_mul_lo_u32", v_mul_lo_u32}, {"v_min_u32", v_min_u32}, {"v_max_u32", v_max_u32},
         {"v_med3_u32", v_med3_u32}, {"v_med3_i32", v_med3_i32}, {"v_mul_i32_i24", v_mul_i32_i24}, {"v_mad_i32_i24", v_mad_i32_i24},
-        {"v_mul_u32_u24", v_mul_u32_u24}, {"v_mul_hi_u32_u24", v_mul_hi_u32_u24}, {"v_bfe_u32", v_bfe_u32}, {"v_bfe_i32", v_bfe_i32},
+        {"v_mul_u32_u24", v_mul_u32_u24}, {"v_mad_u32_u24", v_mad_u32_u24}, {"v_xad_u32", v_xad_u32}, {"v_mul_hi_u32_u24", v_mul_hi_u32_u24}, {"v_bfe_u32", v_bfe_u32}, {"v_bfe_i32", v_bfe_i32},
         {"v_lshlrev_b64", v_lshlrev_b64}, {"v_lshrrev_b16", v_lshrrev_b16}, {"v_lshlrev_b16", v_lshlrev_b16},
         {"v_ashrrev_i16", v_ashrrev_i16}, {"v_add_nc_u16", v_add_nc_u16}, {"v_sub_nc_u16", v_sub_nc_u16},
         {"v_add_co_u32", v_add_co_u32}, {"v_sub_co_u32", v_sub_co_u32}, {"v_add_co_ci_u32", v_add_co_ci_u32},
         {"v_mad_u64_u32", v_mad_u64_u32}, {"v_mad_co_u64_u32", v_mad_u64_u32}, {"v_mad_i64_i32", v_mad_i64_i32},
         {"v_mad_co_i64_i32", v_mad_i64_i32}, {"v_cndmask_b32", v_cndmask_b32}, {"v_readfirstlane_b32", v_readfirstlane_b32},
         {"v_dot4_i32_iu8", v_dot4_i32_iu8},
+        {"v_fmamk_f32", v_fmamk_f32}, {"v_fmaak_f32", v_fmamk_f32}, {"v_s_sqrt_f32", v_s_sqrt_f32},
         {"v_add_f32", v_add_f32}, {"v_sub_f32", v_sub_f32}, {"v_subrev_f32", v_subrev_f32}, {"v_mul_f32", v_mul_f32}, {"v_fma_f32", v_fma_f32},
         {"v_fmac_f32", v_fmac_f32}, {"v_max_f32", v_max_f32}, {"v_max_num_f32", v_max_f32}, {"v_min_f32", v_min_f32},
         {"v_min_num_f32", v_min_f32}, {"v_rcp_f32", v_rcp_f32}, {"v_rcp_iflag_f32", v_rcp_f32}, {"v_sqrt_f32", v_sqrt_f32},

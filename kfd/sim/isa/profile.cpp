@@ -8,7 +8,7 @@ std::atomic<Profile*> installed{nullptr};
 }
 
 const char* opClassName(OpClass c) {
-    static const char* names[kOpClasses] = {"VALU", "SALU", "VMEM", "SMEM", "LDS", "branch", "other"};
+    static const char* names[kOpClasses] = {"VALU", "SALU", "VMEM", "SMEM", "LDS", "branch", "other", "VALU64"};
     return names[size_t(c)];
 }
 
@@ -20,7 +20,7 @@ OpClass classify(const std::string& m) {
         starts("s_barrier") || starts("s_endpgm") || starts("s_set_inst") || starts("s_code_end"))
         return OpClass::Other;
     if (starts("s_")) return OpClass::Salu;
-    if (starts("v_")) return OpClass::Valu;
+    if (starts("v_")) return m.find("_f64") != std::string::npos ? OpClass::Valu64 : OpClass::Valu;
     if (starts("ds_")) return OpClass::Lds;
     if (starts("global_") || starts("buffer_") || starts("flat_") || starts("scratch_")) return OpClass::Vmem;
     return OpClass::Other;

@@ -9,8 +9,9 @@
 
 namespace zinc::kfd::isa {
 
-enum class OpClass : uint8_t { Valu, Salu, Vmem, Smem, Lds, Branch, Other };
-inline constexpr size_t kOpClasses = 7;
+// Valu64: VALU on f64 operands (`v_*_f64`), which RDNA consumer parts run at a fraction of the rate.
+enum class OpClass : uint8_t { Valu, Salu, Vmem, Smem, Lds, Branch, Other, Valu64 };
+inline constexpr size_t kOpClasses = 8;
 const char* opClassName(OpClass c);
 OpClass classify(const std::string& mnemonic);  // from the mnemonic's prefix
 

@@ -30,11 +30,29 @@ void missingHandler(Wave& w, const Inst& i) {
     w.fail("the interpreter does not implement " + w.program->opcodes[i.opcode]);
 }
 
+// VOPD: the two halves read their sources before either writes (RDNA3 ISA guide, "VOPD"), so
+// clang may pair `v_add_f32 v4, ...` with a Y half that reads the old v4. When Y reads X's
+// destination, X's result is held back until Y has run.
 void dualHandler(Wave& w, const Inst& i) {
     const Inst& x = w.program->dual[size_t(i.pair)];
     const Inst& y = w.program->dual[size_t(i.pair) + 1];
+    const uint32_t xd = x.op[0].reg;
+    bool yReadsX = false;
+    for (uint8_t k = 1; k < y.nops; ++k) yReadsX |= y.op[k].kind == OpKind::Vgpr && y.op[k].reg == xd;
+    if (!yReadsX) {
+        x.run(w, x);
+        y.run(w, y);
+        return;
+    }
+    std::array<uint32_t, 32> before, after;
+    for (uint32_t l = 0; l < 32; ++l) before[l] = w.v(xd, l);
     x.run(w, x);
+    for (uint32_t l = 0; l < 32; ++l) {
+        after[l] = w.v(xd, l);
+        w.v(xd, l) = before[l];
+    }
     y.run(w, y);
+    for (uint32_t l = 0; l < 32; ++l) w.v(xd, l) = after[l];
 }
 
 [[noreturn]] void bad(const std::string& text, const std::string& why) { throw IsaError("cannot decode \"" + text + "\": " + why); }
