@@ -42,9 +42,9 @@ inline RingLoaded loadRing(const MakeTier& make, int32_t maxBatch = kRingStep) {
     return l;
 }
 
-// The golden, one token per step, through rings that wrap.
-inline void expectRingMeetsGolden(const MakeTier& make) {
-    const GoldenCase c = gemmaGoldenCases().front();
+// The golden, one token per step, through rings that wrap (the tier's gemma top-1 gap).
+inline void expectRingMeetsGolden(const MakeTier& make, float top1Gap = 0.12f) {
+    const GoldenCase c = gemmaGoldenCases(top1Gap).front();
     const Golden golden = readGoldenCase(c);
     auto l = loadRing(make);
     expectMeetsGolden(*l.model, *l.session, c, golden);
