@@ -129,19 +129,17 @@ const std::vector<ModelPreset>& modelPresets() {
         gemma.postNorms = true, gemma.slidingWindow = 1024, gemma.ropeLinearFactor = 8.0f;
         gemma.tokenizerPre = "llama-bpe";
 
-        ModelPreset gemma12 = gemma;
-        gemma12.name = "gemma-3-12b";
-        gemma12.description = "Gemma-3-12B (gemma3): 48 layers (5 sliding-window : 1 global), d 3840, 16/8 heads of 256, "
-                              "ffn 15360, window 1024, tied embeddings";
-        gemma12.nLayers = 48, gemma12.dModel = 3840, gemma12.nHeads = 16, gemma12.nKvHeads = 8, gemma12.ffn = 15360;
-        p.push_back(gemma12);
-
-        ModelPreset gemma4 = gemma;
-        gemma4.name = "gemma-3-4b";
-        gemma4.description = "Gemma-3-4B (gemma3): 34 layers (5 sliding-window : 1 global), d 2560, 8/4 heads of 256, "
-                             "ffn 10240, window 1024, tied embeddings";
-        gemma4.nLayers = 34, gemma4.dModel = 2560, gemma4.nHeads = 8, gemma4.nKvHeads = 4, gemma4.ffn = 10240;
-        p.push_back(gemma4);
+        auto gemmaOfSize = [&](const char* name, const char* description, uint32_t layers, uint32_t d, uint32_t heads,
+                               uint32_t ffn) {
+            ModelPreset g = gemma;
+            g.name = name, g.description = description;
+            g.nLayers = layers, g.dModel = d, g.nHeads = heads, g.nKvHeads = heads / 2, g.ffn = ffn;
+            p.push_back(g);
+        };
+        gemmaOfSize("gemma-3-12b", "Gemma-3-12B (gemma3): 48 layers (5 sliding-window : 1 global), d 3840, 16/8 heads of 256, "
+                    "ffn 15360, window 1024, tied embeddings", 48, 3840, 16, 15360);
+        gemmaOfSize("gemma-3-4b", "Gemma-3-4B (gemma3): 34 layers (5 sliding-window : 1 global), d 2560, 8/4 heads of 256, "
+                    "ffn 10240, window 1024, tied embeddings", 34, 2560, 8, 10240);
 
         // gemma3-tiny's layout (../shared/models/gemma3-tiny.gguf): window 8, for tests.
         ModelPreset gemmaTiny = gemma;
@@ -152,14 +150,12 @@ const std::vector<ModelPreset>& modelPresets() {
         gemmaTiny.ffn = 512, gemmaTiny.vocab = 1024, gemmaTiny.contextLength = 4096, gemmaTiny.slidingWindow = 8;
         p.push_back(gemmaTiny);
 
-        ModelPreset llama;
+        ModelPreset llama = llama31;  // Llama 2's rope: base 1e4, no rope_freqs
         llama.name = "llama-tiny";
         llama.description = "tiny llama: 4 layers, d 256, 8/4 heads of 32, ffn 768, vocab 1024";
-        llama.arch = "llama";
         llama.nLayers = 4, llama.dModel = 256, llama.nHeads = 8, llama.nKvHeads = 4, llama.headDim = 32;
         llama.ffn = 768, llama.vocab = 1024, llama.contextLength = 2048;
-        llama.ropeBase = 10000.0f, llama.rmsEps = 1e-5f;
-        llama.tokenizerPre = "llama-bpe";
+        llama.ropeBase = 10000.0f, llama.ropeFreqs = false;
         p.push_back(llama);
         return p;
     }();
