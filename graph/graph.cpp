@@ -84,13 +84,4 @@ MemoryPlan planMemory(const Graph& graph, int32_t maxTokens) {
     return plan;
 }
 
-OpFeature firstGemmaFeature(const Graph& graph) {
-    for (const auto& op : graph.ops) {
-        if (op.gelu) return {&op, "GeGLU"};
-        if (op.window > 0) return {&op, "a sliding window"};
-        if (op.scale != 1.0f) return {&op, "an embedding scale"};
-    }
-    return {};
-}
-
 }  // namespace zinc::graph

@@ -120,13 +120,6 @@ Op& appendOp(Graph& graph, OpKind kind, int32_t layer, std::string label);
 void buildDeltaNetBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
 void buildGatedAttentionBlock(Graph& graph, int32_t layer, BufferId x, BufferId xn);
 void buildSharedExpert(Graph& graph, int32_t layer, BufferId xn, BufferId moeOut);
-// The gemma3 op parameters a GPU tier may not implement yet: what the first op using one needs
-// ("GeGLU", "a sliding window", "an embedding scale"), with that op; nullptr when none does.
-struct OpFeature {
-    const Op* op = nullptr;
-    const char* what = nullptr;
-};
-OpFeature firstGemmaFeature(const Graph& graph);
 
 // Static memory plan: one arena holding every buffer for up to `maxTokens` tokens; buffer b of
 // token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer; persistent

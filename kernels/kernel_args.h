@@ -77,6 +77,7 @@ struct MatVecExpertArgs {
 struct KvStoreArgs {
     uint64_t k, v, kCache, vCache, state;
     int32_t kvDim, inStride;
+    int32_t slots;  // the layer's cache rows: position p in row p % slots (graph/kv_layout.h)
 };
 // attention
 struct AttentionArgs {
@@ -85,6 +86,7 @@ struct AttentionArgs {
     float scale;
     int32_t window = 0;    // > 0: keys at distance >= window are masked (sliding-window layers)
     int32_t preScale = 0;  // 1: q times scale before its F16 rounding (gemma3), scores unscaled
+    int32_t slots = 0;     // the layer's cache rows: position p in row p % slots
 };
 // swiglu, geglu
 struct SwiGluArgs {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "graph/kv_layout.h"
+
 namespace zinc::runtime {
 namespace {
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -41,6 +43,10 @@ int32_t Session::feedReusingPrefix(std::span<const int32_t> prompt, const FeedPr
     while (common < history_.size() && common < prompt.size() && history_[common] == prompt[common]) ++common;
     if (common == prompt.size() && common > 0) --common;  // re-run the last token for its logits
     if (!config_.hybrid.enabled()) {
+        // A sliding-window layer's ring may have overwritten keys the rewound position needs.
+        const auto stored = static_cast<int32_t>(history_.size());
+        if (!graph::planKv(config_, tier_.contextLength(), tier_.maxBatch()).canResumeAt(static_cast<int32_t>(common), stored))
+            common = 0;
         history_.resize(common);
         feed(prompt.subspan(common), progress);
         return static_cast<int32_t>(common);

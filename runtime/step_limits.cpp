@@ -29,7 +29,8 @@ StepLimits::StepLimits(std::string tier, const graph::Graph& graph, const TierOp
       maxBatch_(stepTokensWithin(graph, options.activationBudget ? options.activationBudget : kHostActivationBudget,
                                  std::clamp(options.maxBatch, 1, std::max(1, batchCap)))),
       budget_(options.activationBudget ? options.activationBudget : kHostActivationBudget),
-      plan_(graph::planMemory(graph, maxBatch_)) {
+      plan_(graph::planMemory(graph, maxBatch_)),
+      kv_(graph::planKv(*graph.config, contextLength_, maxBatch_)) {
     if (contextLength_ <= 0)
         throw TierError(fmt::format("{} tier: the model declares no context length; pass --ctx", tier_));
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph/graph.h"
+#include "graph/kv_layout.h"
 #include "runtime/tier.h"
 
 namespace zinc::runtime {
@@ -24,6 +25,8 @@ public:
     // The activation arena for maxBatch() tokens: every graph buffer, one row per token, and the
     // persistent recurrent state once.
     const graph::MemoryPlan& plan() const { return plan_; }
+    // Each layer's K/V rows for this context and step size (sliding-window layers: a ring).
+    const graph::KvLayout& kv() const { return kv_; }
 
     // evaluate(): 1..maxBatch() known token ids inside the context, a logits buffer that
     // holds what `which` asks for.
@@ -41,6 +44,7 @@ private:
     int32_t maxBatch_;
     uint64_t budget_;
     graph::MemoryPlan plan_;
+    graph::KvLayout kv_;
 };
 
 // The tokens of one step whose activations (the arena less the persistent recurrent state) fit

@@ -51,8 +51,13 @@ inline std::vector<GoldenCase> goldenCases() {
 // and 0.115 (the x8 post norms amplify rounding; the reference README has not calibrated this
 // model against an fp64 pass). Held to what was measured, 0.15 + 1 % and top-1 past a 0.12 gap,
 // until that calibration says whether the remaining error is ours.
-inline std::vector<GoldenCase> gemmaGoldenCases() {
-    return {GoldenCase{"gemma3-tiny.golden", {0.15f, 0.01f, 0, 0.12f}, false}};
+// The vulkan tier (lavapipe) lands elsewhere in the same noise: logits at most 0.136 off, one
+// top-1 flip at a gap of 0.141 (pos 28), traced with `zinc-rt ab --validate` to q's F16
+// rounding flipping on 1-ulp differences of the float ops before it, which the x8-x14 post norms
+// carry to the logits. It passes top1Gap = 0.15: the logit tolerance, since a flip needs two
+// logits' errors to add up past the gap.
+inline std::vector<GoldenCase> gemmaGoldenCases(float top1Gap = 0.12f) {
+    return {GoldenCase{"gemma3-tiny.golden", {0.15f, 0.01f, 0, top1Gap}, false}};
 }
 
 // The requantized qwen3-tiny files, one per family of weight types (Q3_K, Q2_K, IQ4_XS /

@@ -115,7 +115,7 @@ std::string realKernelRung(kfd::Device& device, uint32_t timeoutMs) {
     const graph::MemoryPlan plan = graph::planMemory(g, rows);
     cpu::AlignedBytes arena(plan.arenaBytes), scratch;
     cpu::ThreadPool pool(1);
-    cpu::KvCache kv(1, 1, 1, true);
+    cpu::KvCache kv(graph::KvLayout{}, 1, true);  // no attention here
     const std::vector<int32_t> tokens(rows, 0);
     model::WeightRef weight;
     weight.name = "probe_norm";

@@ -1,5 +1,6 @@
 // Causal GQA attention over the F16 KV cache: the batch's k and v rows are stored first, then
-// every (token, head) pair attends to positions [0, its own].
+// every (token, head) pair attends to positions [0, its own] (the last `window` of them on a
+// sliding-window layer, whose rows are a ring: graph/kv_layout.h).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@ namespace {
 
 struct StorePc {
     VkDeviceAddress k, v, kCache, vCache, state;
-    uint32_t kvDim, stride;
+    uint32_t kvDim, stride, slots;
 };
 
 struct AttendPc {
@@ -21,6 +22,8 @@ struct AttendPc {
     float scale;
     VkDeviceAddress partials;
     uint32_t nSplits, exactMax;
+    float qScale;
+    uint32_t window, slots;
 };
 
 struct FusedPc {
@@ -46,9 +49,16 @@ struct SplitPc {
     uint32_t nHead, group, headDim, kvDim, qStride, nSplits;
     float scale;
     uint32_t exactMax;
+    float qScale;
 };
 
 }  // namespace
+
+AttentionOp::LayerCache AttentionOp::layerCache(const PlanContext& ctx, const graph::Op& op) {
+    const graph::KvLayer& l = ctx.mem.kv->layer(op.layer);
+    const uint64_t offset = static_cast<uint64_t>(l.firstRow) * 2u * static_cast<uint64_t>(ctx.graph.config->kvDim());
+    return {ctx.mem.kCache + offset, ctx.mem.vCache + offset, static_cast<uint32_t>(l.slots), static_cast<uint32_t>(l.window)};
+}
 
 AttentionOp::AttentionOp(PipelineFactory& pipelines)
     : store_(pipelines.get(Shader::KvStore)),
@@ -61,19 +71,18 @@ void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
     checkHeadDim(c);
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
-    const uint64_t layerOffset = static_cast<uint64_t>(op.layer) * ctx.mem.layerKvBytes;
-    const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
-    const StorePc store{ctx.row0(op.k), ctx.row0(op.v), kCache, vCache, ctx.mem.state, kvDim, ctx.width(op.k)};
+    const LayerCache cache = layerCache(ctx, op);
+    const StorePc store{ctx.row0(op.k), ctx.row0(op.v), cache.k, cache.v, ctx.mem.state, kvDim, ctx.width(op.k), cache.slots};
     ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
-    attend(ctx, op, kCache, vCache);
+    attend(ctx, op, cache);
 }
 
 void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model::WeightRef* qNorm,
                               const model::WeightRef* kNorm) const {
     const auto& c = *ctx.graph.config;
     checkHeadDim(c);
-    const uint64_t layerOffset = static_cast<uint64_t>(op.layer) * ctx.mem.layerKvBytes;
-    const VkDeviceAddress kCache = ctx.mem.kCache + layerOffset, vCache = ctx.mem.vCache + layerOffset;
+    // Fused only where nothing carries a window (graph::fuse): the rows are one per position.
+    const LayerCache cache = layerCache(ctx, op);
     const bool norm = qNorm && kNorm;
     const FusedPc pc{ctx.row0(op.in),
                      ctx.row0(op.k),
@@ -81,8 +90,8 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
                      norm ? ctx.weights.address(*qNorm) : 0,
                      norm ? ctx.weights.address(*kNorm) : 0,
                      ctx.mem.ropeTable,
-                     kCache,
-                     vCache,
+                     cache.k,
+                     cache.v,
                      ctx.mem.state,
                      static_cast<uint32_t>(c.nHead),
                      static_cast<uint32_t>(c.nHeadKv),
@@ -94,22 +103,26 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
                      c.normEps,
                      norm ? 1u : 0u};
     ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));
-    attend(ctx, op, kCache, vCache);
+    attend(ctx, op, cache);
 }
 
-void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress kCache, VkDeviceAddress vCache) const {
+void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const {
+    const VkDeviceAddress kCache = cache.k, vCache = cache.v;
     const auto& c = *ctx.graph.config;
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    // gemma3 scales q before attention (llama.cpp), so q's F16 rounding sees q * scale.
+    const float qScale = c.preScaleQuery ? scale : 1.0f, scoreScale = c.preScaleQuery ? 1.0f : scale;
     const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
     const auto headDim = static_cast<uint32_t>(c.headDim);
-    // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs.
+    // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs. A
+    // sliding window's few positions never do.
     const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
-                       c.headDim % 8 == 0;
+                       c.headDim % 8 == 0 && cache.window == 0;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
     if (split) {
         const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
-                         kvDim, ctx.width(op.in), ctx.mem.attnSplits, scale, exactMax};
+                         kvDim, ctx.width(op.in), ctx.mem.attnSplits, scoreScale, exactMax, qScale};
         if (!ctx.attnArgsRecorded) {  // the split count follows the current KV length: once per plan
             const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead, ctx.mem.attnSplits, exactMax};
             ctx.rec.dispatch(args_, args, 1);
@@ -129,10 +142,13 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress 
                           kvDim,
                           ctx.width(op.in),
                           ctx.width(op.out),
-                          scale,
+                          scoreScale,
                           ctx.mem.attnPartials,
                           ctx.mem.attnSplits,
-                          exactMax};
+                          exactMax,
+                          qScale,
+                          cache.window,
+                          cache.slots};
     ctx.rec.dispatch(attend_, attend, static_cast<uint32_t>(c.nHead), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(op.out);
 }

@@ -1,4 +1,4 @@
-// SwiGLU, the residual add and a MatMul's bias, over whole rows.
+// SwiGLU / GeGLU, the residual add and a MatMul's bias, over whole rows.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,7 +27,8 @@ void ElementwiseOp::recordRaw(PlanContext& ctx, VkDeviceAddress a, VkDeviceAddre
 
 void ElementwiseOp::record(PlanContext& ctx, const graph::Op& op) const {
     const uint64_t n = static_cast<uint64_t>(ctx.width(op.in)) * static_cast<uint64_t>(ctx.rows);
-    recordRaw(ctx, ctx.row0(op.in), ctx.row0(op.kind == graph::OpKind::SwiGlu ? op.up : op.addend), ctx.row0(op.out), n, op.kind == graph::OpKind::SwiGlu ? 0u : 1u);
+    const bool glu = op.kind == graph::OpKind::SwiGlu;
+    recordRaw(ctx, ctx.row0(op.in), ctx.row0(glu ? op.up : op.addend), ctx.row0(op.out), n, glu ? (op.gelu ? 3u : 0u) : 1u);
     ctx.acts.invalidate(op.out);
 }
 

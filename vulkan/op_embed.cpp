@@ -1,4 +1,5 @@
-// Embedding lookup: the token ids come from the token state, so the plan never changes.
+// Embedding lookup (times the op's scale): the token ids come from the token state, so the plan
+// never changes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@ namespace {
 struct EmbedPc {
     VkDeviceAddress w, out, state;
     uint32_t type, cols, rowBytes, outStride;
+    float scale;  // gemma3: sqrt(d)
 };
 
 bool embeddable(model::GgmlType t) {
@@ -35,7 +37,7 @@ void EmbedOp::record(PlanContext& ctx, const graph::Op& op) const {
         throw runtime::TierError(fmt::format("vulkan tier: embedding {} has type {}, which the embed shader cannot read",
                                              w.name, model::ggmlTypeName(w.type)));
     const EmbedPc pc{ctx.weights.address(w), ctx.row0(op.out), ctx.mem.state, static_cast<uint32_t>(w.type),
-                     static_cast<uint32_t>(w.cols), static_cast<uint32_t>(w.rowBytes), ctx.width(op.out)};
+                     static_cast<uint32_t>(w.cols), static_cast<uint32_t>(w.rowBytes), ctx.width(op.out), op.scale};
     ctx.rec.dispatch(pipeline_, pc, std::min<uint32_t>(groupsFor(w.cols, 64), 64), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(op.out);
 }

@@ -50,7 +50,13 @@ public:
                      const model::WeightRef* kNorm) const;
 
 private:
-    void attend(PlanContext& ctx, const graph::Op& op, VkDeviceAddress kCache, VkDeviceAddress vCache) const;
+    // One layer's K and V rows (graph::KvLayout) and its window.
+    struct LayerCache {
+        VkDeviceAddress k, v;
+        uint32_t slots, window;
+    };
+    static LayerCache layerCache(const PlanContext& ctx, const graph::Op& op);
+    void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const;
     VkPipeline store_, split_, attend_, args_, fused_;
 };
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "graph/graph.h"
+#include "graph/kv_layout.h"
 #include "graph/lower.h"
 #include "vulkan/recorder.h"
 #include "vulkan/weight_store.h"
@@ -21,9 +22,10 @@ using graph::ActFormat;
 struct DeviceLayout {
     VkDeviceAddress arena = 0;
     const graph::MemoryPlan* plan = nullptr;
-    VkDeviceAddress kCache = 0, vCache = 0;
-    uint64_t layerKvBytes = 0;  // one layer's K (or V) cache
+    VkDeviceAddress kCache = 0, vCache = 0;  // every layer's F16 rows, laid out by `kv`
+    const graph::KvLayout* kv = nullptr;
     VkDeviceAddress ropeTable = 0;
+    VkDeviceAddress ropeTableSwa = 0;  // sliding-window layers' (ropeTable when the model has none)
     VkDeviceAddress state = 0;
     VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h
     VkDeviceAddress ring = 0;

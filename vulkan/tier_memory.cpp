@@ -15,8 +15,8 @@ namespace zinc::vulkan {
 using namespace zinc::vk;
 
 TierMemory::TierMemory(const Device& device, Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
-                       int32_t contextLength, int32_t maxBatch, std::chrono::milliseconds timeout)
-    : device_(device), graph_(graph), plan_(plan), contextLength_(contextLength), maxBatch_(maxBatch) {
+                       const graph::KvLayout& kv, int32_t contextLength, int32_t maxBatch, std::chrono::milliseconds timeout)
+    : device_(device), graph_(graph), plan_(plan), kv_(kv), contextLength_(contextLength), maxBatch_(maxBatch) {
     allocate();
     uploadRopeTable(queue, timeout);
 }
@@ -24,11 +24,13 @@ TierMemory::TierMemory(const Device& device, Queue& queue, const graph::Graph& g
 void TierMemory::allocate() {
     const auto& c = *graph_.config;
     arena_ = DeviceBuffer(device_, plan_.arenaBytes, MemoryKind::DeviceLocal, "activation arena");
-    const uint64_t layerKv = uint64_t{2} * static_cast<uint64_t>(contextLength_) * static_cast<uint64_t>(c.kvDim());
-    kCache_ = DeviceBuffer(device_, layerKv * static_cast<uint64_t>(c.nLayer), MemoryKind::DeviceLocal, "K cache");
-    vCache_ = DeviceBuffer(device_, layerKv * static_cast<uint64_t>(c.nLayer), MemoryKind::DeviceLocal, "V cache");
-    ropeTable_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(contextLength_) * static_cast<size_t>(c.ropeDim),
-                              MemoryKind::DeviceLocal, "rope table");
+    // F16 rows laid out by graph::KvLayout: a ring on sliding-window layers.
+    const uint64_t cacheBytes = uint64_t{2} * static_cast<uint64_t>(std::max<int64_t>(kv_.rows, 1)) * static_cast<uint64_t>(c.kvDim());
+    kCache_ = DeviceBuffer(device_, cacheBytes, MemoryKind::DeviceLocal, "K cache");
+    vCache_ = DeviceBuffer(device_, cacheBytes, MemoryKind::DeviceLocal, "V cache");
+    const size_t ropeBytes = sizeof(float) * static_cast<size_t>(contextLength_) * static_cast<size_t>(c.ropeDim);
+    ropeTable_ = DeviceBuffer(device_, ropeBytes, MemoryKind::DeviceLocal, "rope table");
+    if (c.slidingWindow > 0) ropeTableSwa_ = DeviceBuffer(device_, ropeBytes, MemoryKind::DeviceLocal, "sliding layers' rope table");
     stateDevice_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::DeviceLocal, "token state");
     stateHost_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::HostVisible, "token state upload");
     samplerDevice_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::DeviceLocal, "sampler state");
@@ -83,8 +85,9 @@ void TierMemory::allocate() {
     layout_.plan = &plan_;
     layout_.kCache = kCache_.address();
     layout_.vCache = vCache_.address();
-    layout_.layerKvBytes = layerKv;
+    layout_.kv = &kv_;
     layout_.ropeTable = ropeTable_.address();
+    layout_.ropeTableSwa = c.slidingWindow > 0 ? ropeTableSwa_.address() : ropeTable_.address();
     layout_.state = stateDevice_.address();
     layout_.sampler = samplerDevice_.address();
     layout_.ring = ring_.address();
@@ -96,10 +99,16 @@ void TierMemory::allocate() {
 // coarse for the goldens).
 void TierMemory::uploadRopeTable(Queue& queue, std::chrono::milliseconds timeout) {
     const auto& c = *graph_.config;
-    const size_t half = static_cast<size_t>(c.ropeDim / 2);
-    const model::RopeParams p = c.rope();
     const auto* factors = reinterpret_cast<const float*>(graph_.weights->ropeFreqs.data);
-    DeviceBuffer staging(device_, ropeTable_.bytes(), MemoryKind::HostVisible, "rope table upload");
+    uploadRopeTable(queue, timeout, ropeTable_, c.rope(), factors);
+    // Sliding-window layers turn by their own unscaled base, without rope_freqs (as the cpu tier).
+    if (c.slidingWindow > 0) uploadRopeTable(queue, timeout, ropeTableSwa_, c.ropeSwa(), nullptr);
+}
+
+void TierMemory::uploadRopeTable(Queue& queue, std::chrono::milliseconds timeout, const DeviceBuffer& target,
+                                 const model::RopeParams& p, const float* factors) {
+    const size_t half = static_cast<size_t>(graph_.config->ropeDim / 2);
+    DeviceBuffer staging(device_, target.bytes(), MemoryKind::HostVisible, "rope table upload");
     auto* table = static_cast<float*>(staging.mapped());
     std::vector<float> cs(half), sn(half);
     for (int32_t pos = 0; pos < contextLength_; ++pos) {
@@ -110,8 +119,8 @@ void TierMemory::uploadRopeTable(Queue& queue, std::chrono::milliseconds timeout
         }
     }
     queue.runOnce([&](VkCommandBuffer cmd) {
-        const VkBufferCopy region{0, 0, ropeTable_.bytes()};
-        vkCmdCopyBuffer(cmd, staging.handle(), ropeTable_.handle(), 1, &region);
+        const VkBufferCopy region{0, 0, target.bytes()};
+        vkCmdCopyBuffer(cmd, staging.handle(), target.handle(), 1, &region);
     }, timeout, "rope table upload");
 }
 

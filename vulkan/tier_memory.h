@@ -9,6 +9,7 @@
 #include <span>
 
 #include "graph/graph.h"
+#include "graph/kv_layout.h"
 #include "runtime/sampler.h"
 #include "vulkan/plan_context.h"
 #include "vulkan/vk_buffer.h"
@@ -23,6 +24,7 @@ public:
 
     // Allocates everything and uploads the rope table (waits up to `timeout`).
     TierMemory(const vk::Device& device, vk::Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
+               const graph::KvLayout& kv,
                int32_t contextLength, int32_t maxBatch, std::chrono::milliseconds timeout);
 
     const vk::DeviceLayout& layout() const { return layout_; }
@@ -51,13 +53,16 @@ public:
 private:
     void allocate();
     void uploadRopeTable(vk::Queue& queue, std::chrono::milliseconds timeout);
+    void uploadRopeTable(vk::Queue& queue, std::chrono::milliseconds timeout, const vk::DeviceBuffer& target,
+                         const model::RopeParams& p, const float* factors);
 
     const vk::Device& device_;
     const graph::Graph& graph_;
     graph::MemoryPlan plan_;
+    graph::KvLayout kv_;
     int32_t contextLength_;
     int32_t maxBatch_;
-    vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
+    vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
     vk::DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_;

@@ -73,8 +73,8 @@ public:
           device_(instance_, deviceIndex),
           queue_(device_),
           pipelines_(device_),
-          weights_(device_, queue_, graph, deviceMemoryBudget(graph, contextLength_, maxBatch_, options.deviceMemoryLimit)),
-          memory_(device_, queue_, graph, limits_.plan(), contextLength_, maxBatch_, std::chrono::milliseconds(options.waitTimeoutMs)),
+          weights_(device_, queue_, graph, deviceMemoryBudget(graph, limits_.kv(), maxBatch_, options.deviceMemoryLimit)),
+          memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, std::chrono::milliseconds(options.waitTimeoutMs)),
           recorder_(pipelines_, graph, device_.caps().integerDotProduct),
           submitter_(device_, queue_, memory_, options.gpuTimestamps && device_.caps().timestamps,
                      std::chrono::milliseconds(options.waitTimeoutMs)) {
@@ -348,10 +348,6 @@ private:
 
 std::unique_ptr<runtime::Tier> makeVulkanTier(const graph::Graph& graph, const runtime::TierOptions& options,
                                               int32_t deviceIndex) {
-    if (const auto f = graph::firstGemmaFeature(graph); f.op)
-        throw runtime::TierError(fmt::format("vulkan tier: op {} needs {} ({}), which this tier does not implement yet; "
-                                             "the cpu tier runs it",
-                                             f.op->label, f.what, graph.config->archName));
     return std::make_unique<VulkanTier>(graph, options, deviceIndex);
 }
 

@@ -103,11 +103,11 @@ private:
 
 }  // namespace
 
-DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, int32_t contextLength, int32_t maxBatch,
+DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::KvLayout& kv, int32_t maxBatch,
                                       uint64_t limitBytes) {
     const model::ModelConfig& c = *graph.config;
     DeviceMemoryBudget b;
-    b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(c.nLayer) * uint64_t(std::max(0, contextLength)) * uint64_t(c.kvDim());  // K and V, F16
+    b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(kv.rows) * uint64_t(c.kvDim());  // K and V, F16
     b.activationBytes = graph::planMemory(graph, maxBatch).arenaBytes;
     b.limitBytes = limitBytes;
     return b;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/kv_layout.h"
 #include "vulkan/vk_buffer.h"
 #include "vulkan/vk_queue.h"
 
@@ -20,7 +21,7 @@ struct DeviceMemoryBudget {
     uint64_t activationBytes = 0;
     uint64_t limitBytes = 0;  // 0: the device's largest device-local heap
 };
-DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, int32_t contextLength, int32_t maxBatch,
+DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::KvLayout& kv, int32_t maxBatch,
                                       uint64_t limitBytes);
 
 class WeightStore {

@@ -4,14 +4,14 @@
 // weighted sum of V kept in an F16 accumulator rounded after every position.
 #include "zk_math.h"
 
-// kv_store: K and V rows of token t, rounded to halves, at cache row state[0] + t.
-// kCache / vCache: this layer's cache, rows of kvDim halves. Grid: x = ceil(kvDim / 256),
-// y = tokens. Workgroup 256.
+// kv_store: K and V rows of token t, rounded to halves, at cache row (state[0] + t) % slots.
+// kCache / vCache: this layer's cache, `slots` rows of kvDim halves (graph/kv_layout.h: a ring
+// on sliding-window layers). Grid: x = ceil(kvDim / 256), y = tokens. Workgroup 256.
 ZK_KERNEL(256) void kv_store(__global const float* k, __global const float* v, __global ushort* kCache,
-                             __global ushort* vCache, __global const int* state, int kvDim, int inStride) {
+                             __global ushort* vCache, __global const int* state, int kvDim, int inStride, int slots) {
     const int i = ZK_GROUP_X() * 256 + ZK_LID(), t = ZK_GROUP_Y();
     if (i >= kvDim) return;
-    const long row = (long)(state[0] + t) * kvDim;
+    const long row = (long)((state[0] + t) % slots) * kvDim;
     kCache[row + i] = (ushort)zk_f2h(k[(long)t * inStride + i]);
     vCache[row + i] = (ushort)zk_f2h(v[(long)t * inStride + i]);
 }
@@ -21,13 +21,13 @@ ZK_KERNEL(256) void kv_store(__global const float* k, __global const float* v, _
 
 // attention: query head h of token t attends to cache rows [0, state[0] + t] (the last
 // `window` of them when window > 0) of kv head
-// h / (nHead / nHeadKv). Rows are kvStride halves apart. headDim <= 256.
+// h / (nHead / nHeadKv). Rows are kvStride halves apart; position p in row p % slots. headDim <= 256.
 // Grid: x = nHead, y = tokens. Workgroup 128: scores of 128 positions at a time (one
 // position per thread, its dot product in order), then thread 0 runs the softmax
 // bookkeeping over them in order and every thread updates its dims of the accumulator.
 ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kCache, __global const ushort* vCache,
                               __global float* out, __global const int* state, int nHead, int nHeadKv, int headDim,
-                              int kvStride, int qStride, int outStride, float scale, int window, int preScale) {
+                              int kvStride, int qStride, int outStride, float scale, int window, int preScale, int slots) {
     __local float q16[ZK_ATT_MAX_HEAD_DIM];
     __local float scores[ZK_ATT_WG];
     __local float rescale[ZK_ATT_WG];  // ms: factor for the accumulator before position p
@@ -47,7 +47,7 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
     for (int p0 = first; p0 < n; p0 += ZK_ATT_WG) {
         const int p = p0 + lid;
         if (p < n) {
-            __global const ushort* kr = kCache + (long)p * kvStride + kvOffset;
+            __global const ushort* kr = kCache + (long)(p % slots) * kvStride + kvOffset;
             float s = 0.0f;
             for (int i = 0; i < headDim; ++i) s += zk_h2f(kr[i]) * q16[i];
             scores[lid] = preScale ? s : s * scale;
@@ -73,7 +73,7 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
         zk_barrier();
         for (int j = 0; j < count; ++j) {
             const float ms = rescale[j], vs = weight[j];
-            __global const ushort* vr = vCache + (long)(p0 + j) * kvStride + kvOffset;
+            __global const ushort* vr = vCache + (long)((p0 + j) % slots) * kvStride + kvOffset;
             if (lid < headDim) {
                 if (ms != 1.0f) acc0 = zk_round_half(acc0 * ms);
                 acc0 = zk_round_half(acc0 + zk_h2f(vr[lid]) * vs);

@@ -158,12 +158,13 @@ private:
         if (width(op.k) != width(op.v))
             throw TierError(fmt::format("kfd tier: op {}: k and v rows differ in width", op.label));
         const uint64_t kCache = m_.kCache(op.layer), vCache = m_.vCache(op.layer);
-        b_.launch("kv_store", ka::KvStoreArgs{row0(op.k), row0(op.v), kCache, vCache, m_.state(), kvDim, width(op.k)},
+        const int32_t slots = m_.kvLayout().layer(op.layer).slots;  // a ring on sliding-window layers
+        b_.launch("kv_store", ka::KvStoreArgs{row0(op.k), row0(op.v), kCache, vCache, m_.state(), kvDim, width(op.k), slots},
                   {ceilDiv(kvDim, 256), rows(), 1}, {op.k, op.v}, {l.kvCache}, op.label + ".kv_store");
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
         b_.launch("attention",
                   ka::AttentionArgs{row0(op.in), kCache, vCache, row0(op.out), m_.state(), c_.nHead, c_.nHeadKv, c_.headDim, kvDim,
-                                    width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0},
+                                    width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0, slots},
                   {uint32_t(c_.nHead), rows(), 1}, {op.in, l.kvCache}, {op.out}, op.label);
     }
 

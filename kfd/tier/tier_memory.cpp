@@ -105,12 +105,14 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
     const auto& c = *graph.config;
     uint64_t weightBytes = 0;
     for (const model::WeightRef* w : weightsOf(graph)) weightBytes += alignedWeightBytes(*w);
-    checkFits(device, weightBytes, 2 * 2 * uint64_t(contextLength) * uint64_t(c.kvDim()) * uint64_t(c.nLayer), plan_.arenaBytes,
-              limitBytes);
+    // F16 K and V rows laid out by graph::KvLayout (a ring on sliding-window layers), as StepLimits plans them.
+    kvLayout_ = graph::planKv(c, contextLength, maxBatch);
+    const uint64_t rowBytes = 2 * uint64_t(c.kvDim());
+    checkFits(device, weightBytes, 2 * rowBytes * uint64_t(kvLayout_.rows), plan_.arenaBytes, limitBytes);
     uploadWeights(device, graph);
     arena_ = DeviceMemory(device, plan_.arenaBytes, MemoryKind::Vram, "activation arena");
-    layerKvBytes_ = 2 * uint64_t(contextLength) * uint64_t(c.kvDim());  // F16 rows of kvDim
-    kvBytes_ = layerKvBytes_ * uint64_t(c.nLayer);
+    kvRowBytes_ = rowBytes;
+    kvBytes_ = std::max<uint64_t>(rowBytes * uint64_t(kvLayout_.rows), rowBytes);
     kv_ = DeviceMemory(device, 2 * kvBytes_, MemoryKind::Vram, "F16 KV cache");
     // Uncached GTT: the host and the CP (WRITE_DATA) write it, kernels and the host read it.
     state_ = DeviceMemory(device, TokenStateBlock::kTokensOffset + 4 * uint64_t(maxBatch), MemoryKind::Gtt, "token state",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/kv_layout.h"
 #include "graph/lower.h"
 #include "kfd/device/device.h"
 
@@ -71,8 +72,10 @@ public:
     uint64_t arenaGpu() const { return arena_.gpu(); }
     const uint8_t* arenaCpu() const { return arena_.cpu<uint8_t>(); }
 
-    uint64_t kCache(int32_t layer) const { return kv_.gpu(uint64_t(layer) * layerKvBytes_); }
-    uint64_t vCache(int32_t layer) const { return kv_.gpu(kvBytes_ + uint64_t(layer) * layerKvBytes_); }
+    // Layer `layer`'s first K / V row; its rows: kvLayout().layer(layer).slots.
+    uint64_t kCache(int32_t layer) const { return kv_.gpu(uint64_t(kvLayout_.layer(layer).firstRow) * kvRowBytes_); }
+    uint64_t vCache(int32_t layer) const { return kv_.gpu(kvBytes_ + uint64_t(kvLayout_.layer(layer).firstRow) * kvRowBytes_); }
+    const graph::KvLayout& kvLayout() const { return kvLayout_; }
     uint64_t kvCacheBytes() const { return 2 * kvBytes_; }
 
     uint64_t state() const { return state_.gpu(TokenStateBlock::kStateOffset); }
@@ -93,7 +96,8 @@ private:
     std::array<DeviceMemory, kActFormats> actSlots_;
     DeviceMemory routerLogits_, gateSlots_, upSlots_, downSlots_;
     std::map<const model::WeightRef*, uint64_t> weightAt_;
-    uint64_t layerKvBytes_ = 0, kvBytes_ = 0;
+    graph::KvLayout kvLayout_;
+    uint64_t kvRowBytes_ = 0, kvBytes_ = 0;
 };
 
 }  // namespace zinc::kfd

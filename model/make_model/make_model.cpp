@@ -73,6 +73,11 @@ void writeModelMetadata(GgufWriter& w, const ModelPreset& p, const QuantMix& mix
         w.addU32(a + "attention.value_length", p.headDim);
     }
     w.addF32(a + "rope.freq_base", p.ropeBase);
+    if (p.ropeLinearFactor > 0.0f) {
+        w.addString(a + "rope.scaling.type", "linear");
+        w.addF32(a + "rope.scaling.factor", p.ropeLinearFactor);
+    }
+    if (p.slidingWindow > 0) w.addU32(a + "attention.sliding_window", p.slidingWindow);
     w.addF32(a + "attention.layer_norm_rms_epsilon", p.rmsEps);
     if (p.isMoe()) {
         w.addU32(a + "expert_count", p.nExperts);

@@ -105,14 +105,57 @@ const std::vector<ModelPreset>& modelPresets() {
         q35Tiny.hybrid = HybridShape{4, 32, {6, 5, 5, 0}, 4, 64, 2, 4, 512};
         p.push_back(q35Tiny);
 
-        ModelPreset llama;
+        // meta-llama/Llama-3.1-8B config.json: 32 layers, hidden 4096, 32/8 heads (head_dim 128),
+        // intermediate 14336, vocab 128256, rope_theta 500000, rms_norm_eps 1e-5, 131072 positions,
+        // rope_scaling llama3 (here the rope_freqs tensor llama.cpp's converter writes for it).
+        ModelPreset llama31;
+        llama31.name = "llama-3.1-8b";
+        llama31.description = "Llama-3.1-8B: 32 layers, d 4096, 32/8 heads of 128, ffn 14336, vocab 128256, rope_freqs";
+        llama31.arch = "llama";
+        llama31.nLayers = 32, llama31.dModel = 4096, llama31.nHeads = 32, llama31.nKvHeads = 8, llama31.headDim = 128;
+        llama31.ffn = 14336, llama31.vocab = 128256, llama31.contextLength = 131072;
+        llama31.ropeBase = 500000.0f, llama31.rmsEps = 1e-5f, llama31.ropeFreqs = true;
+        llama31.tokenizerPre = "llama-bpe";
+        p.push_back(llama31);
+
+        // google/gemma-3-12b-pt and -4b-pt config.json (text_config): head_dim 256, sliding_window
+        // 1024 with every 6th layer global, rope_theta 1e6 with linear scaling 8 (global layers),
+        // rope_local_base_freq 1e4, rms_norm_eps 1e-6, vocab 262208, tied embeddings, 131072
+        // positions. The built-in BPE vocabulary stands in for Gemma's SentencePiece one.
+        ModelPreset gemma;
+        gemma.arch = "gemma3";
+        gemma.headDim = 256, gemma.vocab = 262208, gemma.contextLength = 131072;
+        gemma.ropeBase = 1e6f, gemma.rmsEps = 1e-6f, gemma.tiedEmbeddings = true, gemma.qkNorm = true;
+        gemma.postNorms = true, gemma.slidingWindow = 1024, gemma.ropeLinearFactor = 8.0f;
+        gemma.tokenizerPre = "llama-bpe";
+
+        auto gemmaOfSize = [&](const char* name, const char* description, uint32_t layers, uint32_t d, uint32_t heads,
+                               uint32_t ffn) {
+            ModelPreset g = gemma;
+            g.name = name, g.description = description;
+            g.nLayers = layers, g.dModel = d, g.nHeads = heads, g.nKvHeads = heads / 2, g.ffn = ffn;
+            p.push_back(g);
+        };
+        gemmaOfSize("gemma-3-12b", "Gemma-3-12B (gemma3): 48 layers (5 sliding-window : 1 global), d 3840, 16/8 heads of 256, "
+                    "ffn 15360, window 1024, tied embeddings", 48, 3840, 16, 15360);
+        gemmaOfSize("gemma-3-4b", "Gemma-3-4B (gemma3): 34 layers (5 sliding-window : 1 global), d 2560, 8/4 heads of 256, "
+                    "ffn 10240, window 1024, tied embeddings", 34, 2560, 8, 10240);
+
+        // gemma3-tiny's layout (../shared/models/gemma3-tiny.gguf): window 8, for tests.
+        ModelPreset gemmaTiny = gemma;
+        gemmaTiny.name = "gemma3-tiny";
+        gemmaTiny.description = "tiny gemma3: 6 layers (5 sliding-window : 1 global), d 256, 4/2 heads of 32, ffn 512, "
+                                "window 8, vocab 1024";
+        gemmaTiny.nLayers = 6, gemmaTiny.dModel = 256, gemmaTiny.nHeads = 4, gemmaTiny.nKvHeads = 2, gemmaTiny.headDim = 32;
+        gemmaTiny.ffn = 512, gemmaTiny.vocab = 1024, gemmaTiny.contextLength = 4096, gemmaTiny.slidingWindow = 8;
+        p.push_back(gemmaTiny);
+
+        ModelPreset llama = llama31;  // Llama 2's rope: base 1e4, no rope_freqs
         llama.name = "llama-tiny";
         llama.description = "tiny llama: 4 layers, d 256, 8/4 heads of 32, ffn 768, vocab 1024";
-        llama.arch = "llama";
         llama.nLayers = 4, llama.dModel = 256, llama.nHeads = 8, llama.nKvHeads = 4, llama.headDim = 32;
         llama.ffn = 768, llama.vocab = 1024, llama.contextLength = 2048;
-        llama.ropeBase = 10000.0f, llama.rmsEps = 1e-5f;
-        llama.tokenizerPre = "llama-bpe";
+        llama.ropeBase = 10000.0f, llama.ropeFreqs = false;
         p.push_back(llama);
         return p;
     }();

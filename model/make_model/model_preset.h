@@ -30,6 +30,12 @@ struct ModelPreset {
     uint32_t nExperts = 0;        // 0: dense FFN
     uint32_t nExpertsUsed = 0;
     uint32_t expertFfn = 0;
+    bool ropeFreqs = false;       // Llama 3.1: a rope_freqs tensor of per-pair divisors
+    // gemma3: post-attention / post-FFN norms, sliding-window layers (every 6th global) and
+    // linear rope scaling of the global layers.
+    bool postNorms = false;
+    uint32_t slidingWindow = 0;
+    float ropeLinearFactor = 0.0f;  // 0: no rope.scaling keys
     std::string tokenizerPre;     // tokenizer.ggml.pre for the built-in vocabulary
     HybridShape hybrid;           // qwen35 / qwen35moe: gated DeltaNet layers (hybrid_preset.h)
 

@@ -22,6 +22,10 @@ void planLayer(const ModelPreset& p, int layer, std::vector<PlannedTensor>& out)
         out.push_back(tensor(blk + "attn_q_norm.weight", TensorRole::Norm, {p.headDim}, layer));
         out.push_back(tensor(blk + "attn_k_norm.weight", TensorRole::Norm, {p.headDim}, layer));
     }
+    if (p.postNorms) {
+        out.push_back(tensor(blk + "post_attention_norm.weight", TensorRole::Norm, {d}, layer));
+        out.push_back(tensor(blk + "post_ffw_norm.weight", TensorRole::Norm, {d}, layer));
+    }
     // A weight mapping K inputs to N outputs has ne = {K, N}.
     out.push_back(tensor(blk + "attn_q.weight", TensorRole::Weight, {d, qDim}, layer));
     out.push_back(tensor(blk + "attn_k.weight", TensorRole::Weight, {d, kvDim}, layer));
@@ -48,6 +52,8 @@ std::vector<PlannedTensor> planTensors(const ModelPreset& p) {
     out.push_back(tensor("token_embd.weight", TensorRole::TokenEmbedding, {p.dModel, p.vocab}));
     out.push_back(tensor("output_norm.weight", TensorRole::Norm, {p.dModel}));
     if (!p.tiedEmbeddings) out.push_back(tensor("output.weight", TensorRole::Output, {p.dModel, p.vocab}));
+    // Divisors near 1 (a norm's init), not Llama 3's values: the shape and the code path it takes.
+    if (p.ropeFreqs) out.push_back(tensor("rope_freqs.weight", TensorRole::Norm, {p.headDim / 2}));
     for (uint32_t layer = 0; layer < p.nLayers; ++layer) planLayer(p, static_cast<int>(layer), out);
     return out;
 }

@@ -13,6 +13,8 @@
 //   Q4_0 d*(q-8)  Q4_1 d*q+m  Q5_0 d*(q-16)  Q5_1 d*q+m  Q8_0 d*q
 //   Q4_K/Q5_K d*sc[j]*q - dmin*m[j] per 32-element sub-block j
 //   Q6_K d*sc[j]*(q-32) per 16-element sub-block j (sc signed)
+//   Q2_K d*sc[j]*q - dmin*m[j] per 16-element sub-block j   Q3_K d*(s[j]-32)*q, q in -4..3
+//   IQ4_NL d*v[q]   IQ4_XS d*(s[j]-32)*v[q] per 32-element sub-block j (v: kIq4nlValues)
 // With q uniform over its range, E[(q-c)^2] is a closed form; each block's scale is set from
 // it so that the RMS of the weights is the requested std.
 
@@ -148,6 +150,55 @@ void genQ6_K(BlockRng& rng, float std, uint8_t* out) {
     store(b, out);
 }
 
+// Q2_K: scales 8..15 and each sub-block's min equal to its scale with dmin = 1.5 d, so the
+// min cancels the mean of q in 0..3: weights d*sc*(q - 1.5), E[(q - 1.5)^2] = 1.25.
+void genQ2_K(BlockRng& rng, float std, uint8_t* out) {
+    BlockQ2_K b;
+    float sumSq = 0.0f;
+    for (auto& s : b.scales) {
+        const int sc = rng.uniformInt(8, 15);
+        s = static_cast<uint8_t>(sc | (sc << 4));
+        sumSq += static_cast<float>(sc * sc);
+    }
+    const float d = halfRoundTrip(blockScale(rng, std, std::sqrt(1.25f * sumSq / 16.0f)));
+    b.d = fp32ToFp16(d);
+    b.dmin = fp32ToFp16(1.5f * d);
+    rng.fillBytes(b.qs, sizeof b.qs);
+    store(b, out);
+}
+
+// Q3_K: random bytes everywhere; a 6-bit scale uniform over 0..63 less 32 has E[s^2] = 341.5,
+// q uniform over -4..3 has E[q^2] = 5.5 (its mean, -0.5, averages out over the signed scales).
+void genQ3_K(BlockRng& rng, float std, uint8_t* out) {
+    BlockQ3_K b;
+    rng.fillBytes(b.hmask, sizeof b.hmask);
+    rng.fillBytes(b.qs, sizeof b.qs);
+    rng.fillBytes(b.scales, sizeof b.scales);
+    b.d = fp32ToFp16(blockScale(rng, std, std::sqrt(5.5f * 341.5f)));
+    store(b, out);
+}
+
+// IQ4_NL / IQ4_XS: the 16 levels have E[v^2] = 4548 (mean -5.9: a random sign of d cancels it).
+constexpr float kIq4MeanSquare = 4548.0f;
+
+void genIQ4_NL(BlockRng& rng, float std, uint8_t* out) {
+    BlockIQ4_NL b;
+    const float d = blockScale(rng, std, std::sqrt(kIq4MeanSquare));
+    b.d = fp32ToFp16(rng.coin() ? d : -d);
+    rng.fillBytes(b.qs, sizeof b.qs);
+    store(b, out);
+}
+
+void genIQ4_XS(BlockRng& rng, float std, uint8_t* out) {
+    BlockIQ4_XS b;
+    rng.fillBytes(b.scalesL, sizeof b.scalesL);
+    rng.fillBytes(reinterpret_cast<uint8_t*>(&b.scalesH), sizeof b.scalesH);
+    rng.fillBytes(b.qs, sizeof b.qs);
+    const float d = blockScale(rng, std, std::sqrt(341.5f * kIq4MeanSquare));
+    b.d = fp32ToFp16(rng.coin() ? d : -d);
+    store(b, out);
+}
+
 using BlockGen = void (*)(BlockRng&, float, uint8_t*);
 
 BlockGen blockGenerator(GgmlType type) {
@@ -160,6 +211,10 @@ BlockGen blockGenerator(GgmlType type) {
     case GgmlType::Q4_K: return genQ4_K;
     case GgmlType::Q5_K: return genQ5_K;
     case GgmlType::Q6_K: return genQ6_K;
+    case GgmlType::Q2_K: return genQ2_K;
+    case GgmlType::Q3_K: return genQ3_K;
+    case GgmlType::IQ4_NL: return genIQ4_NL;
+    case GgmlType::IQ4_XS: return genIQ4_XS;
     default: return nullptr;
     }
 }

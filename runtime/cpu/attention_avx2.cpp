@@ -22,17 +22,17 @@ inline float horizontalSum(__m256 x) {
 
 }  // namespace
 
-void attendHeadF16Avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, int32_t n,
+void attendHeadF16Avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows,
                        int32_t headDim, float scale, float* out) {
     constexpr int32_t kMaxDim = 512;
     alignas(32) float q16[kMaxDim];
     alignas(32) float acc[kMaxDim] = {};
-    if (headDim > kMaxDim) return attendHeadF16Generic(q, k, v, stride, n, headDim, scale, out);
+    if (headDim > kMaxDim) return attendHeadF16Generic(q, k, v, stride, rows, headDim, scale, out);
     for (int32_t i = 0; i < headDim; i += 8) _mm256_store_ps(q16 + i, roundHalf8(_mm256_loadu_ps(q + i)));
     float maxScore = -INFINITY, sum = 0.0f;
-    for (int32_t p = 0; p < n; ++p) {
-        const uint16_t* kr = k + static_cast<size_t>(p) * stride;
-        const uint16_t* vr = v + static_cast<size_t>(p) * stride;
+    for (int32_t p = 0; p < rows.n; ++p) {
+        const uint16_t* kr = k + rows.row(p) * stride;
+        const uint16_t* vr = v + rows.row(p) * stride;
         __m256 dot = _mm256_setzero_ps();
         for (int32_t i = 0; i < headDim; i += 8) dot = _mm256_fmadd_ps(loadHalf8(kr + i), _mm256_load_ps(q16 + i), dot);
         const float s = horizontalSum(dot) * scale;

@@ -11,16 +11,16 @@ namespace {
 float roundToHalf(float x) { return model::fp16ToFp32(model::fp32ToFp16(x)); }
 }  // namespace
 
-void attendHeadF16Generic(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, int32_t n,
+void attendHeadF16Generic(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows,
                           int32_t headDim, float scale, float* out) {
     thread_local std::vector<float> q16, acc;
     q16.resize(static_cast<size_t>(headDim));
     acc.assign(static_cast<size_t>(headDim), 0.0f);
     for (int32_t i = 0; i < headDim; ++i) q16[static_cast<size_t>(i)] = roundToHalf(q[i]);
     float maxScore = -INFINITY, sum = 0.0f;
-    for (int32_t p = 0; p < n; ++p) {
-        const uint16_t* kr = k + static_cast<size_t>(p) * stride;
-        const uint16_t* vr = v + static_cast<size_t>(p) * stride;
+    for (int32_t p = 0; p < rows.n; ++p) {
+        const uint16_t* kr = k + rows.row(p) * stride;
+        const uint16_t* vr = v + rows.row(p) * stride;
         float s = 0.0f;
         for (int32_t i = 0; i < headDim; ++i) s += model::fp16ToFp32(kr[i]) * q16[static_cast<size_t>(i)];
         s *= scale;

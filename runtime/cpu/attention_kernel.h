@@ -9,13 +9,20 @@
 
 namespace zinc::cpu {
 
-// k, v: row 0 of this kv head; rows are `stride` halves apart; positions [0, n).
-using AttendHeadFn = void (*)(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, int32_t n,
+// The cache rows a query attends to, in position order: n rows from row `first`, wrapping to
+// row 0 at `slots` (a sliding-window layer's ring, graph/kv_layout.h; a global layer never wraps).
+struct KeyRows {
+    int32_t first = 0, n = 0, slots = 0;
+    size_t row(int32_t p) const { return static_cast<size_t>(first + p < slots ? first + p : first + p - slots); }
+};
+
+// k, v: row 0 of this kv head in the layer's cache; rows are `stride` halves apart.
+using AttendHeadFn = void (*)(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows,
                               int32_t headDim, float scale, float* out);
 
-void attendHeadF16Generic(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, int32_t n,
+void attendHeadF16Generic(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows,
                           int32_t headDim, float scale, float* out);
-void attendHeadF16Avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, int32_t n,
+void attendHeadF16Avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows,
                        int32_t headDim, float scale, float* out);  // headDim % 8 == 0
 
 // The AVX2 form when the quant kernels run AVX2 and headDim allows it.

@@ -24,7 +24,7 @@ public:
           limits_("cpu", graph, options),
           arena_(limits_.plan().arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
-          kv_(config_.nLayer, limits_.contextLength(), config_.kvDim(), options.precision == runtime::Precision::Ggml),
+          kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml),
           precision_(options.precision) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
         ropeCos_.resize(half);

@@ -1,5 +1,6 @@
 // Causal GQA attention over the KV cache. The batch's k and v rows are stored at their
-// positions first; then every (token, head) pair attends to positions [0, its own].
+// positions' rows first (graph/kv_layout.h); then every (token, head) pair attends to positions
+// [0, its own], or the last `window` of them on a sliding-window layer.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,13 +18,14 @@ void storeHalves(const float* src, uint16_t* dst, int32_t n) {
 }
 
 // F32 precision: a plain softmax over fp32 scores and values.
-void attendHeadF32(const float* q, const float* k, const float* v, size_t stride, int32_t n, int32_t headDim,
+void attendHeadF32(const float* q, const float* k, const float* v, size_t stride, KeyRows rows, int32_t headDim,
                    float scale, float* out) {
+    const int32_t n = rows.n;
     thread_local std::vector<float> scores;
     scores.resize(static_cast<size_t>(n));
     float maxScore = -INFINITY;
     for (int32_t p = 0; p < n; ++p) {
-        const float* kr = k + static_cast<size_t>(p) * stride;
+        const float* kr = k + rows.row(p) * stride;
         float s = 0.0f;
         for (int32_t i = 0; i < headDim; ++i) s += q[i] * kr[i];
         scores[static_cast<size_t>(p)] = s * scale;
@@ -33,7 +35,7 @@ void attendHeadF32(const float* q, const float* k, const float* v, size_t stride
     for (auto& s : scores) sum += (s = std::exp(s - maxScore));
     std::fill(out, out + headDim, 0.0f);
     for (int32_t p = 0; p < n; ++p) {
-        const float* vr = v + static_cast<size_t>(p) * stride;
+        const float* vr = v + rows.row(p) * stride;
         const float w = static_cast<float>(scores[static_cast<size_t>(p)] / sum);
         for (int32_t i = 0; i < headDim; ++i) out[i] += w * vr[i];
     }
@@ -68,10 +70,12 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
             const int32_t t = ctx.firstRow + static_cast<int32_t>(i / c.nHead);
             const int32_t h = static_cast<int32_t>(i % c.nHead);
             const int32_t kvOffset = (h / group) * c.headDim;
-            // A sliding-window layer sees the keys at distance < window: positions first..pos.
+            // A sliding-window layer sees the keys at distance < window: positions first..pos, in
+            // its ring of rows (graph/kv_layout.h).
             const int32_t pos = ctx.position + t;
+            const graph::KvLayer& layer = ctx.kv.layer(op.layer);
             const int32_t first = op.window > 0 ? std::max(0, pos - op.window + 1) : 0;
-            const int32_t n = pos + 1 - first;
+            const KeyRows rows{layer.slot(first), pos + 1 - first, layer.slots};
             const float* q = ctx.f32(op.in, t) + h * c.headDim;
             float* out = ctx.f32(op.out, t) + h * c.headDim;
             // gemma3 scales q before attention (llama.cpp), so the F16 rounding of q sees q * scale.
@@ -84,11 +88,11 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
                 sc = 1.0f;
             }
             if (ctx.kv.halves())
-                attendHalves(q, ctx.kv.kHalf(op.layer, first) + kvOffset, ctx.kv.vHalf(op.layer, first) + kvOffset,
-                             static_cast<size_t>(kvDim), n, c.headDim, sc, out);
+                attendHalves(q, ctx.kv.kHalf(op.layer, 0) + kvOffset, ctx.kv.vHalf(op.layer, 0) + kvOffset,
+                             static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
             else
-                attendHeadF32(q, ctx.kv.kFull(op.layer, first) + kvOffset, ctx.kv.vFull(op.layer, first) + kvOffset,
-                              static_cast<size_t>(kvDim), n, c.headDim, sc, out);
+                attendHeadF32(q, ctx.kv.kFull(op.layer, 0) + kvOffset, ctx.kv.vFull(op.layer, 0) + kvOffset,
+                              static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
         }
     });
 }

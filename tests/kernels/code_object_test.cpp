@@ -70,13 +70,13 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"quantize_bf16", convert, sizeof(ConvertF16Args), kConvertF16Shape.workgroup});
     k.push_back({"kv_store",
                  {ZK_ARG(KvStoreArgs, k), ZK_ARG(KvStoreArgs, v), ZK_ARG(KvStoreArgs, kCache), ZK_ARG(KvStoreArgs, vCache),
-                  ZK_ARG(KvStoreArgs, state), ZK_ARG(KvStoreArgs, kvDim), ZK_ARG(KvStoreArgs, inStride)},
+                  ZK_ARG(KvStoreArgs, state), ZK_ARG(KvStoreArgs, kvDim), ZK_ARG(KvStoreArgs, inStride), ZK_ARG(KvStoreArgs, slots)},
                  sizeof(KvStoreArgs), kKvStoreShape.workgroup});
     using A = AttentionArgs;
     k.push_back({"attention",
                  {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, nHead),
                   ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride), ZK_ARG(A, outStride),
-                  ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale)},
+                  ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale), ZK_ARG(A, slots)},
                  sizeof(A), kAttentionShape.workgroup});
     for (const char* glu : {"swiglu", "geglu"})
         k.push_back({glu,

@@ -35,8 +35,10 @@ public:
         tokens_.assign(static_cast<size_t>(tokens), 0);
         plan_ = graph::planMemory(graph_, tokens);
         arena_.resize(plan_.arenaBytes);
-        if (contextLength > 0) kv_ = std::make_unique<cpu::KvCache>(1, contextLength, config_.kvDim(), true);
-        else kv_ = std::make_unique<cpu::KvCache>(1, 1, 1, true);
+        model::ModelConfig oneLayer = config_;
+        oneLayer.nLayer = 1;
+        kv_ = std::make_unique<cpu::KvCache>(graph::planKv(oneLayer, std::max(1, contextLength), tokens),
+                                             std::max(1, config_.kvDim()), true);
     }
     float* f32(graph::BufferId id, int32_t t) { return context(0).f32(id, t); }
     int32_t* i32(graph::BufferId id, int32_t t) { return context(0).i32(id, t); }

@@ -180,11 +180,11 @@ void checkAttention(int32_t headDim, int32_t position) {
 
     const std::vector<int32_t> state = {position, tokens, position + tokens};
     SvmBuffer dq(xq), dk(xk), dv(xv), dState(state), dCacheK(cacheK), dCacheV(cacheV), dOut(tokens * qDim * 4);
-    launch("kv_store", KvStoreArgs{dk.addr(), dv.addr(), dCacheK.addr(), dCacheV.addr(), dState.addr(), kvDim, kvDim},
+    launch("kv_store", KvStoreArgs{dk.addr(), dv.addr(), dCacheK.addr(), dCacheV.addr(), dState.addr(), kvDim, kvDim, context},
            {ceilDiv(kvDim, 256), tokens, 1});
     const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
     launch("attention", AttentionArgs{dq.addr(), dCacheK.addr(), dCacheV.addr(), dOut.addr(), dState.addr(), config.nHead,
-                                      config.nHeadKv, headDim, kvDim, qDim, qDim, scale},
+                                      config.nHeadKv, headDim, kvDim, qDim, qDim, scale, 0, 0, context},
            {static_cast<uint32_t>(config.nHead), tokens, 1});
     const size_t used = static_cast<size_t>(position + tokens) * kvDim;
     EXPECT_TRUE(std::equal(dCacheK.as<uint16_t>(), dCacheK.as<uint16_t>() + used, cpu.kv().kHalf(0, 0))) << "K cache";

@@ -130,6 +130,29 @@ TEST(MakeModel, Qwen35MoeHybridPreset) {
     EXPECT_EQ(m->config().hybrid.sharedFf, 512);
 }
 
+// gemma3-tiny in each new mix: the shared gemma3-tiny.gguf's keys and tensor shapes, the
+// gemma3 keys the loader reads (window, linear scaling of the global layers), and the file loads.
+TEST(MakeModel, GemmaTinyPresetInTheNewMixes) {
+    auto reference = GgufFile::open(test::sharedPath("models/gemma3-tiny.gguf"));
+    for (const char* mix : {"q2_k", "q3_k_m", "iq4_xs"}) {
+        SCOPED_TRACE(mix);
+        const std::string path = makeTo(std::string("gemma3-") + mix + ".gguf", options("gemma3-tiny", mix));
+        auto f = GgufFile::open(path);
+        ASSERT_EQ(f->tensors().size(), reference->tensors().size());
+        for (const auto& ref : reference->tensors())
+            expectShape(f->tensor(ref.name), std::vector<uint64_t>(ref.ne.begin(), ref.ne.begin() + ref.nDims));
+        EXPECT_EQ(f->getU32("gemma3.attention.sliding_window"), 8u);
+        EXPECT_EQ(f->getString("gemma3.rope.scaling.type"), "linear");
+        auto m = Model::load(path);
+        EXPECT_EQ(m->config().slidingWindow, 8);
+        EXPECT_TRUE(m->config().slidingLayer(4));
+        EXPECT_FALSE(m->config().slidingLayer(5));
+        EXPECT_EQ(m->config().headDim, 32);
+    }
+    EXPECT_EQ(GgufFile::open(makeTo("gemma3-q2_k.gguf", options("gemma3-tiny", "q2_k")))->tensor("blk.0.ffn_gate.weight").type,
+              GgmlType::Q2_K);
+}
+
 TEST(MakeModel, SameSeedSameBytesOtherSeedDiffers) {
     MakeModelOptions a = options("qwen3moe-tiny", "q4_k_m", 7);
     a.threads = 1;

@@ -125,7 +125,7 @@ TEST(MakeModelQuantMix, OtherMixes) {
     for (const auto& [name, type] : typesOf("llama-tiny", "f32")) EXPECT_EQ(type, GgmlType::F32) << name;
     EXPECT_EQ(findQuantMix("q4_k_m")->fileType, 15u);
     EXPECT_EQ(findQuantMix("q8_0")->fileType, 7u);
-    EXPECT_FALSE(findQuantMix("q3_k_s").has_value());
+    EXPECT_FALSE(findQuantMix("q3_k_s").has_value());  // only the mixes GGUFs commonly ship
 }
 
 TEST(MakeModelQuantMix, RowsThatAreNotWholeSuperBlocksFallBack) {
@@ -141,6 +141,77 @@ TEST(MakeModelQuantMix, RowsThatAreNotWholeSuperBlocksFallBack) {
     EXPECT_EQ(chooseTensorType(q4km, weight("output.weight", 64), p), GgmlType::Q8_0);
     EXPECT_EQ(chooseTensorType(q4km, weight("blk.1.ffn_up.weight", 48), p), GgmlType::F16);
     EXPECT_EQ(chooseTensorType(q4km, weight("blk.1.ffn_up.weight", 512), p), GgmlType::Q4_K);
+}
+
+}  // namespace
+}  // namespace zinc::model
+
+namespace zinc::model {
+namespace {
+
+// Q3_K_M, Q2_K and IQ4_XS as llama-quantize lays them out (no imatrix) on Llama-3.1-8B's shape
+// (32 query heads on 8 kv heads: n_gqa 4) and Gemma 3's (tied embeddings, n_gqa 2).
+TEST(MakeModelQuantMix, Q3KMBumpsAttentionAndFfnDown) {
+    const auto types = typesOf("llama-3.1-8b", "q3_k_m");
+    for (int l = 0; l < 32; ++l) {
+        EXPECT_EQ(types.at(blk(l, "attn_v")), l < 2 ? GgmlType::Q5_K : GgmlType::Q4_K) << l;
+        EXPECT_EQ(types.at(blk(l, "ffn_down")), l < 2 ? GgmlType::Q5_K : GgmlType::Q4_K) << l;  // first 16th
+        EXPECT_EQ(types.at(blk(l, "attn_output")), GgmlType::Q4_K);
+        EXPECT_EQ(types.at(blk(l, "attn_q")), GgmlType::Q3_K);
+        EXPECT_EQ(types.at(blk(l, "ffn_up")), GgmlType::Q3_K);
+    }
+    EXPECT_EQ(types.at("output.weight"), GgmlType::Q6_K);
+    EXPECT_EQ(types.at("token_embd.weight"), GgmlType::Q3_K);
+    EXPECT_EQ(types.at("rope_freqs.weight"), GgmlType::F32);
+    EXPECT_EQ(findQuantMix("q3_k_m")->fileType, 12u);
+}
+
+TEST(MakeModelQuantMix, Q2KKeepsAttentionVAtQ4KWithFourQueryHeadsPerKvHead) {
+    const auto llama = typesOf("llama-3.1-8b", "q2_k");
+    const auto gemma = typesOf("gemma-3-12b", "q2_k");
+    for (int l = 0; l < 32; ++l) {
+        EXPECT_EQ(llama.at(blk(l, "attn_v")), GgmlType::Q4_K) << l;
+        EXPECT_EQ(gemma.at(blk(l, "attn_v")), GgmlType::Q3_K) << l;  // 16 / 8 heads
+        EXPECT_EQ(llama.at(blk(l, "ffn_down")), GgmlType::Q3_K);
+        EXPECT_EQ(llama.at(blk(l, "attn_output")), GgmlType::Q3_K);
+        EXPECT_EQ(llama.at(blk(l, "ffn_gate")), GgmlType::Q2_K);
+        EXPECT_EQ(llama.at(blk(l, "attn_k")), GgmlType::Q2_K);
+    }
+    EXPECT_EQ(llama.at("output.weight"), GgmlType::Q6_K);
+    EXPECT_EQ(gemma.at("token_embd.weight"), GgmlType::Q6_K);  // tied: the output's type
+    EXPECT_EQ(findQuantMix("q2_k")->fileType, 10u);
+}
+
+TEST(MakeModelQuantMix, IQ4XSBumpsTheFirstEighthOfFfnDown) {
+    const auto llama = typesOf("llama-3.1-8b", "iq4_xs");
+    const auto gemma = typesOf("gemma-3-12b", "iq4_xs");
+    for (int l = 0; l < 32; ++l) {
+        EXPECT_EQ(llama.at(blk(l, "ffn_down")), l < 4 ? GgmlType::Q5_K : GgmlType::IQ4_XS) << l;
+        EXPECT_EQ(llama.at(blk(l, "attn_v")), GgmlType::Q5_K) << l;
+        EXPECT_EQ(gemma.at(blk(l, "attn_v")), GgmlType::IQ4_XS) << l;
+        EXPECT_EQ(llama.at(blk(l, "attn_output")), GgmlType::IQ4_XS);
+    }
+    EXPECT_EQ(gemma.at(blk(0, "post_ffw_norm")), GgmlType::F32);
+    EXPECT_EQ(findQuantMix("iq4_xs")->fileType, 30u);
+    // Rows that are not whole super-blocks: IQ4_XS -> IQ4_NL, Q2_K / Q3_K -> Q4_0.
+    const ModelPreset p = *findModelPreset("llama-tiny");
+    const PlannedTensor narrow{"blk.3.attn_q.weight", TensorRole::Weight, 2, {96, 64, 1, 1}, 3};
+    EXPECT_EQ(chooseTensorType(*findQuantMix("iq4_xs"), narrow, p), GgmlType::IQ4_NL);
+    EXPECT_EQ(chooseTensorType(*findQuantMix("q2_k"), narrow, p), GgmlType::Q4_0);
+    EXPECT_EQ(chooseTensorType(*findQuantMix("q3_k_m"), narrow, p), GgmlType::Q4_0);
+}
+
+TEST(MakeModelPlan, GemmaAndLlama31PresetsHaveTheirTensors) {
+    std::map<std::string, PlannedTensor> gemma, llama;
+    for (const auto& t : planTensors(*findModelPreset("gemma-3-12b"))) gemma.emplace(t.name, t);
+    for (const auto& t : planTensors(*findModelPreset("llama-3.1-8b"))) llama.emplace(t.name, t);
+    EXPECT_EQ(gemma.count("output.weight"), 0u);
+    EXPECT_EQ(gemma.at(blk(47, "post_attention_norm")).ne[0], 3840u);
+    EXPECT_EQ(gemma.at(blk(0, "attn_q")).ne[1], 16u * 256u);  // head_dim 256, not d / heads
+    EXPECT_EQ(gemma.at(blk(0, "attn_k_norm")).ne[0], 256u);
+    EXPECT_EQ(llama.at("rope_freqs.weight").ne[0], 64u);
+    EXPECT_EQ(llama.at(blk(31, "ffn_down")).ne[0], 14336u);
+    EXPECT_EQ(llama.at("token_embd.weight").ne[1], 128256u);
 }
 
 }  // namespace

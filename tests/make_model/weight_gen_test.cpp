@@ -22,7 +22,8 @@ namespace {
 
 const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
                            GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
-                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_K,
+                           GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
 std::vector<uint8_t> generate(GgmlType type, WeightInit init, uint64_t elements, uint64_t seed = 1,
                               uint64_t tensor = 0) {
@@ -91,8 +92,9 @@ TEST(MakeModelWeights, EveryScaleFieldVaries) {
 TEST(MakeModelWeights, QuantizedWeightsMustBeZeroMean) {
     std::vector<uint8_t> out(144);
     EXPECT_THROW(generateUnits(GgmlType::Q4_K, {1.0f, 0.1f}, 0, 0, 256, 0, 1, out.data()), std::exception);
-    EXPECT_THROW(generateUnits(GgmlType::IQ4_XS, {0.0f, 0.1f}, 0, 0, 256, 0, 1, out.data()), std::exception);
-    EXPECT_FALSE(canGenerate(GgmlType::Q2_K));
+    EXPECT_THROW(generateUnits(GgmlType::IQ2_XXS, {0.0f, 0.1f}, 0, 0, 256, 0, 1, out.data()), std::exception);
+    EXPECT_FALSE(canGenerate(GgmlType::IQ2_XXS));
+    EXPECT_TRUE(canGenerate(GgmlType::Q2_K) && canGenerate(GgmlType::Q3_K) && canGenerate(GgmlType::IQ4_XS));
 }
 
 #ifdef ZINC_HAVE_DEQUANTIZE

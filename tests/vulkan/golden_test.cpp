@@ -18,6 +18,8 @@ TEST_P(VulkanGoldenTest, TeacherForcedLogitsMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vulkan, VulkanGoldenTest, testing::ValuesIn(test::goldenCases()), test::goldenCaseName);
+INSTANTIATE_TEST_SUITE_P(VulkanGemma, VulkanGoldenTest, testing::ValuesIn(test::gemmaGoldenCases(0.15f)),
+                         test::goldenCaseName);
 INSTANTIATE_TEST_SUITE_P(VulkanWeightTypes, VulkanGoldenTest, testing::ValuesIn(test::weightTypeGoldenCases()),
                          test::goldenCaseName);
 

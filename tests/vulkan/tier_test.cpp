@@ -58,19 +58,9 @@ TEST_P(VulkanVsCpuTest, BatchedPrefillAndDecodeMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanVsCpuTest,
                          testing::Values("stories260K.gguf", "llama-2-tiny-random.gguf", "qwen3-tiny.gguf",
-                                         "qwen3moe-tiny.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf"),
+                                         "qwen3moe-tiny.gguf", "llama3-tiny.gguf", "qwen2-tiny.gguf",
+                                         "gemma3-tiny.gguf"),
                          test::modelParamName);
-
-TEST(VulkanTier, Gemma3IsRefusedNamingTheOpAndWhatItNeeds) {
-    ZINC_REQUIRE_VULKAN();
-    try {
-        test::load("gemma3-tiny.gguf", true);
-        FAIL() << "expected TierError";
-    } catch (const runtime::TierError& e) {
-        EXPECT_STREQ(e.what(), "vulkan tier: op token_embd needs an embedding scale (gemma3), which this tier does not implement "
-                               "yet; the cpu tier runs it");
-    }
-}
 
 // The requantized weight-type files through a prompt long enough for the tiled prefill matmul
 // (Q2_K stays on the matvec there) and a decode step.

@@ -5,6 +5,7 @@
 // after every position. Scores of a chunk of positions are computed in parallel; the
 // accumulation then runs in position order, one thread per output element, with no barrier
 // inside. Past exactMax it merges the fp32 partials of attention_split.comp instead.
+// A sliding-window layer (window > 0) reads the last `window` positions, from its ring of rows.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
@@ -29,7 +30,17 @@ layout(push_constant) uniform PC {
     FloatBuf partials;
     uint nSplits;
     uint exactMax;
+    float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
+    uint window;   // 0: every position
+    uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
 } pc;
+
+uint firstSlot_;
+// The cache row of the i-th key this query reads (in position order).
+uint rowOf(uint i) {
+    const uint r = firstSlot_ + i;
+    return r >= pc.slots ? r - pc.slots : r;
+}
 
 float workgroupMax(float x) {
     x = subgroupMax(x);
@@ -53,7 +64,10 @@ shared float splitScale[kMaxSplits];
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
-    const uint n = uint(pc.state.v[kStatePosition]) + t + 1u;
+    const uint pos = uint(pc.state.v[kStatePosition]) + t;
+    const uint first = pc.window > 0u && pos >= pc.window ? pos + 1u - pc.window : 0u;
+    const uint n = pos + 1u - first;
+    firstSlot_ = first % pc.slots;
     const uint kvHead = h / pc.group;
     const uint hd = pc.headDim;
     if (n > pc.exactMax) {
@@ -81,7 +95,7 @@ void main() {
         }
         return;
     }
-    for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
+    for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i] * pc.qScale);
     barrier();
     const uvec2 kAddress = uvec2(pc.kCache);
     const bool wide = hd % 8u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
@@ -97,7 +111,7 @@ void main() {
         for (uint p = tid; p < count; p += 128u) {
             float s = 0.0;
             if (wide) {
-                const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 8u, quads = hd / 8u;
+                const uint row = (rowOf(base + p) * pc.kvDim + kvHead * hd) / 8u, quads = hd / 8u;
                 for (uint b = 0u; b < quads; b += 16u) {
                     uvec4 k[16];
                     for (uint i = 0u; i < 16u; ++i)
@@ -114,7 +128,7 @@ void main() {
                     }
                 }
             } else {
-                const uint row = ((base + p) * pc.kvDim + kvHead * hd) / 2u;
+                const uint row = (rowOf(base + p) * pc.kvDim + kvHead * hd) / 2u;
                 for (uint i = 0u; i < hd / 2u; ++i) {
                     const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
                     s += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
@@ -158,14 +172,14 @@ void main() {
             const uint col = kvHead * hd + d;
             float v[4], next[4];
             for (uint u = 0u; u < 4u; ++u) {
-                const uint e = (base + min(u, count - 1u)) * pc.kvDim + col;
+                const uint e = rowOf(base + min(u, count - 1u)) * pc.kvDim + col;
                 next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
             }
             float a = acc[lane];
             for (uint p = 0u; p < count; p += 4u) {
                 for (uint u = 0u; u < 4u; ++u) v[u] = next[u];
                 for (uint u = 0u; u < 4u; ++u) {
-                    const uint e = (base + min(p + 4u + u, count - 1u)) * pc.kvDim + col;
+                    const uint e = rowOf(base + min(p + 4u + u, count - 1u)) * pc.kvDim + col;
                     next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
                 }
                 for (uint u = 0u; u < 4u && p + u < count; ++u) {

@@ -28,6 +28,7 @@ layout(push_constant) uniform PC {
     uint nSplits;  // partials per (token, head)
     float scale;
     uint exactMax;
+    float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
 } pc;
 
 const uint kChunk = 64u;
@@ -52,7 +53,7 @@ void main() {
     const uint n = uint(pc.state.v[kStatePosition]) + t + 1u;
     if (n <= pc.exactMax || split * kChunk >= n) return;  // whole workgroup
     const uint kvHead = h / pc.group, hd = pc.headDim;
-    for (uint i = tid; i < hd; i += 256u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i]);
+    for (uint i = tid; i < hd; i += 256u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i] * pc.qScale);
     barrier();
     const uvec2 kAddress = uvec2(pc.kCache);
     const bool wide = hd % 32u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;

@@ -13,11 +13,12 @@ layout(push_constant) uniform PC {
     uint cols;
     uint rowBytes;
     uint outStride;
+    float scale;     // 1, or gemma3's sqrt(d): the rows as the cpu tier scales them, in float
 } pc;
 
 void main() {
     const uint t = gl_WorkGroupID.y;
     const uint token = uint(pc.state.v[kStateTokens + t]);
     for (uint i = gl_GlobalInvocationID.x; i < pc.cols; i += gl_NumWorkGroups.x * 64u)
-        pc.out_.v[t * pc.outStride + i] = dequantElement(pc.type, pc.w, token * pc.rowBytes, i);
+        pc.out_.v[t * pc.outStride + i] = dequantElement(pc.type, pc.w, token * pc.rowBytes, i) * pc.scale;
 }

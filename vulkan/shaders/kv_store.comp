@@ -1,5 +1,6 @@
 #version 450
-// Appends the batch's k and v rows to one layer's F16 cache at positions state.position + t.
+// Stores the batch's k and v rows in one layer's F16 cache: position state.position + t in row
+// position % slots (graph/kv_layout.h: a ring on sliding-window layers, else the context).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -12,6 +13,7 @@ layout(push_constant) uniform PC {
     IntBuf state;
     uint kvDim;
     uint stride;     // floats between tokens of k and v
+    uint slots;      // the layer's rows
 } pc;
 
 void main() {
@@ -20,7 +22,7 @@ void main() {
     const uint t = gl_WorkGroupID.y;
     const uint pos = uint(pc.state.v[kStatePosition]) + t;
     const uint src = t * pc.stride + 2u * pair;
-    const uint dst = (pos * pc.kvDim) / 2u + pair;
+    const uint dst = ((pos % pc.slots) * pc.kvDim) / 2u + pair;
     pc.kCache.v[dst] = packHalves(pc.k.v[src], pc.k.v[src + 1u]);
     pc.vCache.v[dst] = packHalves(pc.v.v[src], pc.v.v[src + 1u]);
 }

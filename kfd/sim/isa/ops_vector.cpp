@@ -126,6 +126,7 @@ ZK_VOP(v_sub_nc_u32, put(w, i, l, A - B))
 ZK_VOP(v_subrev_nc_u32, put(w, i, l, B - A))
 ZK_VOP(v_add3_u32, put(w, i, l, A + B + C))
 ZK_VOP(v_mul_lo_u32, put(w, i, l, A * B))
+ZK_VOP(v_mul_hi_u32, put(w, i, l, uint32_t((uint64_t(A) * B) >> 32)))  // the KV ring's p % slots
 ZK_VOP(v_min_u32, put(w, i, l, std::min(A, B)))
 ZK_VOP(v_max_u32, put(w, i, l, std::max(A, B)))
 ZK_VOP(v_med3_u32, { const uint32_t x = A, y = B, z = C; put(w, i, l, std::max(std::min(x, y), std::min(std::max(x, y), z))); })
@@ -446,7 +447,7 @@ std::vector<OpEntry> vectorOps() {
         {"v_and_or_b32", v_and_or_b32}, {"v_or3_b32", v_or3_b32}, {"v_perm_b32", v_perm_b32}, {"v_lshlrev_b32", v_lshlrev_b32}, {"v_lshrrev_b32", v_lshrrev_b32},
         {"v_ashrrev_i32", v_ashrrev_i32}, {"v_lshl_or_b32", v_lshl_or_b32}, {"v_lshl_add_u32", v_lshl_add_u32},
         {"v_add_nc_u32", v_add_nc_u32}, {"v_sub_nc_u32", v_sub_nc_u32}, {"v_subrev_nc_u32", v_subrev_nc_u32},
-        {"v_add3_u32", v_add3_u32}, {"v_mul_lo_u32", v_mul_lo_u32}, {"v_min_u32", v_min_u32}, {"v_max_u32", v_max_u32},
+        {"v_add3_u32", v_add3_u32}, {"v_mul_lo_u32", v_mul_lo_u32}, {"v_mul_hi_u32", v_mul_hi_u32}, {"v_min_u32", v_min_u32}, {"v_max_u32", v_max_u32},
         {"v_med3_u32", v_med3_u32}, {"v_med3_i32", v_med3_i32}, {"v_mul_i32_i24", v_mul_i32_i24}, {"v_mad_i32_i24", v_mad_i32_i24},
         {"v_mul_u32_u24", v_mul_u32_u24}, {"v_mad_u32_u24", v_mad_u32_u24}, {"v_xad_u32", v_xad_u32}, {"v_mul_hi_u32_u24", v_mul_hi_u32_u24}, {"v_bfe_u32", v_bfe_u32}, {"v_bfe_i32", v_bfe_i32},
         {"v_lshlrev_b64", v_lshlrev_b64}, {"v_lshrrev_b16", v_lshrrev_b16}, {"v_lshlrev_b16", v_lshlrev_b16},
