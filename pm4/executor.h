@@ -148,6 +148,8 @@ struct ExecStats {
     uint64_t waits = 0;
     uint64_t polls = 0;
     uint64_t indirectBuffers = 0;
+    uint64_t condExecs = 0;       // COND_EXEC packets met
+    uint64_t condExecSkips = 0;   // of them, those that skipped their dwords
 };
 
 struct ExecResult {
@@ -190,6 +192,7 @@ private:
     Step stepWriteData(const PacketView& packet);
     Step stepCopyData(const PacketView& packet);
     Step stepIndirectBuffer(const PacketView& packet, uint32_t depth);
+    Step stepCondExec(const PacketView& packet);
     Step stepEventWrite(const PacketView& packet);
     DispatchInfo describeDispatch(const std::array<uint32_t, 3>& dims, uint32_t initiator, bool indirect) const;
 

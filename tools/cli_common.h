@@ -30,6 +30,9 @@ struct GlobalOptions {
     uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
     std::string ropeScaling;          // how to run past the model's trained context: "none" (as trained)
     bool printConfig = false;
+    // Not an option: openEngine fills it from the model's tokenizer (its end-of-generation ids), for
+    // the tiers that decide the end of a generation on the GPU.
+    std::vector<int32_t> stopTokens;
 
     // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH, ZINC_DEVICE before parsing.
     void readEnvironment();

@@ -9,6 +9,7 @@
 #include "kfd/tier/graph_recorder.h"
 #include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
+#include "kfd/tier/sampler_block.h"
 #include "kfd/tier/submitter.h"
 #include "kfd/tier/tier_memory.h"
 #include "runtime/plan_cache.h"
@@ -41,6 +42,7 @@ public:
           device_(std::move(device)),
           kernels_(*device_),
           memory_(*device_, graph, limits_.contextLength(), limits_.maxBatch(), options.deviceMemoryLimit),
+          sampler_(*device_, int32_t(config_.nVocab)),
           submitter_(*device_, kernels_.gfx(), {.timeoutMs = kfd.timeoutMs, .dumpDir = kfd.dumpPm4Dir, .route = kfd.route}),
           timestamps_(options.gpuTimestamps) {
         if (options.precision != runtime::Precision::Ggml)
@@ -132,6 +134,67 @@ public:
         return runtime::runQueuedSteps(n, kfd_.queueAhead, steps, stats_);
     }
 
+    bool samplesOnDevice(const runtime::SamplerParams& p) const override { return SamplerBlock::supports(p); }
+
+    // The chain on the GPU (sample.cl): tokens queued tokensPerSubmission at a time with one
+    // doorbell, the position, KV length and step advanced by the kernel, the end (a stop id,
+    // the budget n, a full context) decided by it; the host reads the id ring at the end.
+    std::vector<int32_t> generateSampled(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,
+                                         std::vector<int32_t> history, int32_t nVocab) override {
+        const runtime::SamplerParams& p = sampler.params();
+        if (!samplesOnDevice(p)) return Tier::generateSampled(firstToken, startPos, n, sampler, std::move(history), nVocab);
+        if (n <= 0) return {};
+        limits_.checkGeneration(firstToken, startPos, n, nVocab);
+        const auto start = Clock::now();
+        double waited = 0;
+        sampler_.write({.params = &p, .drawBase = sampler.draws(), .history = history, .maxSteps = n,
+                        .contextLength = limits_.contextLength(), .stopIds = kfd_.stopTokens});
+        const RecordedPlan& plan = planFor({1, false, false, true});
+        const bool check = bool(kfd_.checkSampledStep);
+        const int32_t perSubmission = check ? 1 : std::max(16, kfd_.tokensPerSubmission);
+        const int32_t one[] = {firstToken};
+        std::vector<uint64_t> inFlight;
+        int32_t queued = 0, waitedFor = 0;
+        const auto waitOldest = [&] {
+            const auto before = Clock::now();
+            waitFor(inFlight.front(), plan);
+            waited += secondsSince(before);
+            inFlight.erase(inFlight.begin());
+        };
+        while (queued < n) {
+            const int32_t k = std::min(perSubmission, n - queued);
+            TokenSubmission s = submission(plan, startPos + queued, fmt::format("sampled tokens {}..{} from position {}", queued,
+                                                                                queued + k - 1, startPos));
+            if (queued == 0) {
+                s.tokens = one;
+            } else {
+                s.stateAddress = 0;  // the kernel advanced it
+            }
+            s.repeat = uint32_t(k);
+            s.gateAddress = sampler_.live();
+            inFlight.push_back(submitter_.submit(s, plan.built.hostCopy));
+            stats_.decodeSubmissions += 1;
+            queued += k;
+            if (check) {
+                waitOldest();
+                const float* row = reinterpret_cast<const float*>(memory_.arenaCpu() + memory_.plan().offsets[size_t(graph_.logits)]);
+                const int32_t step = sampler_.steps() - 1;
+                if (step == waitedFor) kfd_.checkSampledStep(step, std::span<const float>(row, size_t(nVocab)), sampler_.ids(step, step + 1)[0]);
+                waitedFor = sampler_.steps();
+            }
+            // At most two submissions in flight; once the GPU says the generation ended, queue no more.
+            if (inFlight.size() >= 2) waitOldest();
+            if (sampler_.endReason() != EndReason::Running) break;
+        }
+        while (!inFlight.empty()) waitOldest();
+        const int32_t produced = sampler_.steps();
+        lastEnd_ = sampler_.endReason();
+        if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
+        stats_.decodeTokens += produced;
+        stats_.decodeHostSeconds += secondsSince(start) - waited;
+        return sampler_.ids(0, produced);
+    }
+
 private:
     // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in.
     void waitFor(uint64_t value, const RecordedPlan& plan) {
@@ -177,7 +240,7 @@ private:
     }
 
     const RecordedPlan& planFor(const PlanShape& shape) {
-        return plans_.get(shape, [&] { return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp); });
+        return plans_.get(shape, [&] { return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp, 1, &sampler_); });
     }
 
     const graph::Graph& graph_;
@@ -189,6 +252,8 @@ private:
     TierMemory memory_;
     runtime::PlanCache<PlanShape, RecordedPlan> plans_{kMaxPlans};
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
+    SamplerBlock sampler_;
+    EndReason lastEnd_ = EndReason::Running;
     Submitter submitter_;  // after the plans: destroyed first, waiting for what is in flight
     bool timestamps_;
     runtime::TierStats stats_;

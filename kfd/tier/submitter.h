@@ -46,6 +46,10 @@ struct TokenSubmission {
     uint64_t tokensAddress = 0;
     std::span<const int32_t> tokens;  // empty: the ids already there (argmax wrote them) stay
     bool copySampledId = false;       // COPY_DATA tokens[0] into the id ring after the IB
+    // Tokens in flight: the IB `repeat` times, each behind a COND_EXEC on the dword at
+    // `gateAddress` (the GPU sampler's live word), so a generation the GPU ended skips the rest.
+    uint32_t repeat = 1;
+    uint64_t gateAddress = 0;
     std::string what;                 // "token 3 at position 17", for errors
 };
 
@@ -72,6 +76,13 @@ public:
     std::pair<uint64_t, uint64_t> gpuStamps(uint64_t value) const;
     // GPU clock ticks between the start and end stamps of submission `value` (0 if unknown).
     uint64_t gpuTicks(uint64_t value) const;
+
+    // What the host did to the GPU so far: doorbells rung (doorbell route) and calls into the
+    // kernel (CS submissions, and waits that found the fence not yet reached and blocked).
+    struct HostCounts {
+        int64_t doorbells = 0, syscalls = 0;
+    };
+    HostCounts hostCounts() const { return counts_; }
 
     // "doorbell, queue 3" / "cs, amdgpu CS, context 1, compute ring 0 (...)".
     std::string route() const;
@@ -109,6 +120,7 @@ private:
     std::vector<std::string> what_;  // per in-flight value, for errors (value % size)
     std::ofstream ringDump_;
     std::vector<std::string> dumpedIbs_;
+    HostCounts counts_;
 };
 
 }  // namespace zinc::kfd

@@ -2,6 +2,7 @@
 // inline constants, literals, the -/|| float modifiers), the modifiers clang emits (offsets,
 // neg_lo, op_sel, clamp, omod, s_waitcnt counters), branch targets, and the handler per opcode.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -30,11 +31,22 @@ void missingHandler(Wave& w, const Inst& i) {
     w.fail("the interpreter does not implement " + w.program->opcodes[i.opcode]);
 }
 
+// VOPD: both halves read their sources before either writes (RDNA3 guide, "VOPD"; clang relies
+// on it: v_dual_mov_b32 v4, v6 :: v_dual_lshlrev_b32 v11, 2, v4 reads the old v4). X's result is
+// held aside while Y runs on the old value of X's destination.
 void dualHandler(Wave& w, const Inst& i) {
     const Inst& x = w.program->dual[size_t(i.pair)];
     const Inst& y = w.program->dual[size_t(i.pair) + 1];
+    const uint32_t d = x.op[0].reg;
+    std::array<uint32_t, 32> before, after;
+    for (uint32_t l = 0; l < 32; ++l) before[l] = w.v(d, l);
     x.run(w, x);
+    for (uint32_t l = 0; l < 32; ++l) {
+        after[l] = w.v(d, l);
+        w.v(d, l) = before[l];
+    }
     y.run(w, y);
+    for (uint32_t l = 0; l < 32; ++l) w.v(d, l) = after[l];
 }
 
 [[noreturn]] void bad(const std::string& text, const std::string& why) { throw IsaError("cannot decode \"" + text + "\": " + why); }

@@ -1,0 +1,117 @@
+// The GPU sampler (kernels/cl/sample.cl) on the simulated GPU: every token it draws equals the
+// host sampler's draw from that step's logits (read back for the check only), and the end of
+// a generation is decided on the GPU — a stop id, the budget, a full context — with nothing
+// past it computed or returned.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "runtime/sampler.h"
+#include "tests/kfd_tier/kfd_tier_fixture.h"
+
+namespace zinc {
+namespace {
+
+struct SampledTier {
+    std::unique_ptr<model::Model> model;
+    graph::Graph graph;
+    std::unique_ptr<runtime::Tier> tier;
+};
+
+SampledTier sampledTier(const std::string& file, kfd::Pm4TierOptions o, int32_t contextLength = 256) {
+    SampledTier t;
+    t.model = model::Model::load(test::sharedPath("models/" + file));
+    t.graph = graph::buildDecodeGraph(t.model->config(), t.model->weights());
+    runtime::TierOptions options;
+    options.threads = 2;
+    options.contextLength = contextLength;
+    options.maxBatch = 16;
+    t.tier = kfd::makePm4Tier(t.graph, options, test::simDevice(), o);
+    return t;
+}
+
+// Seeds 1..20 over the chain's settings: the default chain, a repetition penalty, a wide top-k
+// with a hot temperature, greedy with a penalty.
+runtime::SamplerParams paramsFor(uint64_t seed) {
+    runtime::SamplerParams p;
+    p.seed = seed;
+    switch (seed % 4) {
+        case 1: p.repeatPenalty = 1.3f; p.repeatLastN = 16; break;
+        case 2: p.topK = 256; p.temperature = 1.5f; p.topP = 0.99f; p.minP = 0.0f; break;
+        case 3: if (seed == 3) { p.temperature = 0.0f; p.repeatPenalty = 1.2f; } break;
+        default: break;
+    }
+    return p;
+}
+
+bool envIs(const char* name, const char* value) {
+    const char* e = std::getenv(name);
+    return e && std::string(e) == value;
+}
+
+// Seeds 1..20, 128 tokens each (`tokens` in CI where the model is costly; ZINC_SAMPLER_FULL=1
+// runs all 128); ZINC_SIM_EXEC=isa runs the machine code: 2 seeds of 16 tokens there.
+void expectGpuDrawsEqualHost(const std::string& file, int32_t ciTokens = 128) {
+    const bool isa = envIs("ZINC_SIM_EXEC", "isa");
+    const int32_t seeds = isa ? 2 : 20, tokens = isa ? 16 : envIs("ZINC_SAMPLER_FULL", "1") ? 128 : ciTokens;
+    runtime::Sampler* host = nullptr;
+    std::vector<int32_t>* hostHistory = nullptr;
+    int32_t mismatches = 0, checked = 0;
+    kfd::Pm4TierOptions o;
+    o.checkSampledStep = [&](int32_t step, std::span<const float> logits, int32_t id) {
+        const int32_t want = host->sample(logits, *hostHistory);
+        ++checked;
+        if (want != id && ++mismatches <= 5) ADD_FAILURE() << file << " seed " << host->params().seed << " step " << step << ": GPU drew " << id << ", host " << want;
+        hostHistory->push_back(want);
+    };
+    SampledTier t = sampledTier(file, o);
+    const int32_t vocab = t.model->config().nVocab;
+    for (uint64_t seed = 1; seed <= uint64_t(seeds); ++seed) {
+        const runtime::SamplerParams p = paramsFor(seed);
+        runtime::Sampler gpuSampler(p), hostSampler(p);
+        std::vector<int32_t> history = {1};
+        host = &hostSampler;
+        hostHistory = &history;
+        const std::vector<int32_t> fed = history;
+        const auto ids = t.tier->generateSampled(1, 0, tokens, gpuSampler, fed, vocab);
+        EXPECT_EQ(int32_t(ids.size()), tokens) << file << " seed " << seed;
+        EXPECT_EQ(std::vector<int32_t>(history.begin() + 1, history.end()), ids) << file << " seed " << seed;
+        EXPECT_EQ(gpuSampler.draws(), p.greedy() ? 0u : uint64_t(tokens));
+    }
+    EXPECT_EQ(checked, seeds * tokens);
+    std::printf("%s: %d GPU draws checked against the host sampler, %d differ\n", file.c_str(), checked, mismatches);
+}
+
+TEST(GpuSampler, StoriesDrawsEqualTheHostSamplerEveryStep) { expectGpuDrawsEqualHost("stories260K.gguf"); }
+TEST(GpuSampler, Qwen3DrawsEqualTheHostSamplerEveryStep) { expectGpuDrawsEqualHost("qwen3-tiny.gguf", 32); }
+
+// Tokens in flight: one submission per 32 tokens, the same ids as one token per submission;
+// a stop id mid-queue ends the generation there (the id returned, nothing after it).
+TEST(GpuSampler, QueuedTokensStopOnTheGpu) {
+    kfd::Pm4TierOptions o;
+    o.tokensPerSubmission = 32;
+    SampledTier t = sampledTier("stories260K.gguf", o, 64);
+    const int32_t vocab = t.model->config().nVocab;
+    runtime::SamplerParams p;
+    p.seed = 7;
+    runtime::Sampler a(p);
+    const auto all = t.tier->generateSampled(1, 0, 40, a, {1}, vocab);
+    ASSERT_EQ(all.size(), 40u);
+    EXPECT_EQ(t.tier->stats().decodeSubmissions, 2);  // 32 + 8 tokens, one doorbell each
+
+    // The first id that does not occur earlier, as a stop token: the GPU ends right after it.
+    size_t at = 5;
+    while (std::find(all.begin(), all.begin() + ptrdiff_t(at), all[at]) != all.begin() + ptrdiff_t(at)) ++at;
+    kfd::Pm4TierOptions stopping = o;
+    stopping.stopTokens = {all[at]};
+    SampledTier s = sampledTier("stories260K.gguf", stopping, 64);
+    runtime::Sampler b(p);
+    const auto stopped = s.tier->generateSampled(1, 0, 40, b, {1}, vocab);
+    EXPECT_EQ(stopped, std::vector<int32_t>(all.begin(), all.begin() + ptrdiff_t(at) + 1));
+    EXPECT_EQ(b.draws(), at + 1);
+    EXPECT_EQ(s.tier->stats().decodeTokens, int64_t(at) + 1);
+}
+
+}  // namespace
+}  // namespace zinc
