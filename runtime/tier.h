@@ -56,6 +56,11 @@ struct TierStats {
     double decodeGpuSeconds = 0;   // from timestamps, when TierOptions::gpuTimestamps
     int64_t gpuTimedTokens = 0;
     int64_t dispatchesPerToken = 0;
+    // PM4 tiers (-1: not counted): doorbells rung and calls into the kernel (submissions, waits
+    // that blocked) so far, and how many tokens one submission may carry.
+    int64_t doorbells = -1;
+    int64_t hostSyscalls = -1;
+    int32_t tokensInFlight = 0;
 };
 
 enum class LogitsWanted { Last, All };

@@ -48,7 +48,7 @@ void GlobalOptions::readEnvironment() {
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
-           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit) +
+           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\nloop={}\n", sim, gfx, dumpPm4, submit, loop) +
            fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\nactivation_mib={}\nrope_scaling={}\n", waitTimeoutMs,
                        deviceMemoryMiB, activationMiB ? std::to_string(activationMiB) : std::string("auto"), ropeScaling.empty() ? "off" : ropeScaling);
 }

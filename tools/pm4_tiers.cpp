@@ -73,6 +73,7 @@ kfd::Pm4TierOptions pm4TierOptions(const std::string& name, const runtime::TierO
     o.timeoutMs = options.waitTimeoutMs;
     o.route = routeOf(g);
     o.tierName = name;
+    o.loop = g.loop;
     // The GPU sampler keeps the first kMaxStopIds; the host still stops on every one of them.
     o.stopTokens.assign(g.stopTokens.begin(), g.stopTokens.begin() + std::min<ptrdiff_t>(ptrdiff_t(g.stopTokens.size()), kfd::SamplerChain::kMaxStopIds));
     return o;

@@ -8,7 +8,9 @@
 // ids; the token state advances (position, kvLength) and so does the chain's step, so one
 // recorded IB samples token after token. End of generation is decided here: a stop id, the
 // step budget, a full context or the host's cancel word clears `live`, which the command
-// processor's COND_EXEC reads before each further token (kfd/tier/sampler_block.h).
+// processor's COND_EXEC reads before each further token (kfd/tier/sampler_block.h). In the
+// persistent loop (`loop` set) the budget pauses instead: `go` is cleared and the CP's
+// WAIT_REG_MEM holds until the host grants more tokens; an end sets `go` so the loop exits.
 //
 // The logits are not changed: the penalised copy goes to `scratch` (n floats), so a check can
 // read the step's logits back. Grid: 1 x 1 x 1. Workgroup 256.
@@ -32,6 +34,8 @@
 #define ZKS_STOP_COUNT 14
 #define ZKS_END_REASON 15
 #define ZKS_CANCEL 16
+#define ZKS_GO 17
+#define ZKS_LOOP 18
 #define ZKS_STOP_IDS 32
 #define ZKS_RECENT 48
 #define ZKS_MAX_K 256
@@ -278,12 +282,16 @@ ZK_KERNEL(256) void sample_token(__global const float* logits, __global float* s
         int reason = 0;
         for (int i = 0; i < chain[ZKS_STOP_COUNT]; ++i)
             if (chain[ZKS_STOP_IDS + i] == token) reason = ZKS_END_STOP_ID;
-        if (reason == 0 && step + 1 >= chain[ZKS_MAX_STEPS]) reason = ZKS_END_BUDGET;
         if (reason == 0 && position >= chain[ZKS_CONTEXT]) reason = ZKS_END_CONTEXT;
         if (reason == 0 && chain[ZKS_CANCEL] != 0) reason = ZKS_END_CANCEL;
+        const bool budget = step + 1 >= chain[ZKS_MAX_STEPS];
+        if (reason == 0 && budget && chain[ZKS_LOOP] == 0) reason = ZKS_END_BUDGET;
         if (reason != 0) {
             chain[ZKS_END_REASON] = reason;
             chain[ZKS_LIVE] = 0;
+            chain[ZKS_GO] = 1;
+        } else if (budget) {
+            chain[ZKS_GO] = 0;  // the loop waits for the host's grant; written last
         }
     }
 }

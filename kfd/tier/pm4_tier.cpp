@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "kfd/tier/graph_recorder.h"
 #include "kfd/tier/plan_instrument.h"
@@ -51,7 +52,13 @@ public:
         stats_.dispatchesPerToken = decode.built.dispatches;
     }
 
-    ~Pm4Tier() override = default;
+    ~Pm4Tier() override {
+        try {
+            stopLoop();
+        } catch (const std::exception&) {
+            // The submitter's destructor bounds its own wait; destroying the queue stops the CP.
+        }
+    }
 
     std::string name() const override { return kfd_.tierName; }
     std::string describe() const override {
@@ -72,9 +79,17 @@ public:
     }
     int32_t contextLength() const override { return limits_.contextLength(); }
     int32_t maxBatch() const override { return limits_.maxBatch(); }
-    runtime::TierStats stats() const override { return stats_; }
+    runtime::TierStats stats() const override {
+        runtime::TierStats s = stats_;
+        const Submitter::HostCounts c = submitter_.hostCounts();
+        s.doorbells = c.doorbells;
+        s.hostSyscalls = c.syscalls;
+        s.tokensInFlight = kfd_.loop ? limits_.contextLength() : std::max(16, kfd_.tokensPerSubmission);
+        return s;
+    }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which, std::span<float> logits) override {
+        stopLoop();
         const auto start = Clock::now();
         const auto n = static_cast<int32_t>(tokens.size());
         runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
@@ -114,6 +129,7 @@ public:
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
+        stopLoop();
         const RecordedPlan& plan = planFor({1, false, true});
         const int32_t one[] = {firstToken};
         // The argmax at the end of each IB writes the next token id where the next IB's embed
@@ -145,6 +161,8 @@ public:
         if (!samplesOnDevice(p)) return Tier::generateSampled(firstToken, startPos, n, sampler, std::move(history), nVocab);
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
+        if (kfd_.loop && !kfd_.checkSampledStep) return generateLooped(firstToken, startPos, n, sampler, history);
+        stopLoop();
         const auto start = Clock::now();
         double waited = 0;
         sampler_.write({.params = &p, .drawBase = sampler.draws(), .history = history, .maxSteps = n,
@@ -196,6 +214,135 @@ public:
     }
 
 private:
+    // The persistent loop (--loop): an IB the CP runs token after token, chaining back to its
+    // own start — WAIT_REG_MEM until `go` (the host's grant; the kernel clears it at the budget),
+    // COND_EXEC on `live` around the plan and around the CHAIN, so an end exits the loop and the
+    // submission's tail (fence, event) runs.
+    const DeviceMemory& loopIb(const RecordedPlan& plan) {
+        if (loopIb_) return loopIb_;
+        std::vector<uint32_t> dwords(64);
+        pm4::Stream s(dwords, kernels_.gfx());
+        s.waitRegMem({.address = sampler_.go(), .function = pm4::CompareFunc::NotEqual, .reference = 0});
+        s.condExec(sampler_.live(), 4);
+        s.indirectBuffer(plan.built.ib.gpu(), plan.built.ibDwords);
+        s.condExec(sampler_.live(), 4);
+        const uint32_t size = s.size() + 4;
+        loopIb_ = DeviceMemory(*device_, uint64_t(size) * 4, MemoryKind::Gtt, "persistent loop IB");
+        s.indirectBuffer(loopIb_.gpu(), size, {.chain = true});
+        loopHostCopy_.assign(s.dwords().begin(), s.dwords().end());
+        std::memcpy(loopIb_.cpu<uint32_t>(), loopHostCopy_.data(), loopHostCopy_.size() * 4);
+        return loopIb_;
+    }
+
+    static bool sameChain(const runtime::SamplerParams& a, const runtime::SamplerParams& b) {
+        return a.temperature == b.temperature && a.topK == b.topK && a.topP == b.topP && a.minP == b.minP &&
+               a.repeatPenalty == b.repeatPenalty && a.repeatLastN == b.repeatLastN && a.seed == b.seed;
+    }
+
+    // One submission starts the loop; a call that goes on from its last id and position with the
+    // same chain only raises the budget (memory writes: no doorbell, no syscall) and polls the id
+    // ring. A fault while polling names the token and the op of the plan the CP is in.
+    std::vector<int32_t> generateLooped(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,
+                                        const std::vector<int32_t>& history) {
+        const runtime::SamplerParams& p = sampler.params();
+        const uint64_t draws = sampler.draws();
+        const bool continues = loop_.running && startPos == loop_.nextPosition && firstToken == loop_.lastId &&
+                               sameChain(p, loop_.params) && (p.greedy() || draws == loop_.drawBase + uint64_t(loop_.taken));
+        if (!continues) stopLoop();
+        const auto start = Clock::now();
+        const RecordedPlan& plan = planFor({1, false, false, true});
+        n = std::min<int32_t>(n, int32_t(SamplerBlock::kRingCapacity));
+        if (!loop_.running) {
+            sampler_.write({.params = &p, .drawBase = draws, .history = history, .maxSteps = n,
+                            .contextLength = limits_.contextLength(), .stopIds = kfd_.stopTokens, .loop = true});
+            const DeviceMemory& ib = loopIb(plan);
+            TokenSubmission s = submission(plan, startPos, fmt::format("the persistent loop from position {}", startPos));
+            const int32_t one[] = {firstToken};
+            s.tokens = one;
+            s.ibAddress = ib.gpu();
+            s.ibDwords = uint32_t(loopHostCopy_.size());
+            s.ibName = "loop";
+            loop_ = {.running = true, .value = submitter_.submit(s, loopHostCopy_), .params = p, .drawBase = draws};
+            stats_.decodeSubmissions += 1;
+        } else {
+            awaitPause(plan);
+            sampler_.grant(n);
+        }
+        const int32_t target = loop_.taken + n;
+        bool ended = false;
+        auto lastProgress = Clock::now();
+        int32_t seen = sampler_.steps();
+        while (sampler_.steps() < target) {
+            if (sampler_.endReason() != EndReason::Running || submitter_.completed() >= loop_.value) {
+                ended = true;
+                break;
+            }
+            if (const int32_t now = sampler_.steps(); now != seen) {
+                seen = now;
+                lastProgress = Clock::now();
+            } else if (Clock::now() - lastProgress > std::chrono::milliseconds(20)) {
+                checkLoop(plan, lastProgress);
+            }
+            std::this_thread::yield();
+        }
+        const int32_t produced = std::min(sampler_.steps(), target) - loop_.taken;
+        std::vector<int32_t> ids = sampler_.ids(loop_.taken, loop_.taken + produced);
+        loop_.taken += produced;
+        loop_.nextPosition = startPos + produced;
+        loop_.lastId = ids.empty() ? firstToken : ids.back();
+        if (ended || sampler_.endReason() != EndReason::Running) finishLoop(plan);
+        if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
+        stats_.decodeTokens += produced;
+        stats_.decodeHostSeconds += secondsSince(start);
+        return ids;
+    }
+
+    // No progress for a while: a faulted queue is reported with the token and the op the CP is
+    // in; past the wait bound the loop is called hung the same way.
+    void checkLoop(const RecordedPlan& plan, Clock::time_point lastProgress) {
+        const std::optional<QueueState> state = submitter_.queueState();
+        const bool timedOut = Clock::now() - lastProgress > std::chrono::milliseconds(kfd_.timeoutMs);
+        if (!(state && state->fault) && !timedOut) return;
+        const int32_t token = sampler_.steps();
+        loop_.running = false;
+        throw TierError(fmt::format("{} tier: --loop: token {} (position {}){} {}: {}{}", kfd_.tierName, token,
+                                    loop_.nextPosition + token - loop_.taken, state ? layerAt(plan, *state) : std::string(),
+                                    state && state->fault ? "faulted" : fmt::format("made no progress for {} ms", kfd_.timeoutMs),
+                                    submitter_.describeState(), state ? plan.built.describeCpPosition(*state) : std::string()));
+    }
+
+    // ", layer 3" for the CP inside an op of a layer of the sampling plan, else "".
+    std::string layerAt(const RecordedPlan& plan, const QueueState& state) const {
+        if (!state.insideIb || state.insideIb->packetAddress < plan.built.ib.gpu()) return "";
+        const auto dword = uint32_t((state.insideIb->packetAddress - plan.built.ib.gpu()) / 4);
+        for (const auto& [end, layer] : sampleLayers_)
+            if (dword < end) return layer >= 0 ? fmt::format(", layer {}", layer) : "";
+        return "";
+    }
+
+    // The loop paused at its budget: the kernel's go = 0 is its last write for the token.
+    void awaitPause(const RecordedPlan& plan) {
+        const auto since = Clock::now();
+        while (!sampler_.paused() && sampler_.endReason() == EndReason::Running) {
+            if (Clock::now() - since > std::chrono::milliseconds(20)) checkLoop(plan, since);
+            std::this_thread::yield();
+        }
+    }
+
+    void finishLoop(const RecordedPlan& plan) {
+        waitFor(loop_.value, plan);
+        lastEnd_ = sampler_.endReason();
+        loop_.running = false;
+    }
+
+    // Cancels a running loop (it stops within the token it is on) and waits for its fence.
+    void stopLoop() {
+        if (!loop_.running) return;
+        sampler_.cancel();
+        loop_.running = false;
+        submitter_.wait(loop_.value);
+    }
+
     // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in.
     void waitFor(uint64_t value, const RecordedPlan& plan) {
         try {
@@ -240,7 +387,17 @@ private:
     }
 
     const RecordedPlan& planFor(const PlanShape& shape) {
-        return plans_.get(shape, [&] { return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp, 1, &sampler_); });
+        return plans_.get(shape, [&] {
+            if (!shape.sample) return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp, 1, &sampler_);
+            // The sampling plan also keeps, per op, the IB dword its packets end at and its layer,
+            // so a fault inside the loop can name the layer.
+            sampleLayers_.clear();
+            const AfterOp marks = [&](PlanBuilder& b, size_t index, const graph::Op& op) {
+                if (kfd_.afterOp) kfd_.afterOp(b, index, op);
+                sampleLayers_.emplace_back(b.stream().size(), op.layer);
+            };
+            return recordGraph(*device_, kernels_, graph_, memory_, shape, marks, 1, &sampler_);
+        });
     }
 
     const graph::Graph& graph_;
@@ -254,6 +411,18 @@ private:
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
     SamplerBlock sampler_;
     EndReason lastEnd_ = EndReason::Running;
+    DeviceMemory loopIb_;
+    std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op
+    std::vector<uint32_t> loopHostCopy_;
+    struct Loop {
+        bool running = false;
+        uint64_t value = 0;        // the loop submission's fence value
+        runtime::SamplerParams params;
+        uint64_t drawBase = 0;
+        int32_t taken = 0;         // ids handed to the host
+        int32_t nextPosition = 0;  // where the host's next call goes on
+        int32_t lastId = 0;
+    } loop_;
     Submitter submitter_;  // after the plans: destroyed first, waiting for what is in flight
     bool timestamps_;
     runtime::TierStats stats_;

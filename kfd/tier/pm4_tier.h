@@ -29,6 +29,10 @@ struct Pm4TierOptions {
     // Ids that end a generation on the GPU (the tokenizer's end-of-generation ids); the stop id
     // itself is returned, nothing after it is computed.
     std::vector<int32_t> stopTokens;
+    // --loop: sampled generation as one persistent command-processor loop (kfd/tier/README.md):
+    // one submission starts it, further calls that go on from where it is grant more tokens
+    // without a doorbell or a syscall; anything else cancels it first.
+    bool loop = false;
     // Tests: with it, sampled generation runs one token per submission and hands each step's
     // logits (read back) and the id the GPU drew to this callback.
     std::function<void(int32_t step, std::span<const float> logits, int32_t id)> checkSampledStep;

@@ -32,9 +32,10 @@ const char* endReasonName(EndReason r) {
     return "?";
 }
 
-// The chain block is read by every token's kernel: VRAM. The ring is read by the host: GTT.
+// The chain block holds words the host writes while the GPU runs (cancel, the loop's grant) and
+// the CP polls (live, go): uncached GTT, as the fence page. The ring is read by the host: GTT.
 SamplerBlock::SamplerBlock(Device& device, int32_t nVocab)
-    : chain_(device, SamplerChain::kBytes, MemoryKind::Vram, "sampler chain block"),
+    : chain_(device, SamplerChain::kBytes, MemoryKind::Gtt, "sampler chain block", {.uncached = true}),
       scratch_(device, 4 * uint64_t(nVocab), MemoryKind::Vram, "penalised logits"),
       ring_(device, 4 * uint64_t(kRingCapacity), MemoryKind::Gtt, "sampled id ring", {.uncached = true}) {}
 
@@ -68,13 +69,28 @@ void SamplerBlock::write(const GenerationSetup& s) {
     w[SamplerChain::kMaxSteps] = uint32_t(s.maxSteps);
     w[SamplerChain::kContext] = uint32_t(s.contextLength);
     w[SamplerChain::kStopCount] = uint32_t(s.stopIds.size());
+    w[SamplerChain::kGo] = 1;
+    w[SamplerChain::kLoop] = s.loop ? 1 : 0;
     std::copy(s.stopIds.begin(), s.stopIds.end(), reinterpret_cast<int32_t*>(w + SamplerChain::kStopIds));
     std::copy(s.history.end() - ptrdiff_t(recent), s.history.end(), reinterpret_cast<int32_t*>(w + SamplerChain::kRecent));
     std::atomic_thread_fence(std::memory_order_release);
 }
 
+// live = 0 makes the CP skip every token not begun (COND_EXEC); cancel ends the one the kernel
+// is on; go = 1 lets a paused loop run to its exit.
 void SamplerBlock::cancel() {
-    std::atomic_ref<uint32_t>(chain_.cpu<uint32_t>()[SamplerChain::kCancel]).store(1, std::memory_order_release);
+    store(SamplerChain::kCancel, 1);
+    store(SamplerChain::kLive, 0);
+    store(SamplerChain::kGo, 1);
+}
+
+void SamplerBlock::grant(int32_t more) {
+    store(SamplerChain::kMaxSteps, word(SamplerChain::kMaxSteps) + more);
+    store(SamplerChain::kGo, 1);  // after the budget: the CP's WAIT_REG_MEM lets the loop go on
+}
+
+void SamplerBlock::store(uint32_t index, int32_t value) {
+    std::atomic_ref<int32_t>(chain_.cpu<int32_t>()[index]).store(value, std::memory_order_release);
 }
 
 int32_t SamplerBlock::word(uint32_t index) const { return loadAcquire(chain_.cpu<int32_t>() + index); }

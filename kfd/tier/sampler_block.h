@@ -2,7 +2,8 @@
 // What the GPU sampling kernel (kernels/cl/sample.cl, sample_token) works from and writes: the
 // chain block — the sampler's parameters, seed and first draw index (as vulkan/sampler_state.h),
 // then the generation's control words (step, live, budget, context, stop ids, end reason, the
-// host's cancel word) and the recent ids for the repetition penalty — the penalised logits
+// host's cancel word, the loop's go word) and the recent ids for the repetition penalty, in
+// uncached GTT since the host writes control words while the GPU runs — the penalised logits
 // scratch, and the ring of sampled ids the host reads. The CP's COND_EXEC before each queued
 // token reads `live`: once the kernel clears it, the rest of the queue is skipped.
 #include <cstdint>
@@ -17,7 +18,7 @@ namespace zinc::kfd {
 // The chain block in ints (sample.cl ZKS_*).
 struct SamplerChain {
     static constexpr uint32_t kStep = 10, kLive = 11, kMaxSteps = 12, kContext = 13, kStopCount = 14, kEndReason = 15,
-                              kCancel = 16, kStopIds = 32, kRecent = 48;
+                              kCancel = 16, kGo = 17, kLoop = 18, kStopIds = 32, kRecent = 48;
     static constexpr int32_t kMaxStopIds = 16;
     static constexpr int32_t kMaxTopK = 256;       // the kernel's candidate slots
     static constexpr int32_t kMaxRecent = 256;     // penalty window the block keeps
@@ -36,6 +37,7 @@ struct GenerationSetup {
     int32_t maxSteps = 0;                  // tokens to sample at most
     int32_t contextLength = 0;             // the step that would feed position contextLength ends it
     std::span<const int32_t> stopIds;      // a sampled id among these ends it (the id itself is returned)
+    bool loop = false;                     // the persistent loop: the budget pauses (go = 0) instead of ending
 };
 
 class SamplerBlock {
@@ -49,8 +51,11 @@ public:
     static bool supports(const runtime::SamplerParams& p);
     // Written through the CPU mapping while no submission is in flight.
     void write(const GenerationSetup& setup);
-    // Asks the GPU to stop after the token it is on (the kernel reads it every token).
+    // Stops the generation within the token the GPU is on: no further token starts.
     void cancel();
+    // The persistent loop, paused at its budget (go = 0): `more` tokens more, then go on.
+    void grant(int32_t more);
+    bool paused() const { return word(SamplerChain::kGo) == 0; }
 
     int32_t steps() const;  // tokens sampled so far in this generation
     EndReason endReason() const;
@@ -58,11 +63,13 @@ public:
 
     uint64_t chain() const { return chain_.gpu(); }
     uint64_t live() const { return chain_.gpu(4 * SamplerChain::kLive); }
+    uint64_t go() const { return chain_.gpu(4 * SamplerChain::kGo); }
     uint64_t scratch() const { return scratch_.gpu(); }
     uint64_t ring() const { return ring_.gpu(); }
 
 private:
     int32_t word(uint32_t index) const;
+    void store(uint32_t index, int32_t value);
     DeviceMemory chain_, scratch_, ring_;
 };
 

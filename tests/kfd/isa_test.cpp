@@ -279,6 +279,28 @@ TEST_P(Isa, SampleTokenDrawsWhatTheHostSamplerDraws) {
         EXPECT_EQ(ring[0], want);
         EXPECT_EQ(state[0], 11);
         EXPECT_EQ(chain[10], 1u);  // step
+        EXPECT_EQ(chain[11], 1u);  // live: no end yet
+        // The same draw as a stop id with the context one short: the stop id is the reason.
+        chain[10] = 0;
+        chain[14] = 1;
+        chain[32] = uint32_t(want);
+        chain[13] = 11;
+        state[0] = 10;
+        launch(request(l, l.object->kernel("sample_token"), memory, args, {1, 1, 1}));
+        EXPECT_EQ(chain[11], 0u);
+        EXPECT_EQ(chain[15], 1u);  // EndReason::StopId
+        // Not a stop id: the full context ends it; a later launch writes nothing.
+        chain[10] = 0;
+        chain[11] = 1;
+        chain[32] = uint32_t(want + 1);
+        state[0] = 10;
+        launch(request(l, l.object->kernel("sample_token"), memory, args, {1, 1, 1}));
+        EXPECT_EQ(chain[11], 0u);
+        EXPECT_EQ(chain[15], 3u);  // EndReason::ContextFull
+        tokens[0] = -7;
+        launch(request(l, l.object->kernel("sample_token"), memory, args, {1, 1, 1}));
+        EXPECT_EQ(tokens[0], -7);
+        EXPECT_EQ(state[0], 11);
     }
 }
 

@@ -4,9 +4,12 @@
 // past it computed or returned.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
+#include "kfd/tier/plan_builder.h"
 #include "runtime/sampler.h"
 #include "tests/kfd_tier/kfd_tier_fixture.h"
 
@@ -19,7 +22,8 @@ struct SampledTier {
     std::unique_ptr<runtime::Tier> tier;
 };
 
-SampledTier sampledTier(const std::string& file, kfd::Pm4TierOptions o, int32_t contextLength = 256) {
+SampledTier sampledTier(const std::string& file, kfd::Pm4TierOptions o, int32_t contextLength = 256,
+                        std::shared_ptr<kfd::Device> device = test::simDevice()) {
     SampledTier t;
     t.model = model::Model::load(test::sharedPath("models/" + file));
     t.graph = graph::buildDecodeGraph(t.model->config(), t.model->weights());
@@ -27,7 +31,7 @@ SampledTier sampledTier(const std::string& file, kfd::Pm4TierOptions o, int32_t 
     options.threads = 2;
     options.contextLength = contextLength;
     options.maxBatch = 16;
-    t.tier = kfd::makePm4Tier(t.graph, options, test::simDevice(), o);
+    t.tier = kfd::makePm4Tier(t.graph, options, std::move(device), o);
     return t;
 }
 
@@ -111,6 +115,86 @@ TEST(GpuSampler, QueuedTokensStopOnTheGpu) {
     EXPECT_EQ(stopped, std::vector<int32_t>(all.begin(), all.begin() + ptrdiff_t(at) + 1));
     EXPECT_EQ(b.draws(), at + 1);
     EXPECT_EQ(s.tier->stats().decodeTokens, int64_t(at) + 1);
+}
+
+// Chat's calls (16 tokens each, each going on from the last id): the ids of a generation.
+std::vector<int32_t> chunked(runtime::Tier& tier, int32_t vocab, int32_t total, const runtime::SamplerParams& p) {
+    runtime::Sampler sampler(p);
+    std::vector<int32_t> history = {1}, out;
+    int32_t token = 1;
+    while (int32_t(out.size()) < total) {
+        const int32_t n = std::min<int32_t>(16, total - int32_t(out.size()));
+        const auto ids = tier.generateSampled(token, int32_t(history.size()) - 1, n, sampler, history, vocab);
+        if (ids.empty()) break;
+        history.push_back(token);
+        history.insert(history.end(), ids.begin(), ids.end() - 1);
+        out.insert(out.end(), ids.begin(), ids.end());
+        token = ids.back();
+        if (int32_t(ids.size()) < n) break;
+    }
+    return out;
+}
+
+// The doors (a KFD queue, an amdgpu user queue, the amdgpu CS ioctl) and the persistent loop
+// on each: the same ids for a seed. The loop takes one doorbell for the whole generation and
+// neither doorbells nor syscalls after its first call.
+TEST(GpuSampler, DoorsAndTheLoopGiveTheSameTokens) {
+    runtime::SamplerParams p;
+    p.seed = 11;
+    std::vector<int32_t> want;
+    for (const bool loop : {false, true})
+        for (const char* door : {"kfd", "umq", "cs"}) {
+            kfd::Pm4TierOptions o;
+            o.loop = loop;
+            o.tierName = std::string(door) == "umq" ? "umq" : "kfd";
+            o.route = std::string(door) == "cs" ? kfd::SubmitRoute::Cs : kfd::SubmitRoute::Doorbell;
+            SampledTier t = sampledTier("stories260K.gguf", o, 128, std::string(door) == "kfd" ? test::simDevice() : test::simDrmDevice());
+            const int32_t vocab = t.model->config().nVocab;
+            const auto ids = chunked(*t.tier, vocab, 48, p);
+            if (want.empty()) want = ids;
+            EXPECT_EQ(ids, want) << door << (loop ? " --loop" : "");
+            const runtime::TierStats s = t.tier->stats();
+            if (loop) {
+                EXPECT_EQ(s.decodeSubmissions, 1) << door;
+                EXPECT_EQ(s.doorbells, std::string(door) == "cs" ? 0 : 1) << door;
+                EXPECT_LE(s.hostSyscalls, std::string(door) == "cs" ? 1 : 0) << door << ": the CS submission only";
+            } else {
+                EXPECT_EQ(s.decodeSubmissions, 3) << door;  // 16 tokens per call, one submission each
+            }
+            // The loop is cancelled by the next evaluate; its logits are those of a fresh run.
+            std::vector<float> logits(static_cast<size_t>(vocab));
+            const int32_t one[] = {want[3]};
+            t.tier->evaluate(one, 4, runtime::LogitsWanted::Last, logits);
+            EXPECT_EQ(std::count_if(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); }), vocab);
+        }
+    ASSERT_EQ(want.size(), 48u);
+}
+
+// A fault inside the loop names the token, and the op (with its layer) the CP was in.
+TEST(GpuSampler, FaultInTheLoopNamesTokenAndOp) {
+    std::string faultOp;
+    int32_t faultLayer = -1;
+    kfd::Pm4TierOptions o;
+    o.loop = true;
+    o.timeoutMs = 2000;
+    o.afterOp = [&](kfd::PlanBuilder& b, size_t index, const graph::Op& op) {
+        if (index != 9) return;
+        faultOp = op.label;  // a CP write to an address nothing maps, after this op's dispatch
+        faultLayer = op.layer;
+        b.stream().writeData({.address = 0x1000}, {1u});
+    };
+    SampledTier t = sampledTier("stories260K.gguf", o, 64);
+    runtime::Sampler sampler(runtime::SamplerParams{.seed = 3});
+    try {
+        t.tier->generateSampled(1, 0, 16, sampler, {1}, t.model->config().nVocab);
+        FAIL() << "the loop ran through a faulting packet";
+    } catch (const runtime::TierError& e) {
+        const std::string m = e.what();
+        std::printf("%s\n", m.c_str());
+        ASSERT_GE(faultLayer, 0);
+        EXPECT_NE(m.find("kfd tier: --loop: token 0 (position 0), layer " + std::to_string(faultLayer) + " faulted"), std::string::npos) << m;
+        EXPECT_NE(m.find("in op '" + faultOp + "'"), std::string::npos) << m;
+    }
 }
 
 }  // namespace
