@@ -262,6 +262,7 @@ private:
             s.ibAddress = ib.gpu();
             s.ibDwords = uint32_t(loopHostCopy_.size());
             s.ibName = "loop";
+            submitter_.dumpIb("1tok-sample", plan.built.hostCopy);  // the IB the loop calls
             loop_ = {.running = true, .value = submitter_.submit(s, loopHostCopy_), .params = p, .drawBase = draws};
             stats_.decodeSubmissions += 1;
         } else {
@@ -269,6 +270,7 @@ private:
             sampler_.grant(n);
         }
         const int32_t target = loop_.taken + n;
+        const auto polling = Clock::now();
         bool ended = false;
         auto lastProgress = Clock::now();
         int32_t seen = sampler_.steps();
@@ -283,7 +285,7 @@ private:
             } else if (Clock::now() - lastProgress > std::chrono::milliseconds(20)) {
                 checkLoop(plan, lastProgress);
             }
-            std::this_thread::yield();
+            std::this_thread::sleep_for(std::chrono::microseconds(50));  // polls memory: no call into the driver
         }
         const int32_t produced = std::min(sampler_.steps(), target) - loop_.taken;
         std::vector<int32_t> ids = sampler_.ids(loop_.taken, loop_.taken + produced);
@@ -293,7 +295,7 @@ private:
         if (ended || sampler_.endReason() != EndReason::Running) finishLoop(plan);
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
-        stats_.decodeHostSeconds += secondsSince(start);
+        stats_.decodeHostSeconds += std::chrono::duration<double>(polling - start).count();  // the poll is the wait
         return ids;
     }
 
@@ -325,7 +327,7 @@ private:
         const auto since = Clock::now();
         while (!sampler_.paused() && sampler_.endReason() == EndReason::Running) {
             if (Clock::now() - since > std::chrono::milliseconds(20)) checkLoop(plan, since);
-            std::this_thread::yield();
+            std::this_thread::sleep_for(std::chrono::microseconds(50));  // polls memory: no call into the driver
         }
     }
 
@@ -357,7 +359,8 @@ private:
         TokenSubmission s;
         s.ibAddress = plan.built.ib.gpu();
         s.ibDwords = plan.built.ibDwords;
-        s.ibName = fmt::format("{}tok{}{}", plan.shape.nTokens, plan.shape.allRows ? "-all" : "", plan.shape.argmax ? "-argmax" : "");
+        s.ibName = fmt::format("{}tok{}{}{}", plan.shape.nTokens, plan.shape.allRows ? "-all" : "", plan.shape.argmax ? "-argmax" : "",
+                               plan.shape.sample ? "-sample" : "");
         s.stateAddress = memory_.state();
         s.position = position;
         s.nTokens = plan.shape.nTokens;

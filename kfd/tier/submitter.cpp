@@ -219,6 +219,7 @@ void Submitter::wait(uint64_t value) {
 }
 
 void Submitter::dumpIb(const std::string& ibName, std::span<const uint32_t> ib) {
+    if (options_.dumpDir.empty()) return;
     for (const std::string& done : dumpedIbs_)
         if (done == ibName) return;
     writeDwords(std::filesystem::path(options_.dumpDir) / ("ib-" + ibName + ".pm4"), ib);

@@ -93,13 +93,14 @@ public:
         return kernelRing_ ? std::nullopt : std::optional<QueueState>(device_.readQueueState(queue_));
     }
     Device& device() { return device_; }
+    // --dump-pm4: writes `ib` as ib-NAME.pm4 once (submit() does it for the IB it submits).
+    void dumpIb(const std::string& ibName, std::span<const uint32_t> ib);
 
 private:
     // Puts head, the IB (when ib.dwords), tail and the fence on the route.
     uint64_t finishSubmission(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
     void submitOnRing(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
     void submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
-    void dumpIb(const std::string& ibName, std::span<const uint32_t> ib);
 
     static constexpr uint32_t kStampSlots = 256;
     static constexpr uint64_t kFenceOffset = 0, kStampsOffset = 64, kIdsOffset = kStampsOffset + 16 * kStampSlots;
