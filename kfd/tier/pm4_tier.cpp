@@ -190,7 +190,9 @@ public:
             }
             s.repeat = uint32_t(k);
             s.gateAddress = sampler_.live();
+            const int64_t submitBegin = runtime::EventLog::hostNs();
             inFlight.push_back(submitter_.submit(s, plan.built.hostCopy));
+            if (traceLog()) traced_.push_back({inFlight.back(), startPos + queued, k, submitBegin, runtime::EventLog::hostNs()});
             stats_.decodeSubmissions += 1;
             queued += k;
             if (check) {
@@ -205,6 +207,7 @@ public:
             if (sampler_.endReason() != EndReason::Running) break;
         }
         while (!inFlight.empty()) waitOldest();
+        traceSampledSubmissions();
         const int32_t produced = sampler_.steps();
         lastEnd_ = sampler_.endReason();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
@@ -296,6 +299,10 @@ private:
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
         stats_.decodeHostSeconds += std::chrono::duration<double>(polling - start).count();  // the poll is the wait
+        if (runtime::EventLog* log = traceLog()) {  // host spans only: the loop's device work has no stamps yet
+            log->beginStep(startPos, produced);
+            log->addHostStep(nsOf(start), nsOf(polling), runtime::EventLog::hostNs(), runtime::EventLog::hostNs());
+        }
         return ids;
     }
 
@@ -311,6 +318,33 @@ private:
                                     loop_.nextPosition + token - loop_.taken, state ? layerAt(plan, *state) : std::string(),
                                     state && state->fault ? "faulted" : fmt::format("made no progress for {} ms", kfd_.timeoutMs),
                                     submitter_.describeState(), state ? plan.built.describeCpPosition(*state) : std::string()));
+    }
+
+    runtime::EventLog* traceLog() const { return instrument_ ? instrument_->log() : nullptr; }
+
+    // Tracing sampled generation: per submission (K tokens, or a loop's grant) a step with its
+    // host spans and its device span from the submission's clock stamps. Per-op stamps are not
+    // in the sampling plan yet: `trace` shows these steps' ops only for evaluate() calls.
+    struct TracedSubmission {
+        uint64_t value;
+        int32_t position, tokens;
+        int64_t beginNs, submittedNs;
+    };
+    void traceSampledSubmissions() {
+        runtime::EventLog* log = traceLog();
+        for (const TracedSubmission& t : traced_) {
+            if (!log) break;
+            log->beginStep(t.position, t.tokens);
+            log->addHostStep(t.beginNs, t.submittedNs, runtime::EventLog::hostNs(), runtime::EventLog::hostNs());
+            const auto [begin, end] = submitter_.gpuStamps(t.value);
+            runtime::Event device;
+            device.kind = runtime::EventKind::Device;
+            device.clock = runtime::EventClock::Device;
+            device.beginNs = int64_t(begin) * 10;  // the 100 MHz GPU clock
+            device.endNs = int64_t(end) * 10;
+            log->add(device);
+        }
+        traced_.clear();
     }
 
     // ", layer 3" for the CP inside an op of a layer of the sampling plan, else "".
@@ -415,6 +449,7 @@ private:
     SamplerBlock sampler_;
     EndReason lastEnd_ = EndReason::Running;
     DeviceMemory loopIb_;
+    std::vector<TracedSubmission> traced_;
     std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op
     std::vector<uint32_t> loopHostCopy_;
     struct Loop {

@@ -16,11 +16,7 @@
 namespace zinc {
 namespace {
 
-struct SampledTier {
-    std::unique_ptr<model::Model> model;
-    graph::Graph graph;
-    std::unique_ptr<runtime::Tier> tier;
-};
+using SampledTier = test::Loaded;  // no session: the tests call the tier
 
 SampledTier sampledTier(const std::string& file, kfd::Pm4TierOptions o, int32_t contextLength = 256,
                         std::shared_ptr<kfd::Device> device = test::simDevice()) {
@@ -195,6 +191,31 @@ TEST(GpuSampler, FaultInTheLoopNamesTokenAndOp) {
         EXPECT_NE(m.find("kfd tier: --loop: token 0 (position 0), layer " + std::to_string(faultLayer) + " faulted"), std::string::npos) << m;
         EXPECT_NE(m.find("in op '" + faultOp + "'"), std::string::npos) << m;
     }
+}
+
+}  // namespace
+}  // namespace zinc
+
+namespace zinc {
+namespace {
+
+// Traced sampled generation: one step per submission (32 + 8 tokens), each with its device span.
+TEST(GpuSampler, SampledSubmissionsAreTraced) {
+    SampledTier t = sampledTier("stories260K.gguf", {}, 64);
+    runtime::EventLog log;
+    t.tier->setEventLog(&log);
+    runtime::Sampler sampler(runtime::SamplerParams{.seed = 2});
+    const auto ids = t.tier->generateSampled(1, 0, 40, sampler, {1}, t.model->config().nVocab);
+    ASSERT_EQ(ids.size(), 40u);
+    EXPECT_EQ(log.steps(), 2);
+    int devices = 0;
+    for (const runtime::Event& e : log.events())
+        if (e.kind == runtime::EventKind::Device) {
+            ++devices;
+            EXPECT_GT(e.endNs, e.beginNs);
+        }
+    EXPECT_EQ(devices, 2);
+    t.tier->setEventLog(nullptr);
 }
 
 }  // namespace
