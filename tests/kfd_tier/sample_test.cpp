@@ -50,7 +50,7 @@ bool envIs(const char* name, const char* value) {
     return e && std::string(e) == value;
 }
 
-// Seeds 1..20, 128 tokens each (`tokens` in CI where the model is costly; ZINC_SAMPLER_FULL=1
+// Seeds 1..20, 128 tokens each (`ciTokens` in CI, to keep it cheap; ZINC_SAMPLER_FULL=1
 // runs all 128); ZINC_SIM_EXEC=isa runs the machine code: 2 seeds of 16 tokens there.
 void expectGpuDrawsEqualHost(const std::string& file, int32_t ciTokens = 128) {
     const bool isa = envIs("ZINC_SIM_EXEC", "isa");
@@ -83,7 +83,7 @@ void expectGpuDrawsEqualHost(const std::string& file, int32_t ciTokens = 128) {
     std::printf("%s: %d GPU draws checked against the host sampler, %d differ\n", file.c_str(), checked, mismatches);
 }
 
-TEST(GpuSampler, StoriesDrawsEqualTheHostSamplerEveryStep) { expectGpuDrawsEqualHost("stories260K.gguf"); }
+TEST(GpuSampler, StoriesDrawsEqualTheHostSamplerEveryStep) { expectGpuDrawsEqualHost("stories260K.gguf", 48); }
 TEST(GpuSampler, Qwen3DrawsEqualTheHostSamplerEveryStep) { expectGpuDrawsEqualHost("qwen3-tiny.gguf", 32); }
 
 // Tokens in flight: one submission per 32 tokens, the same ids as one token per submission;
