@@ -161,15 +161,17 @@ public:
         if (!samplesOnDevice(p)) return Tier::generateSampled(firstToken, startPos, n, sampler, std::move(history), nVocab);
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
-        if (kfd_.loop && !kfd_.checkSampledStep) return generateLooped(firstToken, startPos, n, sampler, history);
+        runtime::EventLog* log = traceLog();
+        if (kfd_.loop && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
         stopLoop();
         const auto start = Clock::now();
         double waited = 0;
         sampler_.write({.params = &p, .drawBase = sampler.draws(), .history = history, .maxSteps = n,
                         .contextLength = limits_.contextLength(), .stopIds = kfd_.stopTokens});
-        const RecordedPlan& plan = planFor({1, false, false, true});
+        // Traced: one token per submission through the instrumented sampling plan (per-op stamps).
+        const RecordedPlan& plan = log ? instrument_->samplingPlan(sampler_) : planFor({1, false, false, true});
         const bool check = bool(kfd_.checkSampledStep);
-        const int32_t perSubmission = check ? 1 : std::max(16, kfd_.tokensPerSubmission);
+        const int32_t perSubmission = check || log ? 1 : std::max(16, kfd_.tokensPerSubmission);
         const int32_t one[] = {firstToken};
         std::vector<uint64_t> inFlight;
         int32_t queued = 0, waitedFor = 0;
@@ -190,13 +192,21 @@ public:
             }
             s.repeat = uint32_t(k);
             s.gateAddress = sampler_.live();
+            if (log) s.ibName += "-instrumented";
             const int64_t submitBegin = runtime::EventLog::hostNs();
             inFlight.push_back(submitter_.submit(s, plan.built.hostCopy));
-            if (traceLog()) traced_.push_back({inFlight.back(), startPos + queued, k, submitBegin, runtime::EventLog::hostNs()});
             stats_.decodeSubmissions += 1;
             queued += k;
-            if (check) {
+            if (log) {
+                const int64_t submitted = runtime::EventLog::hostNs();
+                const uint64_t value = inFlight.back();
                 waitOldest();
+                log->beginStep(startPos + queued - 1, 1);
+                instrument_->collect(submitter_.gpuStamps(value));
+                log->addHostStep(submitBegin, submitted, runtime::EventLog::hostNs(), runtime::EventLog::hostNs());
+            }
+            if (check) {
+                if (!inFlight.empty()) waitOldest();
                 const float* row = reinterpret_cast<const float*>(memory_.arenaCpu() + memory_.plan().offsets[size_t(graph_.logits)]);
                 const int32_t step = sampler_.steps() - 1;
                 if (step == waitedFor) kfd_.checkSampledStep(step, std::span<const float>(row, size_t(nVocab)), sampler_.ids(step, step + 1)[0]);
@@ -207,7 +217,6 @@ public:
             if (sampler_.endReason() != EndReason::Running) break;
         }
         while (!inFlight.empty()) waitOldest();
-        traceSampledSubmissions();
         const int32_t produced = sampler_.steps();
         lastEnd_ = sampler_.endReason();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
@@ -322,31 +331,6 @@ private:
 
     runtime::EventLog* traceLog() const { return instrument_ ? instrument_->log() : nullptr; }
 
-    // Tracing sampled generation: per submission (K tokens, or a loop's grant) a step with its
-    // host spans and its device span from the submission's clock stamps. Per-op stamps are not
-    // in the sampling plan yet: `trace` shows these steps' ops only for evaluate() calls.
-    struct TracedSubmission {
-        uint64_t value;
-        int32_t position, tokens;
-        int64_t beginNs, submittedNs;
-    };
-    void traceSampledSubmissions() {
-        runtime::EventLog* log = traceLog();
-        for (const TracedSubmission& t : traced_) {
-            if (!log) break;
-            log->beginStep(t.position, t.tokens);
-            log->addHostStep(t.beginNs, t.submittedNs, runtime::EventLog::hostNs(), runtime::EventLog::hostNs());
-            const auto [begin, end] = submitter_.gpuStamps(t.value);
-            runtime::Event device;
-            device.kind = runtime::EventKind::Device;
-            device.clock = runtime::EventClock::Device;
-            device.beginNs = int64_t(begin) * 10;  // the 100 MHz GPU clock
-            device.endNs = int64_t(end) * 10;
-            log->add(device);
-        }
-        traced_.clear();
-    }
-
     // ", layer 3" for the CP inside an op of a layer of the sampling plan, else "".
     std::string layerAt(const RecordedPlan& plan, const QueueState& state) const {
         if (!state.insideIb || state.insideIb->packetAddress < plan.built.ib.gpu()) return "";
@@ -449,7 +433,6 @@ private:
     SamplerBlock sampler_;
     EndReason lastEnd_ = EndReason::Running;
     DeviceMemory loopIb_;
-    std::vector<TracedSubmission> traced_;
     std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op
     std::vector<uint32_t> loopHostCopy_;
     struct Loop {

@@ -199,22 +199,25 @@ TEST(GpuSampler, FaultInTheLoopNamesTokenAndOp) {
 namespace zinc {
 namespace {
 
-// Traced sampled generation: one step per submission (32 + 8 tokens), each with its device span.
-TEST(GpuSampler, SampledSubmissionsAreTraced) {
+// Traced sampled generation: one token per submission through the instrumented sampling plan,
+// each a step with its device span and an op event per graph op, and the same ids as untraced.
+TEST(GpuSampler, SampledTokensAreTracedPerOp) {
     SampledTier t = sampledTier("stories260K.gguf", {}, 64);
+    const int32_t vocab = t.model->config().nVocab;
+    runtime::Sampler plain(runtime::SamplerParams{.seed = 2});
+    const auto want = t.tier->generateSampled(1, 0, 6, plain, {1}, vocab);
     runtime::EventLog log;
     t.tier->setEventLog(&log);
     runtime::Sampler sampler(runtime::SamplerParams{.seed = 2});
-    const auto ids = t.tier->generateSampled(1, 0, 40, sampler, {1}, t.model->config().nVocab);
-    ASSERT_EQ(ids.size(), 40u);
-    EXPECT_EQ(log.steps(), 2);
-    int devices = 0;
-    for (const runtime::Event& e : log.events())
-        if (e.kind == runtime::EventKind::Device) {
-            ++devices;
-            EXPECT_GT(e.endNs, e.beginNs);
-        }
-    EXPECT_EQ(devices, 2);
+    EXPECT_EQ(t.tier->generateSampled(1, 0, 6, sampler, {1}, vocab), want);
+    EXPECT_EQ(log.steps(), 6);
+    size_t devices = 0, ops = 0;
+    for (const runtime::Event& e : log.events()) {
+        devices += e.kind == runtime::EventKind::Device;
+        ops += e.kind == runtime::EventKind::Op;
+    }
+    EXPECT_EQ(devices, 6u);
+    EXPECT_EQ(ops, 6 * t.graph.ops.size());
     t.tier->setEventLog(nullptr);
 }
 
