@@ -4,7 +4,8 @@
 // CP would: SET_SH_REG into a register file, dispatches handed to a DispatchHandler, memory
 // reached only through a MemoryInterface, time through a Clock. Pure: no threads, no system
 // calls; a WAIT_REG_MEM really waits, polling memory and calling Clock::idle() between polls,
-// until the compare passes, a stop flag is raised or a timeout passes.
+// until the compare passes, a stop flag is raised or a timeout passes. COND_EXEC reads its word
+// and skips the dwords it guards when that word is 0.
 //
 // Anything the CP cannot do (bad address, unknown packet, malformed header, a wait given up)
 // stops execution and returns a Fault: {dword offset, IB nesting, header, packet, reason}, like a
