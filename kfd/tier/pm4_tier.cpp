@@ -79,6 +79,8 @@ public:
     }
     int32_t contextLength() const override { return limits_.contextLength(); }
     int32_t maxBatch() const override { return limits_.maxBatch(); }
+    void setCancelFlag(const std::atomic<bool>* flag) override { cancelFlag_ = flag; }
+
     runtime::TierStats stats() const override {
         runtime::TierStats s = stats_;
         const Submitter::HostCounts c = submitter_.hostCounts();
@@ -286,7 +288,12 @@ private:
         bool ended = false;
         auto lastProgress = Clock::now();
         int32_t seen = sampler_.steps();
+        bool cancelled = false;
         while (sampler_.steps() < target) {
+            if (!cancelled && cancelFlag_ && cancelFlag_->load(std::memory_order_acquire)) {
+                sampler_.cancel();  // the GPU stops within the token it is on
+                cancelled = true;
+            }
             if (sampler_.endReason() != EndReason::Running || submitter_.completed() >= loop_.value) {
                 ended = true;
                 break;
@@ -304,7 +311,7 @@ private:
         loop_.taken += produced;
         loop_.nextPosition = startPos + produced;
         loop_.lastId = ids.empty() ? firstToken : ids.back();
-        if (ended || sampler_.endReason() != EndReason::Running) finishLoop(plan);
+        if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
         stats_.decodeHostSeconds += std::chrono::duration<double>(polling - start).count();  // the poll is the wait
@@ -431,6 +438,7 @@ private:
     runtime::PlanCache<PlanShape, RecordedPlan> plans_{kMaxPlans};
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
     SamplerBlock sampler_;
+    const std::atomic<bool>* cancelFlag_ = nullptr;
     EndReason lastEnd_ = EndReason::Running;
     DeviceMemory loopIb_;
     std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -219,6 +220,28 @@ TEST(GpuSampler, SampledTokensAreTracedPerOp) {
     EXPECT_EQ(devices, 6u);
     EXPECT_EQ(ops, 6 * t.graph.ops.size());
     t.tier->setEventLog(nullptr);
+}
+
+}  // namespace
+}  // namespace zinc
+
+namespace zinc {
+namespace {
+
+// The caller's cancel flag (serve: the client left) stops the loop within the token it is on;
+// the tier goes on with the next generation.
+TEST(GpuSampler, CancelledLoopStopsWithinOneToken) {
+    kfd::Pm4TierOptions o;
+    o.loop = true;
+    SampledTier t = sampledTier("stories260K.gguf", o, 256);
+    const int32_t vocab = t.model->config().nVocab;
+    std::atomic<bool> cancel{true};
+    t.tier->setCancelFlag(&cancel);
+    runtime::Sampler sampler(runtime::SamplerParams{.seed = 4});
+    EXPECT_LE(t.tier->generateSampled(1, 0, 200, sampler, {1}, vocab).size(), 1u);
+    t.tier->setCancelFlag(nullptr);
+    runtime::Sampler again(runtime::SamplerParams{.seed = 4});
+    EXPECT_EQ(t.tier->generateSampled(1, 0, 20, again, {1}, vocab).size(), 20u);
 }
 
 }  // namespace

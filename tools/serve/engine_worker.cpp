@@ -79,6 +79,12 @@ void EngineWorker::generate(Job& job, JobResult& result) {
     // tokens as chat does (tools/generate.cpp): no logits read back after the first token; the
     // tokens of a chunk past an end are fed but not returned.
     const bool onDevice = in.logitBias.empty() && !in.constraint && session_.tier().samplesOnDevice(in.sampling);
+    // The client leaving stops a device loop within its token (kfd/umq --loop).
+    struct CancelScope {
+        runtime::Tier& tier;
+        ~CancelScope() { tier.setCancelFlag(nullptr); }
+    } cancelScope{session_.tier()};
+    session_.tier().setCancelFlag(&job.cancelFlag());
     std::vector<int32_t> ahead;
     size_t next = 0;
     for (int32_t i = 0; i < in.maxTokens; ++i) {
