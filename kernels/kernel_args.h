@@ -119,6 +119,13 @@ struct ArgmaxArgs {
     int32_t n, stride;
 };
 
+// sample_token (one group of 256; kfd/tier/sampler_block.h lays out `chain`)
+struct SampleArgs {
+    uint64_t logits, scratch, state, tokens, ring, chain;
+    int32_t n, ringCapacity;
+};
+inline constexpr uint32_t kSampleWorkgroup = 256;
+
 // Workgroup size of each kernel (its reqd_work_group_size) and how many items one group
 // covers along x: groups.x = ceil(extent / perGroupX), where extent is cols / n / rows / heads
 // as the kernel's comment says; y = tokens (or rows), z = expert slots for *_expert.

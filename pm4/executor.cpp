@@ -56,6 +56,7 @@ struct Executor::Step {
     std::optional<Fault> fault;  // kind + reason; located by executePacket unless `located`
     bool located = false;
     std::optional<Source> chain;  // INDIRECT_BUFFER with CHAIN: continue there instead
+    uint32_t skipDwords = 0;      // COND_EXEC whose word was 0: the dwords after it not run
 
     static Step fail(FaultKind kind, std::string reason) {
         Step s;
@@ -267,7 +268,7 @@ ExecResult Executor::run(Source src, uint32_t depth) {
             }
             return located(std::move(*step.fault));
         }
-        pos += parsed.packet.dwords;
+        pos += parsed.packet.dwords + step.skipDwords;
         if (src.kind == Source::Kind::Ring && observer_) observer_->onRptr(pos);
         if (step.chain) {
             src = *step.chain;
@@ -295,6 +296,7 @@ Executor::Step Executor::executePacket(const PacketView& v, uint32_t depth) {
         case Opcode::COPY_DATA: return stepCopyData(v);
         case Opcode::INDIRECT_BUFFER: return stepIndirectBuffer(v, depth);
         case Opcode::EVENT_WRITE: return stepEventWrite(v);
+        case Opcode::COND_EXEC: return stepCondExec(v);
     }
     return Step::fail(FaultKind::UnknownOpcode, "no executor for this opcode");
 }
@@ -615,6 +617,24 @@ Executor::Step Executor::stepIndirectBuffer(const PacketView& v, uint32_t depth)
     if (r.fault) {
         step.fault = std::move(r.fault);
         step.located = true;
+    }
+    return step;
+}
+
+// The CP reads the word through the L2 (after the CS_PARTIAL_FLUSH that ended the writing
+// dispatch, its stores are there); a 0 skips EXEC_COUNT dwords of this stream.
+Executor::Step Executor::stepCondExec(const PacketView& v) {
+    namespace CE = gfx11::COND_EXEC;
+    const uint64_t address = v.get64(CE::ADDR_LO, CE::ADDR_HI);
+    if (address % 4 != 0) return Step::fail(FaultKind::BadAddress, format("COND_EXEC address 0x%" PRIX64 " is not 4-byte aligned", address));
+    uint32_t word = 0;
+    if (!memory_.read(address, {&word, 1}))
+        return Step::fail(FaultKind::BadAddress, format("COND_EXEC cannot read 0x%" PRIX64 ": address not mapped", address));
+    ++stats_.condExecs;
+    Step step;
+    if (word == 0) {
+        step.skipDwords = v.get(CE::EXEC_COUNT);
+        ++stats_.condExecSkips;
     }
     return step;
 }

@@ -6,7 +6,8 @@
 // hardware (ExecutorOptions::overlapDispatches): one is held in flight until something waits for
 // it, so a stream without its barriers computes wrong results here too. Pure: no threads, no system
 // calls; a WAIT_REG_MEM really waits, polling memory and calling Clock::idle() between polls,
-// until the compare passes, a stop flag is raised or a timeout passes.
+// until the compare passes, a stop flag is raised or a timeout passes. COND_EXEC reads its word
+// and skips the dwords it guards when that word is 0.
 //
 // Anything the CP cannot do (bad address, unknown packet, malformed header, a wait given up)
 // stops execution and returns a Fault: {dword offset, IB nesting, header, packet, reason}, like a
@@ -173,6 +174,8 @@ struct ExecStats {
     uint64_t polls = 0;
     uint64_t indirectBuffers = 0;
     uint64_t overlapped = 0;  // dispatches that ran after a later one (no wait between them)
+    uint64_t condExecs = 0;       // COND_EXEC packets met
+    uint64_t condExecSkips = 0;   // of them, those that skipped their dwords
 };
 
 struct ExecResult {
@@ -215,6 +218,7 @@ private:
     Step stepWriteData(const PacketView& packet);
     Step stepCopyData(const PacketView& packet);
     Step stepIndirectBuffer(const PacketView& packet, uint32_t depth);
+    Step stepCondExec(const PacketView& packet);
     Step stepEventWrite(const PacketView& packet);
     DispatchInfo describeDispatch(const std::array<uint32_t, 3>& dims, uint32_t initiator, bool indirect) const;
     // Runs the held dispatches (latest first); a failure comes back as the located fault of the

@@ -12,7 +12,6 @@ std::string_view otherOpcodeName(uint32_t opcode) {
     static constexpr Entry kOthers[] = {
         {0x11, "SET_BASE"},
         {0x1E, "ATOMIC_MEM"},
-        {0x22, "COND_EXEC"},
         {0x23, "PRED_EXEC"},
         {0x50, "DMA_DATA"},
         {0x5C, "INDIRECT_BUFFER_PASID"},

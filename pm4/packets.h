@@ -28,6 +28,7 @@ namespace zinc::pm4 {
 // IT_OPCODE values (nvd.h PACKET3_*, PAL IT_*); the same on gfx11 and gfx12.
 enum class Opcode : uint8_t {
     NOP = 0x10,
+    COND_EXEC = 0x22,
     DISPATCH_DIRECT = 0x15,
     DISPATCH_INDIRECT = 0x16,
     WRITE_DATA = 0x37,
@@ -279,6 +280,17 @@ inline constexpr Field FIELDS[] = {IB_BASE_LO, IB_BASE_HI, IB_SIZE, CHAIN, OFFLO
                                    CACHE_POLICY, PRIV};
 }  // namespace INDIRECT_BUFFER
 
+// ---- COND_EXEC: run the next EXEC_COUNT dwords of this stream only if the dword at ADDR is not
+// zero, else skip them (Linux gfx_v11_0.c emit_init_cond_exec: PACKET3(COND_EXEC, 3), address,
+// 0, count; PAL PM4_MEC_COND_EXEC) ----
+namespace COND_EXEC {
+inline constexpr Field ADDR_LO{"ADDR_LO", 1, 31, 0};  // 4-byte aligned
+inline constexpr Field ADDR_HI{"ADDR_HI", 2, 31, 0};
+inline constexpr Field CACHE_POLICY{"CACHE_POLICY", 3, 26, 25};
+inline constexpr Field EXEC_COUNT{"EXEC_COUNT", 4, 13, 0};  // dwords
+inline constexpr Field FIELDS[] = {ADDR_LO, ADDR_HI, CACHE_POLICY, EXEC_COUNT};
+}  // namespace COND_EXEC
+
 // ---- EVENT_WRITE: a pipeline event; 2 dwords except SAMPLE_* events (4) ----
 namespace EVENT_WRITE {
 inline constexpr Field EVENT_TYPE = Field("EVENT_TYPE", 1, 5, 0).withSomeValues(VGT_EVENT_TYPE_NAMES);
@@ -412,6 +424,7 @@ struct PacketSpec {
 namespace gfx11 {
 inline constexpr PacketSpec PACKETS[] = {
     {Opcode::NOP, "NOP", 0, kMaxBodyDwords, {}},
+    {Opcode::COND_EXEC, "COND_EXEC", 4, 4, COND_EXEC::FIELDS},
     {Opcode::DISPATCH_DIRECT, "DISPATCH_DIRECT", 4, 4, DISPATCH_DIRECT::FIELDS},
     {Opcode::DISPATCH_INDIRECT, "DISPATCH_INDIRECT", 3, 3, DISPATCH_INDIRECT::FIELDS},
     {Opcode::WRITE_DATA, "WRITE_DATA", 4, kMaxBodyDwords, WRITE_DATA::FIELDS},

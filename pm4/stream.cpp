@@ -258,6 +258,17 @@ Stream& Stream::indirectBuffer(uint64_t address, uint32_t sizeDwords, const Indi
     return *this;
 }
 
+Stream& Stream::condExec(uint64_t address, uint32_t execDwords) {
+    namespace CE = gfx11::COND_EXEC;
+    assert(address % 4 == 0 && CE::EXEC_COUNT.fits(execDwords));
+    begin(Opcode::COND_EXEC, 4);
+    put(CE::ADDR_LO(lo32(address)));       // dword 1: ADDR_LO
+    put(CE::ADDR_HI(hi32(address)));       // dword 2: ADDR_HI
+    put(0);                                // dword 3: CACHE_POLICY (LRU)
+    put(CE::EXEC_COUNT(execDwords));       // dword 4: EXEC_COUNT
+    return *this;
+}
+
 Stream& Stream::eventWrite(uint32_t eventType, uint32_t eventIndex, bool offload) {
     // PAL asserts these indices on compute, and warns that TS events here may hang the GPU.
     assert((eventIndex == 0 || eventIndex == 4) && "pm4: EVENT_WRITE index not allowed on compute");

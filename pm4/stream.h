@@ -177,6 +177,8 @@ public:
     Stream& writeData(const WriteData& write, std::initializer_list<uint32_t> data);
     Stream& copyData(const CopyData& copy);
     Stream& indirectBuffer(uint64_t address, uint32_t sizeDwords, const IndirectBuffer& options = {});
+    // COND_EXEC (5 dwords): the next `execDwords` dwords run only if the dword at `address` is not 0.
+    Stream& condExec(uint64_t address, uint32_t execDwords);
     // EVENT_WRITE (2 dwords). Compute allows EVENT_INDEX 0 (other) and 4 (CS_PARTIAL_FLUSH).
     Stream& eventWrite(uint32_t eventType, uint32_t eventIndex, bool offload = false);
     // EVENT_WRITE (4 dwords) for SAMPLE_PIPELINESTAT (EVENT_INDEX 2) into `address` (8-aligned).

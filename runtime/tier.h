@@ -1,6 +1,7 @@
 #pragma once
 // The interface every tier implements: take the decode graph once, then evaluate tokens.
 // A tier owns its copy of the weights (or maps them), its KV cache and its recorded plan.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -56,6 +57,11 @@ struct TierStats {
     double decodeGpuSeconds = 0;   // from timestamps, when TierOptions::gpuTimestamps
     int64_t gpuTimedTokens = 0;
     int64_t dispatchesPerToken = 0;
+    // PM4 tiers (-1: not counted): doorbells rung and calls into the kernel (submissions, waits
+    // that blocked) so far, and how many tokens one submission may carry.
+    int64_t doorbells = -1;
+    int64_t hostSyscalls = -1;
+    int32_t tokensInFlight = 0;
 };
 
 enum class LogitsWanted { Last, All };
@@ -112,6 +118,11 @@ public:
     }
 
     virtual TierStats stats() const { return {}; }
+
+    // A flag the caller raises to cancel the generation in progress (serve: the client left). A
+    // tier that generates on the device without the host (kfd/umq --loop) stops within the token
+    // it is on; others finish the call. nullptr: none. The flag must outlive its setting.
+    virtual void setCancelFlag(const std::atomic<bool>*) {}
 
     // Hybrid models keep a recurrent state that cannot be rewound. saveStateSnapshot copies it
     // as it stands after the last evaluate (one slot, on the device for GPU tiers) and says

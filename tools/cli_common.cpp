@@ -48,7 +48,7 @@ void GlobalOptions::readEnvironment() {
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
-           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\n", sim, gfx, dumpPm4, submit) +
+           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\nloop={}\n", sim, gfx, dumpPm4, submit, loop) +
            fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\nactivation_mib={}\nrope_scaling={}\n", waitTimeoutMs,
                        deviceMemoryMiB, activationMiB ? std::to_string(activationMiB) : std::string("auto"), ropeScaling.empty() ? "off" : ropeScaling);
 }
@@ -83,10 +83,8 @@ std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Gr
         if (choice.tier == "vulkan") return vulkan::makeVulkanTier(graph, options, choice.vulkanDevice);
         if (choice.tier == "cpu") return cpu::makeCpuTier(graph, options);
         if (!choice.device) return makePm4Tier(choice.tier, graph, options, g);
-        kfd::Pm4TierOptions o;
-        o.dumpPm4Dir = g.dumpPm4;
-        o.tierName = choice.tier;
-        o.timeoutMs = options.waitTimeoutMs;
+        kfd::Pm4TierOptions o = pm4TierOptions(choice.tier, options, g);
+        o.route = kfd::SubmitRoute::Doorbell;
         return kfd::makePm4Tier(graph, options, choice.device, o);
     }
     throw runtime::TierError(fmt::format("unknown tier '{}' (tiers: cpu, vulkan, kfd, umq, auto)", name));
@@ -109,7 +107,9 @@ std::unique_ptr<Engine> openEngine(const std::string& modelRef, const GlobalOpti
                                                         options.contextLength, scaled,
                                                         scaled > trained ? "length with its GGUF's rope scaling" : "trained length"));
     engine->graph = graph::buildDecodeGraph(engine->model->config(), engine->model->weights());
-    engine->tier = makeTier(options.tier, engine->graph, options.tierOptions(), &options);
+    GlobalOptions withStops = options;
+    if (engine->model->hasTokenizer()) withStops.stopTokens = engine->model->tokenizer().endOfGenerationIds();
+    engine->tier = makeTier(options.tier, engine->graph, options.tierOptions(), &withStops);
     return engine;
 }
 

@@ -26,10 +26,14 @@ struct GlobalOptions {
     std::string gfx = "gfx1100"; // the simulated GPU's target (gfx1100 | gfx1201)
     std::string dumpPm4;         // kfd tier: folder for the IBs and ring dwords submitted
     std::string submit = "doorbell";  // kfd tier: doorbell (a KFD queue) or cs (the amdgpu CS ioctl)
+    bool loop = false;                // kfd/umq tiers: sampled generation as a persistent CP loop
     uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for the GPU
     uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
     std::string ropeScaling;          // how to run past the model's trained context: "none" (as trained)
     bool printConfig = false;
+    // Not an option: openEngine fills it from the model's tokenizer (its end-of-generation ids), for
+    // the tiers that decide the end of a generation on the GPU.
+    std::vector<int32_t> stopTokens;
 
     // Fills defaults from ZINC_TIER, ZINC_THREADS, ZINC_CTX, ZINC_BATCH, ZINC_DEVICE before parsing.
     void readEnvironment();

@@ -23,6 +23,14 @@ struct BenchOptions {
     int32_t repetitions = 3;
     uint64_t seed = 1;
     bool gpuGreedy = false;  // decode through Tier::generateGreedy (tokens sampled and queued on the device)
+    bool gpuSample = false;  // decode as chat does: the sampler chain on the device, 16 tokens per call
+};
+
+// What the host did per decoded token in steady state (after a generation's first call): PM4
+// tiers count doorbells and syscalls; -1 where the tier does not count them.
+struct HostWork {
+    int64_t doorbells = 0, syscalls = 0, tokens = 0;
+    bool counted = false;
 };
 
 double mean(const std::vector<double>& v) {
@@ -38,13 +46,32 @@ void runBench(const BenchOptions& o, const GlobalOptions& global) {
     for (auto& id : prompt) id = pick(rng);
     runtime::Session session(c, *engine->tier);
     std::vector<double> prefill, decode;
+    HostWork steady;
     for (int32_t r = 0; r < o.repetitions; ++r) {
         session.reset();
         session.resetStats();
         if (!prompt.empty()) session.feed(prompt);
         int32_t next = prompt.empty() ? 0 : runtime::argmax(session.logits());
         double decodeRate = 0;
-        if (o.gpuGreedy && o.genTokens > 0) {
+        if (o.gpuSample && o.genTokens > 0) {
+            runtime::Sampler sampler(runtime::SamplerParams{.seed = o.seed});
+            const auto start = std::chrono::steady_clock::now();
+            for (int32_t done = 0; done < o.genTokens;) {
+                const int32_t chunk = std::min({16, o.genTokens - done, session.remaining()});
+                if (chunk <= 0) break;
+                const runtime::TierStats before = engine->tier->stats();
+                next = session.stepSampled(next, chunk, sampler).back();
+                const runtime::TierStats after = engine->tier->stats();
+                if (done > 0 && after.doorbells >= 0) {
+                    steady.counted = true;
+                    steady.doorbells += after.doorbells - before.doorbells;
+                    steady.syscalls += after.hostSyscalls - before.hostSyscalls;
+                    steady.tokens += chunk;
+                }
+                done += chunk;
+            }
+            decodeRate = o.genTokens / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        } else if (o.gpuGreedy && o.genTokens > 0) {
             const auto start = std::chrono::steady_clock::now();
             engine->tier->generateGreedy(next, static_cast<int32_t>(session.history().size()), o.genTokens, c.nVocab);
             decodeRate = o.genTokens / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -74,12 +101,20 @@ void runBench(const BenchOptions& o, const GlobalOptions& global) {
     j["decode_tok_s_mean"] = mean(decode);
     j["prefill_tok_s_best"] = prefill.empty() ? 0.0 : *std::max_element(prefill.begin(), prefill.end());
     j["decode_tok_s_best"] = decode.empty() ? 0.0 : *std::max_element(decode.begin(), decode.end());
-    j["decode_mode"] = o.gpuGreedy ? "gpu-greedy" : "logits";
+    j["decode_mode"] = o.gpuSample ? "gpu-sample" : o.gpuGreedy ? "gpu-greedy" : "logits";
     const auto t = engine->tier->stats();
     if (t.decodeTokens > 0) {
         j["submissions_per_token"] = static_cast<double>(t.decodeSubmissions) / static_cast<double>(t.decodeTokens);
         j["host_us_per_token"] = t.decodeHostSeconds * 1e6 / static_cast<double>(t.decodeTokens);
         j["dispatches_per_token"] = t.dispatchesPerToken;
+    }
+    if (t.tokensInFlight > 0) j["tokens_in_flight"] = t.tokensInFlight;
+    if (steady.counted && steady.tokens > 0) {
+        j["doorbells_per_token"] = double(steady.doorbells) / double(steady.tokens);
+        j["host_syscalls_per_token"] = double(steady.syscalls) / double(steady.tokens);
+    } else if (t.doorbells >= 0 && t.decodeTokens > 0) {
+        j["doorbells_per_token"] = double(t.doorbells) / double(t.decodeTokens);
+        j["host_syscalls_per_token"] = double(t.hostSyscalls) / double(t.decodeTokens);
     }
     if (t.gpuTimedTokens > 0) j["gpu_ms_per_token"] = t.decodeGpuSeconds * 1e3 / static_cast<double>(t.gpuTimedTokens);
     std::cout << j.dump(2) << std::endl;
@@ -97,6 +132,9 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_option("--seed", o->seed, "seed of the random prompt")->capture_default_str();
     cmd->add_flag("--gpu-greedy", o->gpuGreedy,
                   "decode with the tier's own greedy loop (GPU tiers: argmax on the device, tokens queued ahead)");
+    cmd->add_flag("--gpu-sample", o->gpuSample,
+                  "decode as chat does: the sampler chain on the device (seed --seed), 16 tokens per call; with --loop, "
+                  "doorbells_per_token and host_syscalls_per_token count the steady state (after the first call)");
     cmd->callback([o, &global] { runBench(*o, global); });
 }
 

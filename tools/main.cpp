@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
                    "kfd tier: doorbell (a KFD queue of ours) or cs (the same IBs through the amdgpu CS ioctl, the kernel's ring)")
         ->check(CLI::IsMember({"doorbell", "cs"}))
         ->capture_default_str();
+    app.add_flag("--loop", global.loop,
+                 "kfd/umq tiers: sampled generation as one persistent command-processor loop (no doorbell or syscall per token)");
     app.add_option("--wait-timeout", global.waitTimeoutMs,
                    "GPU tiers: give up waiting for the GPU after this many ms, with the queue's state")
         ->capture_default_str()->check(CLI::Range(1u, 3600000u));

@@ -7,6 +7,7 @@
 #include "kfd/linux/linux_device.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
+#include "kfd/tier/sampler_block.h"
 #include "umq/availability.h"
 #include "umq/drm_device.h"
 #include "umq/sim_amdgpu.h"
@@ -66,13 +67,21 @@ std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& g, const std::s
     return std::shared_ptr<kfd::Device>(std::move(*opened));
 }
 
-std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,
-                                           const GlobalOptions& g) {
+kfd::Pm4TierOptions pm4TierOptions(const std::string& name, const runtime::TierOptions& options, const GlobalOptions& g) {
     kfd::Pm4TierOptions o;
     o.dumpPm4Dir = g.dumpPm4;
     o.timeoutMs = options.waitTimeoutMs;
     o.route = routeOf(g);
     o.tierName = name;
+    o.loop = g.loop;
+    // The GPU sampler keeps the first kMaxStopIds; the host still stops on every one of them.
+    o.stopTokens.assign(g.stopTokens.begin(), g.stopTokens.begin() + std::min<ptrdiff_t>(ptrdiff_t(g.stopTokens.size()), kfd::SamplerChain::kMaxStopIds));
+    return o;
+}
+
+std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,
+                                           const GlobalOptions& g) {
+    kfd::Pm4TierOptions o = pm4TierOptions(name, options, g);
     if (name == "umq") {
         if (o.route == kfd::SubmitRoute::Cs)
             throw TierError("umq tier: --submit=cs is the kfd tier's second route; the umq tier submits through its user queue's doorbell "

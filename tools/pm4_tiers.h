@@ -9,11 +9,15 @@
 
 #include "graph/graph.h"
 #include "kfd/device/device.h"
+#include "kfd/tier/pm4_tier.h"
 #include "runtime/tier.h"
 #include "tools/cli_common.h"
 #include "umq/availability.h"
 
 namespace zinc::tools {
+
+// The PM4 tier's options from the command line: dump folder, wait bound, route, stop tokens.
+kfd::Pm4TierOptions pm4TierOptions(const std::string& name, const runtime::TierOptions& options, const GlobalOptions& global);
 
 // kfd with --submit=doorbell|cs, or umq; throws TierError with the one-line reason.
 std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,

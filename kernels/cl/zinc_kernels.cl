@@ -10,3 +10,4 @@
 #include "elementwise.cl"
 #include "moe.cl"
 #include "argmax.cl"
+#include "sample.cl"

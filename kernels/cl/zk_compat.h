@@ -73,4 +73,11 @@ static inline int zk_dot4_ss(uint a, uint b, int acc) {
 }
 #endif
 
+// A fused multiply-add, rounded once (the host's std::fma).
+#ifdef __AMDGCN__
+static inline float zk_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+#else
+static inline float zk_fma(float a, float b, float c) { return fma(a, b, c); }
+#endif
+
 #endif  // ZK_COMPAT_H

@@ -305,7 +305,7 @@ bool acceptsFused(const graph::LoweredOp&) { return false; }
 }  // namespace
 
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
-                         const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches) {
+                         const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches, const SamplerBlock* sampler) {
     graph::Lowered lowered = graph::lower(graph, actFormatFor);
     graph::fuse(lowered, acceptsFused);
     // Dispatches per op: at most 8 (MoE: 2 quantize + 3 experts + swiglu + quantize + combine).
@@ -314,6 +314,14 @@ RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Grap
     RecordedPlan plan;
     plan.shape = shape;
     plan.firstLogitsRow = recorder.record(afterOp);
+    if (shape.sample) {
+        if (!sampler) throw TierError("kfd tier: a sampling plan needs the sampler block");
+        const auto n = static_cast<int32_t>(graph.config->nVocab);
+        builder.launch("sample_token",
+                       ka::SampleArgs{memory.at(graph.logits, shape.nTokens - 1), sampler->scratch(), memory.state(), memory.tokens(),
+                                      sampler->ring(), sampler->chain(), n, int32_t(SamplerBlock::kRingCapacity)},
+                       {1, 1, 1}, {graph.logits}, {lowered.tokens}, "sample");
+    }
     plan.built = builder.finish(fmt::format("{}-token plan", shape.nTokens));
     return plan;
 }

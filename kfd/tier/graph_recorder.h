@@ -11,6 +11,7 @@
 #include "graph/graph.h"
 #include "graph/lower.h"
 #include "kfd/tier/plan_builder.h"
+#include "kfd/tier/sampler_block.h"
 #include "kfd/tier/tier_memory.h"
 
 namespace zinc::kfd {
@@ -19,6 +20,7 @@ struct PlanShape {
     int32_t nTokens = 1;
     bool allRows = false;  // every token's logits, or only the last one's
     bool argmax = false;   // end with argmax of the last logits row into tokens[0]
+    bool sample = false;   // end with the GPU sampler (sample_token) on the last logits row
     auto operator<=>(const PlanShape&) const = default;
 };
 
@@ -33,6 +35,7 @@ struct RecordedPlan {
 using AfterOp = std::function<void(PlanBuilder&, size_t, const graph::Op&)>;
 
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
-                         const PlanShape& shape, const AfterOp& afterOp = {}, uint32_t extraDispatches = 0);
+                         const PlanShape& shape, const AfterOp& afterOp = {}, uint32_t extraDispatches = 0,
+                         const SamplerBlock* sampler = nullptr);
 
 }  // namespace zinc::kfd

@@ -39,21 +39,30 @@ PlanInstrument::PlanInstrument(Device& device, KernelTable& kernels, const graph
 void PlanInstrument::setLog(runtime::EventLog* log) {
     log_ = log;
     plan_.reset();
+    samplingPlan_.reset();
 }
 
 void PlanInstrument::setCapture(runtime::Capture* capture) {
     capture_ = capture;
     plan_.reset();
+    samplingPlan_.reset();
 }
 
 const RecordedPlan& PlanInstrument::plan() {
-    if (!plan_) {
-        const uint32_t extra = uint32_t(graph_.ops.size()) * 2 + uint32_t(std::max(graph_.config->nExpertUsed, 1)) *
-                                                                     uint32_t(graph_.config->nLayer);
-        plan_ = recordGraph(device_, kernels_, graph_, memory_, {1, false, false},
-                            [this](PlanBuilder& b, size_t i, const graph::Op& op) { afterOp(b, i, op); }, extra);
-    }
+    if (!plan_) plan_ = record({1, false, false}, nullptr);
     return *plan_;
+}
+
+const RecordedPlan& PlanInstrument::samplingPlan(const SamplerBlock& sampler) {
+    if (!samplingPlan_) samplingPlan_ = record({1, false, false, true}, &sampler);
+    return *samplingPlan_;
+}
+
+RecordedPlan PlanInstrument::record(const PlanShape& shape, const SamplerBlock* sampler) {
+    const uint32_t extra = uint32_t(graph_.ops.size()) * 2 + uint32_t(std::max(graph_.config->nExpertUsed, 1)) *
+                                                                 uint32_t(graph_.config->nLayer) + 1;
+    return recordGraph(device_, kernels_, graph_, memory_, shape,
+                       [this](PlanBuilder& b, size_t i, const graph::Op& op) { afterOp(b, i, op); }, extra, sampler);
 }
 
 void PlanInstrument::afterOp(PlanBuilder& b, size_t i, const graph::Op& op) {

@@ -34,12 +34,15 @@ public:
     bool active() const { return log_ || capture_; }
 
     const RecordedPlan& plan();  // the instrumented one-token plan, recorded on first use
+    // The same ending with the GPU sampler (PlanShape::sample), for traced sampled generation.
+    const RecordedPlan& samplingPlan(const SamplerBlock& sampler);
     // After the step's submission retired, with the submitter's GPU clock stamps around its IB:
     // Device and Op events into the log, captured rows into the capture.
     void collect(std::pair<uint64_t, uint64_t> submissionStamps);
 
 private:
     void afterOp(PlanBuilder& b, size_t i, const graph::Op& op);
+    RecordedPlan record(const PlanShape& shape, const SamplerBlock* sampler);
 
     Device& device_;
     KernelTable& kernels_;
@@ -51,7 +54,7 @@ private:
     DeviceMemory page_;   // stamps[ops], then expert ids per op, then captured rows per op
     DeviceMemory zeros_;  // a zero row as wide as the widest buffer (the copy kernel's x + 0)
     std::vector<uint64_t> idsAt_, rowAt_;
-    std::optional<RecordedPlan> plan_;
+    std::optional<RecordedPlan> plan_, samplingPlan_;
 };
 
 }  // namespace zinc::kfd

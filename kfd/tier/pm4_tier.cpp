@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "kfd/tier/graph_recorder.h"
 #include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
+#include "kfd/tier/sampler_block.h"
 #include "kfd/tier/submitter.h"
 #include "kfd/tier/tier_memory.h"
 #include "runtime/plan_cache.h"
@@ -41,6 +43,7 @@ public:
           device_(std::move(device)),
           kernels_(*device_),
           memory_(*device_, graph, limits_.contextLength(), limits_.maxBatch(), options.deviceMemoryLimit),
+          sampler_(*device_, int32_t(config_.nVocab)),
           submitter_(*device_, kernels_.gfx(), {.timeoutMs = kfd.timeoutMs, .dumpDir = kfd.dumpPm4Dir, .route = kfd.route}),
           timestamps_(options.gpuTimestamps) {
         if (options.precision != runtime::Precision::Ggml)
@@ -49,7 +52,13 @@ public:
         stats_.dispatchesPerToken = decode.built.dispatches;
     }
 
-    ~Pm4Tier() override = default;
+    ~Pm4Tier() override {
+        try {
+            stopLoop();
+        } catch (const std::exception&) {
+            // The submitter's destructor bounds its own wait; destroying the queue stops the CP.
+        }
+    }
 
     std::string name() const override { return kfd_.tierName; }
     std::string describe() const override {
@@ -70,9 +79,19 @@ public:
     }
     int32_t contextLength() const override { return limits_.contextLength(); }
     int32_t maxBatch() const override { return limits_.maxBatch(); }
-    runtime::TierStats stats() const override { return stats_; }
+    void setCancelFlag(const std::atomic<bool>* flag) override { cancelFlag_ = flag; }
+
+    runtime::TierStats stats() const override {
+        runtime::TierStats s = stats_;
+        const Submitter::HostCounts c = submitter_.hostCounts();
+        s.doorbells = c.doorbells;
+        s.hostSyscalls = c.syscalls;
+        s.tokensInFlight = kfd_.loop ? limits_.contextLength() : std::max(16, kfd_.tokensPerSubmission);
+        return s;
+    }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which, std::span<float> logits) override {
+        stopLoop();
         const auto start = Clock::now();
         const auto n = static_cast<int32_t>(tokens.size());
         runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
@@ -112,6 +131,7 @@ public:
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
+        stopLoop();
         const RecordedPlan& plan = planFor({1, false, true});
         const int32_t one[] = {firstToken};
         // The argmax at the end of each IB writes the next token id where the next IB's embed
@@ -132,7 +152,224 @@ public:
         return runtime::runQueuedSteps(n, kfd_.queueAhead, steps, stats_);
     }
 
+    bool samplesOnDevice(const runtime::SamplerParams& p) const override { return SamplerBlock::supports(p); }
+
+    // The chain on the GPU (sample.cl): tokens queued tokensPerSubmission at a time with one
+    // doorbell, the position, KV length and step advanced by the kernel, the end (a stop id,
+    // the budget n, a full context) decided by it; the host reads the id ring at the end.
+    std::vector<int32_t> generateSampled(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,
+                                         std::vector<int32_t> history, int32_t nVocab) override {
+        const runtime::SamplerParams& p = sampler.params();
+        if (!samplesOnDevice(p)) return Tier::generateSampled(firstToken, startPos, n, sampler, std::move(history), nVocab);
+        if (n <= 0) return {};
+        limits_.checkGeneration(firstToken, startPos, n, nVocab);
+        runtime::EventLog* log = traceLog();
+        if (kfd_.loop && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
+        stopLoop();
+        const auto start = Clock::now();
+        double waited = 0;
+        sampler_.write({.params = &p, .drawBase = sampler.draws(), .history = history, .maxSteps = n,
+                        .contextLength = limits_.contextLength(), .stopIds = kfd_.stopTokens});
+        // Traced: one token per submission through the instrumented sampling plan (per-op stamps).
+        const RecordedPlan& plan = log ? instrument_->samplingPlan(sampler_) : planFor({1, false, false, true});
+        const bool check = bool(kfd_.checkSampledStep);
+        const int32_t perSubmission = check || log ? 1 : std::max(16, kfd_.tokensPerSubmission);
+        const int32_t one[] = {firstToken};
+        std::vector<uint64_t> inFlight;
+        int32_t queued = 0, waitedFor = 0;
+        const auto waitOldest = [&] {
+            const auto before = Clock::now();
+            waitFor(inFlight.front(), plan);
+            waited += secondsSince(before);
+            inFlight.erase(inFlight.begin());
+        };
+        while (queued < n) {
+            const int32_t k = std::min(perSubmission, n - queued);
+            TokenSubmission s = submission(plan, startPos + queued, fmt::format("sampled tokens {}..{} from position {}", queued,
+                                                                                queued + k - 1, startPos));
+            if (queued == 0) {
+                s.tokens = one;
+            } else {
+                s.stateAddress = 0;  // the kernel advanced it
+            }
+            s.repeat = uint32_t(k);
+            s.gateAddress = sampler_.live();
+            if (log) s.ibName += "-instrumented";
+            const int64_t submitBegin = runtime::EventLog::hostNs();
+            inFlight.push_back(submitter_.submit(s, plan.built.hostCopy));
+            stats_.decodeSubmissions += 1;
+            queued += k;
+            if (log) {
+                const int64_t submitted = runtime::EventLog::hostNs();
+                const uint64_t value = inFlight.back();
+                waitOldest();
+                log->beginStep(startPos + queued - 1, 1);
+                instrument_->collect(submitter_.gpuStamps(value));
+                log->addHostStep(submitBegin, submitted, runtime::EventLog::hostNs(), runtime::EventLog::hostNs());
+            }
+            if (check) {
+                if (!inFlight.empty()) waitOldest();
+                const float* row = reinterpret_cast<const float*>(memory_.arenaCpu() + memory_.plan().offsets[size_t(graph_.logits)]);
+                const int32_t step = sampler_.steps() - 1;
+                if (step == waitedFor) kfd_.checkSampledStep(step, std::span<const float>(row, size_t(nVocab)), sampler_.ids(step, step + 1)[0]);
+                waitedFor = sampler_.steps();
+            }
+            // At most two submissions in flight; once the GPU says the generation ended, queue no more.
+            if (inFlight.size() >= 2) waitOldest();
+            if (sampler_.endReason() != EndReason::Running) break;
+        }
+        while (!inFlight.empty()) waitOldest();
+        const int32_t produced = sampler_.steps();
+        lastEnd_ = sampler_.endReason();
+        if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
+        stats_.decodeTokens += produced;
+        stats_.decodeHostSeconds += secondsSince(start) - waited;
+        return sampler_.ids(0, produced);
+    }
+
 private:
+    // The persistent loop (--loop): an IB the CP runs token after token, chaining back to its
+    // own start — WAIT_REG_MEM until `go` (the host's grant; the kernel clears it at the budget),
+    // COND_EXEC on `live` around the plan and around the CHAIN, so an end exits the loop and the
+    // submission's tail (fence, event) runs.
+    const DeviceMemory& loopIb(const RecordedPlan& plan) {
+        if (loopIb_) return loopIb_;
+        std::vector<uint32_t> dwords(64);
+        pm4::Stream s(dwords, kernels_.gfx());
+        s.waitRegMem({.address = sampler_.go(), .function = pm4::CompareFunc::NotEqual, .reference = 0});
+        s.condExec(sampler_.live(), 4);
+        s.indirectBuffer(plan.built.ib.gpu(), plan.built.ibDwords);
+        s.condExec(sampler_.live(), 4);
+        const uint32_t size = s.size() + 4;
+        loopIb_ = DeviceMemory(*device_, uint64_t(size) * 4, MemoryKind::Gtt, "persistent loop IB");
+        s.indirectBuffer(loopIb_.gpu(), size, {.chain = true});
+        loopHostCopy_.assign(s.dwords().begin(), s.dwords().end());
+        std::memcpy(loopIb_.cpu<uint32_t>(), loopHostCopy_.data(), loopHostCopy_.size() * 4);
+        return loopIb_;
+    }
+
+    static bool sameChain(const runtime::SamplerParams& a, const runtime::SamplerParams& b) {
+        return a.temperature == b.temperature && a.topK == b.topK && a.topP == b.topP && a.minP == b.minP &&
+               a.repeatPenalty == b.repeatPenalty && a.repeatLastN == b.repeatLastN && a.seed == b.seed;
+    }
+
+    // One submission starts the loop; a call that goes on from its last id and position with the
+    // same chain only raises the budget (memory writes: no doorbell, no syscall) and polls the id
+    // ring. A fault while polling names the token and the op of the plan the CP is in.
+    std::vector<int32_t> generateLooped(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,
+                                        const std::vector<int32_t>& history) {
+        const runtime::SamplerParams& p = sampler.params();
+        const uint64_t draws = sampler.draws();
+        const bool continues = loop_.running && startPos == loop_.nextPosition && firstToken == loop_.lastId &&
+                               sameChain(p, loop_.params) && (p.greedy() || draws == loop_.drawBase + uint64_t(loop_.taken));
+        if (!continues) stopLoop();
+        const auto start = Clock::now();
+        const RecordedPlan& plan = planFor({1, false, false, true});
+        n = std::min<int32_t>(n, int32_t(SamplerBlock::kRingCapacity));
+        if (!loop_.running) {
+            sampler_.write({.params = &p, .drawBase = draws, .history = history, .maxSteps = n,
+                            .contextLength = limits_.contextLength(), .stopIds = kfd_.stopTokens, .loop = true});
+            const DeviceMemory& ib = loopIb(plan);
+            TokenSubmission s = submission(plan, startPos, fmt::format("the persistent loop from position {}", startPos));
+            const int32_t one[] = {firstToken};
+            s.tokens = one;
+            s.ibAddress = ib.gpu();
+            s.ibDwords = uint32_t(loopHostCopy_.size());
+            s.ibName = "loop";
+            submitter_.dumpIb("1tok-sample", plan.built.hostCopy);  // the IB the loop calls
+            loop_ = {.running = true, .value = submitter_.submit(s, loopHostCopy_), .params = p, .drawBase = draws};
+            stats_.decodeSubmissions += 1;
+        } else {
+            awaitPause(plan);
+            sampler_.grant(n);
+        }
+        const int32_t target = loop_.taken + n;
+        const auto polling = Clock::now();
+        bool ended = false;
+        auto lastProgress = Clock::now();
+        int32_t seen = sampler_.steps();
+        bool cancelled = false;
+        while (sampler_.steps() < target) {
+            if (!cancelled && cancelFlag_ && cancelFlag_->load(std::memory_order_acquire)) {
+                sampler_.cancel();  // the GPU stops within the token it is on
+                cancelled = true;
+            }
+            if (sampler_.endReason() != EndReason::Running || submitter_.completed() >= loop_.value) {
+                ended = true;
+                break;
+            }
+            if (const int32_t now = sampler_.steps(); now != seen) {
+                seen = now;
+                lastProgress = Clock::now();
+            } else if (Clock::now() - lastProgress > std::chrono::milliseconds(20)) {
+                checkLoop(plan, lastProgress);
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(50));  // polls memory: no call into the driver
+        }
+        const int32_t produced = std::min(sampler_.steps(), target) - loop_.taken;
+        std::vector<int32_t> ids = sampler_.ids(loop_.taken, loop_.taken + produced);
+        loop_.taken += produced;
+        loop_.nextPosition = startPos + produced;
+        loop_.lastId = ids.empty() ? firstToken : ids.back();
+        if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
+        if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
+        stats_.decodeTokens += produced;
+        stats_.decodeHostSeconds += std::chrono::duration<double>(polling - start).count();  // the poll is the wait
+        if (runtime::EventLog* log = traceLog()) {  // host spans only: the loop's device work has no stamps yet
+            log->beginStep(startPos, produced);
+            log->addHostStep(nsOf(start), nsOf(polling), runtime::EventLog::hostNs(), runtime::EventLog::hostNs());
+        }
+        return ids;
+    }
+
+    // No progress for a while: a faulted queue is reported with the token and the op the CP is
+    // in; past the wait bound the loop is called hung the same way.
+    void checkLoop(const RecordedPlan& plan, Clock::time_point lastProgress) {
+        const std::optional<QueueState> state = submitter_.queueState();
+        const bool timedOut = Clock::now() - lastProgress > std::chrono::milliseconds(kfd_.timeoutMs);
+        if (!(state && state->fault) && !timedOut) return;
+        const int32_t token = sampler_.steps();
+        loop_.running = false;
+        throw TierError(fmt::format("{} tier: --loop: token {} (position {}){} {}: {}{}", kfd_.tierName, token,
+                                    loop_.nextPosition + token - loop_.taken, state ? layerAt(plan, *state) : std::string(),
+                                    state && state->fault ? "faulted" : fmt::format("made no progress for {} ms", kfd_.timeoutMs),
+                                    submitter_.describeState(), state ? plan.built.describeCpPosition(*state) : std::string()));
+    }
+
+    runtime::EventLog* traceLog() const { return instrument_ ? instrument_->log() : nullptr; }
+
+    // ", layer 3" for the CP inside an op of a layer of the sampling plan, else "".
+    std::string layerAt(const RecordedPlan& plan, const QueueState& state) const {
+        if (!state.insideIb || state.insideIb->packetAddress < plan.built.ib.gpu()) return "";
+        const auto dword = uint32_t((state.insideIb->packetAddress - plan.built.ib.gpu()) / 4);
+        for (const auto& [end, layer] : sampleLayers_)
+            if (dword < end) return layer >= 0 ? fmt::format(", layer {}", layer) : "";
+        return "";
+    }
+
+    // The loop paused at its budget: the kernel's go = 0 is its last write for the token.
+    void awaitPause(const RecordedPlan& plan) {
+        const auto since = Clock::now();
+        while (!sampler_.paused() && sampler_.endReason() == EndReason::Running) {
+            if (Clock::now() - since > std::chrono::milliseconds(20)) checkLoop(plan, since);
+            std::this_thread::sleep_for(std::chrono::microseconds(50));  // polls memory: no call into the driver
+        }
+    }
+
+    void finishLoop(const RecordedPlan& plan) {
+        waitFor(loop_.value, plan);
+        lastEnd_ = sampler_.endReason();
+        loop_.running = false;
+    }
+
+    // Cancels a running loop (it stops within the token it is on) and waits for its fence.
+    void stopLoop() {
+        if (!loop_.running) return;
+        sampler_.cancel();
+        loop_.running = false;
+        submitter_.wait(loop_.value);
+    }
+
     // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in.
     void waitFor(uint64_t value, const RecordedPlan& plan) {
         try {
@@ -147,7 +384,8 @@ private:
         TokenSubmission s;
         s.ibAddress = plan.built.ib.gpu();
         s.ibDwords = plan.built.ibDwords;
-        s.ibName = fmt::format("{}tok{}{}", plan.shape.nTokens, plan.shape.allRows ? "-all" : "", plan.shape.argmax ? "-argmax" : "");
+        s.ibName = fmt::format("{}tok{}{}{}", plan.shape.nTokens, plan.shape.allRows ? "-all" : "", plan.shape.argmax ? "-argmax" : "",
+                               plan.shape.sample ? "-sample" : "");
         s.stateAddress = memory_.state();
         s.position = position;
         s.nTokens = plan.shape.nTokens;
@@ -177,7 +415,17 @@ private:
     }
 
     const RecordedPlan& planFor(const PlanShape& shape) {
-        return plans_.get(shape, [&] { return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp); });
+        return plans_.get(shape, [&] {
+            if (!shape.sample) return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp, 1, &sampler_);
+            // The sampling plan also keeps, per op, the IB dword its packets end at and its layer,
+            // so a fault inside the loop can name the layer.
+            sampleLayers_.clear();
+            const AfterOp marks = [&](PlanBuilder& b, size_t index, const graph::Op& op) {
+                if (kfd_.afterOp) kfd_.afterOp(b, index, op);
+                sampleLayers_.emplace_back(b.stream().size(), op.layer);
+            };
+            return recordGraph(*device_, kernels_, graph_, memory_, shape, marks, 1, &sampler_);
+        });
     }
 
     const graph::Graph& graph_;
@@ -189,6 +437,21 @@ private:
     TierMemory memory_;
     runtime::PlanCache<PlanShape, RecordedPlan> plans_{kMaxPlans};
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
+    SamplerBlock sampler_;
+    const std::atomic<bool>* cancelFlag_ = nullptr;
+    EndReason lastEnd_ = EndReason::Running;
+    DeviceMemory loopIb_;
+    std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op
+    std::vector<uint32_t> loopHostCopy_;
+    struct Loop {
+        bool running = false;
+        uint64_t value = 0;        // the loop submission's fence value
+        runtime::SamplerParams params;
+        uint64_t drawBase = 0;
+        int32_t taken = 0;         // ids handed to the host
+        int32_t nextPosition = 0;  // where the host's next call goes on
+        int32_t lastId = 0;
+    } loop_;
     Submitter submitter_;  // after the plans: destroyed first, waiting for what is in flight
     bool timestamps_;
     runtime::TierStats stats_;

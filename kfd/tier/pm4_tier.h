@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "kfd/device/device.h"
@@ -21,6 +23,19 @@ struct Pm4TierOptions {
     std::string dumpPm4Dir;      // --dump-pm4: the IBs and ring dwords submitted, for `zinc-rt pm4 decode`
     uint32_t timeoutMs = 120000;  // bound on every wait for the GPU
     int32_t queueAhead = 3;       // greedy tokens in flight at once
+    // Sampled generation on the GPU: tokens queued per submission (one doorbell), each behind a
+    // COND_EXEC on the sampler's live word; at least 16 (tiers.md "Tokens in flight").
+    int32_t tokensPerSubmission = 32;
+    // Ids that end a generation on the GPU (the tokenizer's end-of-generation ids); the stop id
+    // itself is returned, nothing after it is computed.
+    std::vector<int32_t> stopTokens;
+    // --loop: sampled generation as one persistent command-processor loop (kfd/tier/README.md):
+    // one submission starts it, further calls that go on from where it is grant more tokens
+    // without a doorbell or a syscall; anything else cancels it first.
+    bool loop = false;
+    // Tests: with it, sampled generation runs one token per submission and hands each step's
+    // logits (read back) and the id the GPU drew to this callback.
+    std::function<void(int32_t step, std::span<const float> logits, int32_t id)> checkSampledStep;
     SubmitRoute route = SubmitRoute::Doorbell;  // --submit: a queue + doorbell, or the kernel's ring (CS)
     // What name() says: "kfd" (T1), or "umq" when the device's queues are amdgpu user queues (T2,
     // the same PM4 tier over umq/'s device).

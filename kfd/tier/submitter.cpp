@@ -106,13 +106,25 @@ uint64_t Submitter::submit(const TokenSubmission& t, std::span<const uint32_t> i
         head.writeData({.address = t.tokensAddress}, std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(t.tokens.data()), t.tokens.size()));
     }
     head.copyData({.src = pm4::CopySrc::GpuClock, .dst = pm4::CopyDst::Memory, .destination = stamp, .count64 = true});
+    IbRange ib{t.ibAddress, t.ibDwords};
+    if (t.gateAddress) {
+        // COND_EXEC (5 dwords) + INDIRECT_BUFFER (4) per token; the CP reads the live word after the
+        // previous plan's closing CS_PARTIAL_FLUSH, so the kernel's store is in the L2.
+        if (t.repeat * 9 + 64 > storage_.size())
+            throw TierError(fmt::format("kfd tier: {}: {} tokens do not fit one submission", t.what, t.repeat));
+        for (uint32_t i = 0; i < t.repeat; ++i) {
+            head.condExec(t.gateAddress, 4);
+            head.indirectBuffer(t.ibAddress, t.ibDwords);
+        }
+        ib = {};
+    }
     pm4::Stream tail(tailStorage_, gfx_);
     if (t.copySampledId)
         tail.copyData({.src = pm4::CopySrc::Memory, .dst = pm4::CopyDst::Memory, .source = t.tokensAddress,
                        .destination = fences_.gpu(kIdsOffset + 4 * (value % kIdRing))});
     tail.releaseMem({.gcrCntl = kReleaseFlush, .data = pm4::ReleaseData::GpuClock, .address = stamp + 8});
     if (!options_.dumpDir.empty()) dumpIb(t.ibName, ibHostCopy);
-    return finishSubmission(head.dwords(), {t.ibAddress, t.ibDwords}, tail, t.what);
+    return finishSubmission(head.dwords(), ib, tail, t.what);
 }
 
 uint64_t Submitter::submitRaw(std::span<const uint32_t> packets, const std::string& what) {
@@ -151,6 +163,7 @@ void Submitter::submitOnRing(std::span<const uint32_t> head, IbRange ib, pm4::St
     if (Status w = writer_->waitForSpace(uint32_t(ring.size()), options_.timeoutMs); !w)
         throw TierError(fmt::format("kfd tier: {}: no room on the ring: {}", what, w.error().describe()));
     if (Status w = writer_->submit(ring); !w) throw TierError(fmt::format("kfd tier: {}: submitting: {}", what, w.error().describe()));
+    ++counts_.doorbells;
     if (ringDump_.is_open()) {
         ringDump_.write(reinterpret_cast<const char*>(ring.data()), std::streamsize(ring.size() * 4));
         ringDump_.flush();
@@ -175,6 +188,7 @@ void Submitter::submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRa
     Result<uint64_t> job = kernelRing_->submit(ibs);
     if (!job) throw TierError(fmt::format("kfd tier: {}: {}", what, job.error().describe()));
     jobOf_[value % jobOf_.size()] = *job;
+    ++counts_.syscalls;
     if (ringDump_.is_open()) {
         ringDump_.write(reinterpret_cast<const char*>(head.data()), std::streamsize(head.size() * 4));
         ringDump_.write(reinterpret_cast<const char*>(tail.dwords().data()), std::streamsize(tail.size() * 4));
@@ -184,6 +198,7 @@ void Submitter::submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRa
 
 void Submitter::wait(uint64_t value) {
     if (completed() >= value) return;
+    ++counts_.syscalls;
     if (kernelRing_) {
         const uint64_t job = jobOf_[value % jobOf_.size()];
         if (Status s = kernelRing_->wait(job, options_.timeoutMs); !s)
@@ -204,6 +219,7 @@ void Submitter::wait(uint64_t value) {
 }
 
 void Submitter::dumpIb(const std::string& ibName, std::span<const uint32_t> ib) {
+    if (options_.dumpDir.empty()) return;
     for (const std::string& done : dumpedIbs_)
         if (done == ibName) return;
     writeDwords(std::filesystem::path(options_.dumpDir) / ("ib-" + ibName + ".pm4"), ib);

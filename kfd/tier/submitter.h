@@ -46,6 +46,10 @@ struct TokenSubmission {
     uint64_t tokensAddress = 0;
     std::span<const int32_t> tokens;  // empty: the ids already there (argmax wrote them) stay
     bool copySampledId = false;       // COPY_DATA tokens[0] into the id ring after the IB
+    // Tokens in flight: the IB `repeat` times, each behind a COND_EXEC on the dword at
+    // `gateAddress` (the GPU sampler's live word), so a generation the GPU ended skips the rest.
+    uint32_t repeat = 1;
+    uint64_t gateAddress = 0;
     std::string what;                 // "token 3 at position 17", for errors
 };
 
@@ -73,6 +77,13 @@ public:
     // GPU clock ticks between the start and end stamps of submission `value` (0 if unknown).
     uint64_t gpuTicks(uint64_t value) const;
 
+    // What the host did to the GPU so far: doorbells rung (doorbell route) and calls into the
+    // kernel (CS submissions, and waits that found the fence not yet reached and blocked).
+    struct HostCounts {
+        int64_t doorbells = 0, syscalls = 0;
+    };
+    HostCounts hostCounts() const { return counts_; }
+
     // "doorbell, queue 3" / "cs, amdgpu CS, context 1, compute ring 0 (...)".
     std::string route() const;
     // The route's state for an error report: the queue's rptr/wptr/packet, or the CS jobs.
@@ -82,13 +93,14 @@ public:
         return kernelRing_ ? std::nullopt : std::optional<QueueState>(device_.readQueueState(queue_));
     }
     Device& device() { return device_; }
+    // --dump-pm4: writes `ib` as ib-NAME.pm4 once (submit() does it for the IB it submits).
+    void dumpIb(const std::string& ibName, std::span<const uint32_t> ib);
 
 private:
     // Puts head, the IB (when ib.dwords), tail and the fence on the route.
     uint64_t finishSubmission(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
     void submitOnRing(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
     void submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
-    void dumpIb(const std::string& ibName, std::span<const uint32_t> ib);
 
     static constexpr uint32_t kStampSlots = 256;
     static constexpr uint64_t kFenceOffset = 0, kStampsOffset = 64, kIdsOffset = kStampsOffset + 16 * kStampSlots;
@@ -109,6 +121,7 @@ private:
     std::vector<std::string> what_;  // per in-flight value, for errors (value % size)
     std::ofstream ringDump_;
     std::vector<std::string> dumpedIbs_;
+    HostCounts counts_;
 };
 
 }  // namespace zinc::kfd

@@ -102,6 +102,11 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"argmax",
                  {ZK_ARG(ArgmaxArgs, logits), ZK_ARG(ArgmaxArgs, out), ZK_ARG(ArgmaxArgs, n), ZK_ARG(ArgmaxArgs, stride)},
                  sizeof(ArgmaxArgs), kArgmaxShape.workgroup});
+    using S = SampleArgs;
+    k.push_back({"sample_token",
+                 {ZK_ARG(S, logits), ZK_ARG(S, scratch), ZK_ARG(S, state), ZK_ARG(S, tokens), ZK_ARG(S, ring), ZK_ARG(S, chain),
+                  ZK_ARG(S, n), ZK_ARG(S, ringCapacity)},
+                 sizeof(S), kSampleWorkgroup});
     return k;
 }
 

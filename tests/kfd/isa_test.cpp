@@ -15,6 +15,7 @@
 #include "kernels/embedded.h"
 #include "kernels/kernel_args.h"
 #include "kfd/sim/isa/launch.h"
+#include "runtime/sampler.h"
 
 namespace zinc::kfd::isa {
 namespace {
@@ -280,6 +281,77 @@ TEST_P(Isa, ExpSinCosWithoutFp64AreCorrectlyRounded) {
         }
     }
     EXPECT_EQ(trigDiffer, 0);
+}
+
+// sample_token (kernels/cl/sample.cl) on 1000 logits with the default chain and a repetition
+// penalty: the id the host sampler draws (runtime/sampler.cpp), seed after seed; the state
+// advances one position per token.
+TEST_P(Isa, SampleTokenDrawsWhatTheHostSamplerDraws) {
+    const Loaded l = load(GetParam());
+    HostMemory memory;
+    const int n = 1000;
+    float* logits = memory.alloc<float>(n);
+    float* scratch = memory.alloc<float>(n);
+    int32_t* state = memory.alloc<int32_t>(16);
+    int32_t* tokens = memory.alloc<int32_t>(4);
+    int32_t* ring = memory.alloc<int32_t>(64);
+    uint32_t* chain = memory.alloc<uint32_t>(48 + 256);
+    for (int i = 0; i < n; ++i) logits[i] = 4.0f * std::sin(0.7f * float(i)) + 0.001f * float(i % 13);
+    const float temperature = 0.8f, topP = 0.95f, minP = 0.05f, penalty = 1.3f;
+    const int32_t recent[] = {5, 9, 22, 9};
+    for (uint32_t seed = 1; seed <= 6; ++seed) {
+        std::fill_n(chain, 48 + 256, 0u);
+        std::memcpy(&chain[0], &temperature, 4);
+        std::memcpy(&chain[1], &topP, 4);
+        std::memcpy(&chain[2], &minP, 4);
+        std::memcpy(&chain[3], &penalty, 4);
+        chain[4] = 40;          // top-k
+        chain[5] = 8;           // penalty window
+        chain[6] = 4;           // recent ids given
+        chain[7] = seed;        // seed
+        chain[11] = 1;          // live
+        chain[12] = 100;        // budget
+        chain[13] = 256;        // context
+        std::memcpy(&chain[48], recent, sizeof recent);
+        state[0] = 10;
+        state[2] = 11;
+        kernels::SampleArgs args{reinterpret_cast<uint64_t>(logits), reinterpret_cast<uint64_t>(scratch),
+                                 reinterpret_cast<uint64_t>(state),  reinterpret_cast<uint64_t>(tokens),
+                                 reinterpret_cast<uint64_t>(ring),   reinterpret_cast<uint64_t>(chain), n, 64};
+        launch(request(l, l.object->kernel("sample_token"), memory, args, {1, 1, 1}));
+        runtime::SamplerParams p;
+        p.seed = seed;
+        p.repeatPenalty = penalty;
+        p.repeatLastN = 8;
+        runtime::Sampler host(p);
+        const int32_t want = host.sample(std::span<const float>(logits, n), recent);
+        EXPECT_EQ(tokens[0], want) << "seed " << seed;
+        EXPECT_EQ(ring[0], want);
+        EXPECT_EQ(state[0], 11);
+        EXPECT_EQ(chain[10], 1u);  // step
+        EXPECT_EQ(chain[11], 1u);  // live: no end yet
+        // The same draw as a stop id with the context one short: the stop id is the reason.
+        chain[10] = 0;
+        chain[14] = 1;
+        chain[32] = uint32_t(want);
+        chain[13] = 11;
+        state[0] = 10;
+        launch(request(l, l.object->kernel("sample_token"), memory, args, {1, 1, 1}));
+        EXPECT_EQ(chain[11], 0u);
+        EXPECT_EQ(chain[15], 1u);  // EndReason::StopId
+        // Not a stop id: the full context ends it; a later launch writes nothing.
+        chain[10] = 0;
+        chain[11] = 1;
+        chain[32] = uint32_t(want + 1);
+        state[0] = 10;
+        launch(request(l, l.object->kernel("sample_token"), memory, args, {1, 1, 1}));
+        EXPECT_EQ(chain[11], 0u);
+        EXPECT_EQ(chain[15], 3u);  // EndReason::ContextFull
+        tokens[0] = -7;
+        launch(request(l, l.object->kernel("sample_token"), memory, args, {1, 1, 1}));
+        EXPECT_EQ(tokens[0], -7);
+        EXPECT_EQ(state[0], 11);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Isa, ::testing::Values("gfx1100", "gfx1201"));

@@ -5,8 +5,7 @@
 // the same top-1 wherever the cpu's top-1/top-2 gap is clear (tests/tier_conformance.h). The
 // matvecs are bit-exact; what differs is exp's last bit (kernels/README.md), which random-weight
 // models amplify at near-ties (qwen3-tiny-q4_1 moves 0.05 at its second position), so greedy
-// ids are not compared on their own. On the machine code (ZINC_SIM_EXEC=isa) it passes too (~13 s);
-// kfd_tier_isa leaves it out, the goldens there cover the same models.
+// ids are not compared on their own. Runs on the machine code (the simulated GPU's default).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -201,6 +201,29 @@ TEST_P(Pm4Executor, IndirectBuffersNest) {
     EXPECT_EQ(ex.stats().indirectBuffers, 2u);
 }
 
+// COND_EXEC: a 0 at its address skips the next EXEC_COUNT dwords (one WRITE_DATA of 5 here), a
+// non-zero word runs them; a word nothing maps is a fault.
+TEST_P(Pm4Executor, CondExecSkipsTheNextDwordsWhenItsWordIsZero) {
+    memory.store(kBase + 0x80, 0);
+    memory.store(kBase + 0x84, 1);
+    Stream s = stream();
+    s.condExec(kBase + 0x80, 5).writeData({.address = kBase + 0x10}, {1}).writeData({.address = kBase + 0x14}, {2});
+    s.condExec(kBase + 0x84, 5).writeData({.address = kBase + 0x18}, {3});
+    Executor ex = executor();
+    const ExecResult r = ex.execute(s.dwords());
+    ASSERT_TRUE(r.ok()) << r.fault->describe();
+    EXPECT_EQ(memory.load(kBase + 0x10), 0u);
+    EXPECT_EQ(memory.load(kBase + 0x14), 2u);
+    EXPECT_EQ(memory.load(kBase + 0x18), 3u);
+    EXPECT_EQ(ex.stats().condExecs, 2u);
+    EXPECT_EQ(ex.stats().condExecSkips, 1u);
+    Stream bad = stream();
+    bad.condExec(kUnmapped, 5);
+    const ExecResult f = executor().execute(bad.dwords());
+    ASSERT_FALSE(f.ok());
+    EXPECT_NE(f.fault->describe().find("COND_EXEC cannot read 0xDEAD0000: address not mapped"), std::string::npos) << f.fault->describe();
+}
+
 TEST_P(Pm4Executor, IndirectBufferDepthIsLimited) {
     // IB at depth 1 calls depth 2, which calls depth 3: one too many for the default limit.
     const uint64_t ib[3] = {kBase + 0x1000, kBase + 0x2000, kBase + 0x3000};

@@ -8,6 +8,8 @@
 namespace zinc::serve {
 namespace {
 
+constexpr int32_t kDeviceChunk = 16;  // tokens sampled on the device per call (as tools/generate.cpp)
+
 // Thrown from the prefill progress callback to abandon a cancelled job's prompt.
 struct PrefillCancelled {};
 
@@ -73,22 +75,39 @@ void EngineWorker::generate(Job& job, JobResult& result) {
     TextStream text(tokenizer, in.stop, /*atTextStart=*/false);
     std::vector<float> biased;
     result.reason = FinishReason::Length;
+    // Without a logit bias or a grammar, a tier that samples on the device (kfd/umq) gets chunks of
+    // tokens as chat does (tools/generate.cpp): no logits read back after the first token; the
+    // tokens of a chunk past an end are fed but not returned.
+    const bool onDevice = in.logitBias.empty() && !in.constraint && session_.tier().samplesOnDevice(in.sampling);
+    // The client leaving stops a device loop within its token (kfd/umq --loop).
+    struct CancelScope {
+        runtime::Tier& tier;
+        ~CancelScope() { tier.setCancelFlag(nullptr); }
+    } cancelScope{session_.tier()};
+    session_.tier().setCancelFlag(&job.cancelFlag());
+    std::vector<int32_t> ahead;
+    size_t next = 0;
     for (int32_t i = 0; i < in.maxTokens; ++i) {
         if (job.cancelled()) {
             result.reason = FinishReason::Cancelled;
             return;
         }
-        std::span<const float> logits = session_.logits();
-        if (!in.logitBias.empty() || in.constraint) {
-            biased.assign(logits.begin(), logits.end());
-            for (const auto& [id, bias] : in.logitBias)
-                if (static_cast<size_t>(id) < biased.size()) biased[static_cast<size_t>(id)] += bias;
-            // Tokens this one included that may still come: max_tokens, or the context.
-            const int32_t remaining = std::min(in.maxTokens - i, static_cast<int32_t>(session_.remaining()) + 1);
-            if (in.constraint && in.constraint->mask(biased, remaining) == 0) break;  // Length
-            logits = biased;
+        int32_t id;
+        if (onDevice && next < ahead.size()) {
+            id = ahead[next++];
+        } else {
+            std::span<const float> logits = session_.logits();
+            if (!in.logitBias.empty() || in.constraint) {
+                biased.assign(logits.begin(), logits.end());
+                for (const auto& [bid, bias] : in.logitBias)
+                    if (static_cast<size_t>(bid) < biased.size()) biased[static_cast<size_t>(bid)] += bias;
+                // Tokens this one included that may still come: max_tokens, or the context.
+                const int32_t remaining = std::min(in.maxTokens - i, static_cast<int32_t>(session_.remaining()) + 1);
+                if (in.constraint && in.constraint->mask(biased, remaining) == 0) break;  // Length
+                logits = biased;
+            }
+            id = sampler.sample(logits, session_.history());
         }
-        const int32_t id = sampler.sample(logits, session_.history());
         if (in.constraint) in.constraint->accept(id);
         if (tokenizer.isEndOfGeneration(id)) {
             result.reason = FinishReason::Stop;
@@ -100,8 +119,15 @@ void EngineWorker::generate(Job& job, JobResult& result) {
             result.reason = FinishReason::Stop;
             return;
         }
-        if (i + 1 == in.maxTokens || session_.remaining() < 1) break;  // Length
-        session_.step(id);
+        if (i + 1 == in.maxTokens) break;                      // Length
+        if (onDevice && next < ahead.size()) continue;          // fed already by the chunk that sampled it
+        if (session_.remaining() < 1) break;                    // Length
+        if (onDevice) {
+            ahead = session_.stepSampled(id, std::min({kDeviceChunk, in.maxTokens - 1 - i, session_.remaining()}), sampler);
+            next = 0;
+        } else {
+            session_.step(id);
+        }
     }
     job.pushText(text.finish());
 }

@@ -58,6 +58,7 @@ public:
 
     void cancel() { cancelled_ = true; }
     bool cancelled() const { return cancelled_; }
+    const std::atomic<bool>& cancelFlag() const { return cancelled_; }
 
     // Engine side.
     void pushText(std::string_view text);

@@ -180,6 +180,18 @@ template <int Dwords, int Unit> void ds_store_2addr(Wave& w, const Inst& i) {
     });
 }
 
+// ds_add_u32 addr, data [offset:N]: LDS += data, lane after lane (no value returned).
+void ds_add_u32(Wave& w, const Inst& i) {
+    countStore(w);
+    forLanes(w.exec(), [&](uint32_t l) {
+        uint8_t* p = ldsAt(w, w.v(i.op[0].reg, l) + uint32_t(i.offset), 4);
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        v += w.v(i.op[1].reg, l);
+        std::memcpy(p, &v, 4);
+    });
+}
+
 void noEffect(Wave&, const Inst&) {}
 
 }  // namespace
@@ -199,6 +211,7 @@ std::vector<OpEntry> memoryOps() {
         {"ds_store_b32", ds_store<1>}, {"ds_store_b64", ds_store<2>}, {"ds_store_b128", ds_store<4>},
         {"ds_store_2addr_b32", ds_store_2addr<1, 4>}, {"ds_store_2addr_b64", ds_store_2addr<2, 8>},
         {"ds_store_2addr_stride64_b32", ds_store_2addr<1, 256>}, {"ds_store_2addr_stride64_b64", ds_store_2addr<2, 512>},
+        {"ds_add_u32", ds_add_u32},
         {"buffer_gl0_inv", noEffect}, {"buffer_gl1_inv", noEffect}, {"global_inv", noEffect}, {"global_wb", noEffect},
     };
 }

@@ -41,6 +41,12 @@ void s_sub_u32(Wave& w, const Inst& i) {
     d(w, i, x - y);
     w.scc = y > x;
 }
+// D = S0 - S1 - SCC; SCC = the borrow (s_sub_co_ci_u32 on gfx12).
+void s_subb_u32(Wave& w, const Inst& i) {
+    const uint32_t x = a(w, i), y = b(w, i), borrow = w.scc ? 1 : 0;
+    d(w, i, x - y - borrow);
+    w.scc = uint64_t(y) + borrow > x;
+}
 void s_add_i32(Wave& w, const Inst& i) {
     const int32_t x = int32_t(a(w, i)), y = int32_t(b(w, i));
     const int32_t r = int32_t(uint32_t(x) + uint32_t(y));
@@ -120,6 +126,18 @@ void s_sub_f32(Wave& w, const Inst& i) { d(w, i, asU(asF(a(w, i)) - asF(b(w, i))
 void s_add_f32(Wave& w, const Inst& i) { d(w, i, asU(asF(a(w, i)) + asF(b(w, i)))); }
 // s_fmac_f32 sdst, ssrc0, ssrc1: D = S0 * S1 + D, fused (one rounding).
 void s_fmac_f32(Wave& w, const Inst& i) { d(w, i, asU(std::fma(asF(a(w, i)), asF(b(w, i)), asF(readScalar(w, i.op[0]))))); }
+// s_fmaak_f32 d, s0, s1, K = s0 * s1 + K; s_fmamk_f32 d, s0, K, s1 = s0 * K + s1: op1 * op2 + op3 as written.
+void s_fmaak_f32(Wave& w, const Inst& i) { d(w, i, asU(std::fma(asF(a(w, i)), asF(b(w, i)), asF(readScalar(w, i.op[3]))))); }
+// Truncates; NaN gives 0, out-of-range values saturate.
+void s_cvt_i32_f32(Wave& w, const Inst& i) {
+    const float f = asF(a(w, i));
+    d(w, i, uint32_t(std::isnan(f) ? 0 : f <= -2147483648.0f ? INT32_MIN : f >= 2147483648.0f ? INT32_MAX : int32_t(f)));
+}
+void s_min_i32(Wave& w, const Inst& i) {
+    const int32_t x = int32_t(a(w, i)), y = int32_t(b(w, i));
+    w.scc = x < y;
+    d(w, i, uint32_t(w.scc ? x : y));
+}
 void s_max_i32(Wave& w, const Inst& i) {
     const int32_t x = int32_t(a(w, i)), y = int32_t(b(w, i));
     w.scc = x >= y;
@@ -144,6 +162,7 @@ ZK_CMP(s_cmp_ge_i32, int32_t, >=)
 #undef ZK_CMP
 // Float compares: the n-forms are the negations (true when either side is NaN).
 void s_cmp_neq_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) == asF(readScalar(w, i.op[1]))); }
+void s_cmp_ngt_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) > asF(readScalar(w, i.op[1]))); }
 void s_cmp_nlt_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) < asF(readScalar(w, i.op[1]))); }
 // The ordered compares: false when either side is NaN.
 #define ZK_CMPF(NAME, OP) \
@@ -153,6 +172,7 @@ ZK_CMPF(s_cmp_le_f32, <=)
 ZK_CMPF(s_cmp_gt_f32, >)
 #undef ZK_CMPF
 void s_cmp_lg_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) != read64(w, i.op[1], 0, false); }
+void s_cmpk_eq_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) == sext16(i.op[1].value); }
 void s_cmpk_lg_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) != sext16(i.op[1].value); }
 void s_cmpk_lt_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) < sext16(i.op[1].value); }
 void s_cmpk_gt_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) > sext16(i.op[1].value); }
@@ -257,7 +277,10 @@ std::vector<OpEntry> scalarOps() {
     return {
         {"s_mov_b32", s_mov_b32}, {"s_mov_b64", s_mov_b64}, {"s_movk_i32", s_movk_i32},
         {"s_add_u32", s_add_u32}, {"s_add_co_u32", s_add_u32}, {"s_addc_u32", s_addc_u32}, {"s_add_co_ci_u32", s_addc_u32},
-        {"s_sub_u32", s_sub_u32}, {"s_sub_co_u32", s_sub_u32},
+        {"s_sub_u32", s_sub_u32}, {"s_sub_co_u32", s_sub_u32}, {"s_subb_u32", s_subb_u32}, {"s_sub_co_ci_u32", s_subb_u32},
+        {"s_add_f32", s_add_f32}, {"s_fmaak_f32", s_fmaak_f32}, {"s_fmamk_f32", s_fmaak_f32}, {"s_cvt_i32_f32", s_cvt_i32_f32},
+        {"s_min_i32", s_min_i32}, {"s_cmp_lt_f32", s_cmp_lt_f32}, {"s_cmp_le_f32", s_cmp_le_f32}, {"s_cmp_gt_f32", s_cmp_gt_f32},
+        {"s_cmp_ngt_f32", s_cmp_ngt_f32}, {"s_cmpk_eq_i32", s_cmpk_eq_i32},
         {"s_add_i32", s_add_i32}, {"s_add_co_i32", s_add_i32}, {"s_sub_i32", s_sub_i32}, {"s_sub_co_i32", s_sub_i32},
         {"s_addk_i32", s_addk_i32}, {"s_addk_co_i32", s_addk_i32}, {"s_add_nc_u64", s_add_nc_u64}, {"s_mul_u64", s_mul_u64},
         {"s_mul_i32", s_mul_i32}, {"s_mul_hi_u32", s_mul_hi_u32}, {"s_mul_hi_i32", s_mul_hi_i32}, {"s_abs_i32", s_abs_i32},
@@ -269,8 +292,7 @@ std::vector<OpEntry> scalarOps() {
         {"s_and_not1_saveexec_b32", saveexec<andNotExec>},
         {"s_cvt_f32_i32", s_cvt_f32_i32}, {"s_cvt_f32_u32", s_cvt_f32_u32}, {"s_cvt_u32_f32", s_cvt_u32_f32}, {"s_mul_f32", s_mul_f32},
         {"s_sub_f32", s_sub_f32}, {"s_max_i32", s_max_i32}, {"s_cmp_neq_f32", s_cmp_neq_f32}, {"s_cmp_nlt_f32", s_cmp_nlt_f32},
-        {"s_add_f32", s_add_f32}, {"s_fmac_f32", s_fmac_f32}, {"s_cmp_lt_f32", s_cmp_lt_f32}, {"s_cmp_le_f32", s_cmp_le_f32},
-        {"s_cmp_gt_f32", s_cmp_gt_f32},
+        {"s_fmac_f32", s_fmac_f32},
         {"s_cmp_lg_u64", s_cmp_lg_u64}, {"s_cmpk_lg_i32", s_cmpk_lg_i32}, {"s_load_u16", s_load_u16},
         {"s_cmp_eq_u32", s_cmp_eq_u32}, {"s_cmp_lg_u32", s_cmp_lg_u32}, {"s_cmp_lt_u32", s_cmp_lt_u32}, {"s_cmp_le_u32", s_cmp_le_u32},
         {"s_cmp_gt_u32", s_cmp_gt_u32}, {"s_cmp_ge_u32", s_cmp_ge_u32}, {"s_cmp_eq_i32", s_cmp_eq_i32}, {"s_cmp_lg_i32", s_cmp_lg_i32},

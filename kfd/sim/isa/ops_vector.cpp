@@ -129,6 +129,14 @@ ZK_VOP(v_mul_lo_u32, put(w, i, l, A * B))
 ZK_VOP(v_mul_hi_u32, put(w, i, l, uint32_t((uint64_t(A) * B) >> 32)))  // the KV ring's p % slots
 ZK_VOP(v_min_u32, put(w, i, l, std::min(A, B)))
 ZK_VOP(v_max_u32, put(w, i, l, std::max(A, B)))
+ZK_VOP(v_min_i32, put(w, i, l, uint32_t(std::min(int32_t(A), int32_t(B)))))
+ZK_VOP(v_min3_i32, put(w, i, l, uint32_t(std::min({int32_t(A), int32_t(B), int32_t(C)}))))
+ZK_VOP(v_not_b32, put(w, i, l, ~A))
+ZK_VOP(v_bfrev_b32, {
+    uint32_t x = A, r = 0;
+    for (int k = 0; k < 32; ++k, x >>= 1) r = (r << 1) | (x & 1u);
+    put(w, i, l, r);
+})
 ZK_VOP(v_med3_u32, { const uint32_t x = A, y = B, z = C; put(w, i, l, std::max(std::min(x, y), std::min(std::max(x, y), z))); })
 ZK_VOP(v_med3_i32, { const int32_t x = int32_t(A), y = int32_t(B), z = int32_t(C); put(w, i, l, uint32_t(std::max(std::min(x, y), std::min(std::max(x, y), z)))); })
 inline int64_t i24(uint32_t v) { return int64_t(int32_t(v << 8) >> 8); }
@@ -419,6 +427,7 @@ ZK_CMP(nge_f32, return !(FXA >= FXB))
 ZK_CMP(nle_f32, return !(FXA <= FXB))
 ZK_CMP(o_f32, { const float x = FXA, y = FXB; return !std::isnan(x) && !std::isnan(y); })
 ZK_CMP(u_f32, { const float x = FXA, y = FXB; return std::isnan(x) || std::isnan(y); })
+ZK_CMP(lt_i64, return int64_t(read64(w, i.op[k], l, false)) < int64_t(read64(w, i.op[k + 1], l, false)))
 ZK_CMP(gt_f64, return DXA > DXB)
 ZK_CMP(lt_f64, return DXA < DXB)
 ZK_CMP(eq_f64, return DXA == DXB)
@@ -448,6 +457,7 @@ std::vector<OpEntry> vectorOps() {
         {"v_ashrrev_i32", v_ashrrev_i32}, {"v_lshl_or_b32", v_lshl_or_b32}, {"v_lshl_add_u32", v_lshl_add_u32},
         {"v_add_nc_u32", v_add_nc_u32}, {"v_sub_nc_u32", v_sub_nc_u32}, {"v_subrev_nc_u32", v_subrev_nc_u32},
         {"v_add3_u32", v_add3_u32}, {"v_mul_lo_u32", v_mul_lo_u32}, {"v_mul_hi_u32", v_mul_hi_u32}, {"v_min_u32", v_min_u32}, {"v_max_u32", v_max_u32},
+        {"v_min_i32", v_min_i32}, {"v_min3_i32", v_min3_i32}, {"v_not_b32", v_not_b32}, {"v_bfrev_b32", v_bfrev_b32},
         {"v_med3_u32", v_med3_u32}, {"v_med3_i32", v_med3_i32}, {"v_mul_i32_i24", v_mul_i32_i24}, {"v_mad_i32_i24", v_mad_i32_i24},
         {"v_mul_u32_u24", v_mul_u32_u24}, {"v_mad_u32_u24", v_mad_u32_u24}, {"v_xad_u32", v_xad_u32}, {"v_mul_hi_u32_u24", v_mul_hi_u32_u24}, {"v_bfe_u32", v_bfe_u32}, {"v_bfe_i32", v_bfe_i32},
         {"v_lshlrev_b64", v_lshlrev_b64}, {"v_lshrrev_b16", v_lshrrev_b16}, {"v_lshlrev_b16", v_lshlrev_b16},
@@ -477,7 +487,7 @@ std::vector<OpEntry> vectorOps() {
     ZK_CMP_ENTRY(eq_u16) ZK_CMP_ENTRY(gt_i16) ZK_CMP_ENTRY(lt_i16)
     ZK_CMP_ENTRY(eq_f32) ZK_CMP_ENTRY(neq_f32) ZK_CMP_ENTRY(lt_f32) ZK_CMP_ENTRY(le_f32) ZK_CMP_ENTRY(gt_f32) ZK_CMP_ENTRY(ge_f32)
     ZK_CMP_ENTRY(ngt_f32) ZK_CMP_ENTRY(nlt_f32) ZK_CMP_ENTRY(nge_f32) ZK_CMP_ENTRY(nle_f32) ZK_CMP_ENTRY(o_f32) ZK_CMP_ENTRY(u_f32)
-    ZK_CMP_ENTRY(gt_f64) ZK_CMP_ENTRY(lt_f64) ZK_CMP_ENTRY(eq_f64) ZK_CMP_ENTRY(class_f32) ZK_CMP_ENTRY(class_f64)
+    ZK_CMP_ENTRY(lt_i64) ZK_CMP_ENTRY(gt_f64) ZK_CMP_ENTRY(lt_f64) ZK_CMP_ENTRY(eq_f64) ZK_CMP_ENTRY(class_f32) ZK_CMP_ENTRY(class_f64)
 #undef ZK_CMP_ENTRY
     return ops;
 }

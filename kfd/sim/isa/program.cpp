@@ -2,6 +2,7 @@
 // inline constants, literals, the -/|| float modifiers), the modifiers clang emits (offsets,
 // neg_lo, op_sel, clamp, omod, s_waitcnt counters), branch targets, and the handler per opcode.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <map>
