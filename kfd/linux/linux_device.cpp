@@ -18,6 +18,7 @@
 #include "kfd/device/device.h"
 #include "kfd/device/kfd_uapi.h"
 #include "kfd/device/syscalls.h"
+#include "kfd/linux/host_gpus.h"
 #include "kfd/linux/linux_device.h"
 #include "kfd/linux/topology.h"
 
@@ -407,6 +408,9 @@ Result<std::unique_ptr<Device>> openLinuxDevice(const LinuxOptions& options) {
     }
     Result<GpuCaps> caps = capsFromTopologyNode(*node);
     if (!caps) return caps.error();
+    // All of VRAM visible (Resizable BAR) reads as 0: nothing to stage.
+    const uint64_t visible = readSysfsBytes(options.sysfsDrm + "/renderD" + std::to_string(caps->drmRenderMinor) + "/device/mem_info_vis_vram_total");
+    if (visible && caps->vramBytes && visible < caps->vramBytes) caps->cpuVisibleVramBytes = visible;
 
     Syscalls& sys = options.syscalls ? *options.syscalls : hostSyscalls();
     const int kfd = sys.open(options.kfdPath.c_str(), O_RDWR | O_CLOEXEC);

@@ -34,8 +34,9 @@ public:
     Status init();
 
     std::string name() const override {
-        if (dispatcher_.exec() == SimExec::Isa) return "simulated " + caps_.gfxName + " (machine code in the ISA interpreter)";
-        return "simulated " + caps_.gfxName + (runner_ ? " (kernels on PoCL)" : " (no kernel execution)");
+        const std::string gpu = "simulated " + caps_.gfxName + (caps_.nodeIndex ? " node " + std::to_string(caps_.nodeIndex) : "");
+        if (dispatcher_.exec() == SimExec::Isa) return gpu + " (machine code in the ISA interpreter)";
+        return gpu + (runner_ ? " (kernels on PoCL)" : " (no kernel execution)");
     }
     const GpuCaps& caps() const override { return caps_; }
     Result<Memory> allocMemory(uint64_t size, MemoryKind kind, AllocOptions options) override;
@@ -308,6 +309,8 @@ Result<std::unique_ptr<Device>> openSimulatedDevice(std::string_view gfxName, co
             return plainError("open simulated GPU", std::string("PoCL is needed to run kernels on the simulated ") + caps->gfxName + ": " + e.what());
         }
     }
+    caps->nodeIndex = options.nodeIndex;
+    caps->cpuVisibleVramBytes = options.cpuVisibleVramBytes;
     auto device = std::make_unique<SimDevice>(std::move(*caps), std::move(runner), exec);
     if (Status s = device->init(); !s) return s.error();
     return std::unique_ptr<Device>(std::move(device));
