@@ -189,6 +189,7 @@ private:
     Step stepWaitRegMem(const PacketView& packet);
     Step stepWriteData(const PacketView& packet);
     Step stepCopyData(const PacketView& packet);
+    Step stepDmaData(const PacketView& packet);
     Step stepIndirectBuffer(const PacketView& packet, uint32_t depth);
     Step stepEventWrite(const PacketView& packet);
     DispatchInfo describeDispatch(const std::array<uint32_t, 3>& dims, uint32_t initiator, bool indirect) const;
@@ -203,6 +204,7 @@ private:
     ExecStats stats_;
     std::optional<ReleaseEvent> lastRelease_;
     std::vector<std::vector<uint32_t>> scratch_;  // one packet buffer per IB level
+    std::vector<uint32_t> dmaScratch_;            // DMA_DATA's bounce buffer
 };
 
 }  // namespace zinc::pm4
