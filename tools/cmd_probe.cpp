@@ -22,7 +22,6 @@
 #include "kernels/pocl_runner.h"
 #include "kfd/device/kernel_ring.h"
 #include "kfd/device/ladder.h"
-#include "kfd/linux/linux_device.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
 #include "kfd/tier/plan_builder.h"
@@ -333,9 +332,7 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
     } else if (onLinux) {
         ladder.climb("device found", [] { return std::string("/dev/kfd present"); });
         ladder.climb("VM acquired", [&] {
-            kfd::Result<std::unique_ptr<kfd::Device>> opened = kfd::openLinuxDevice();
-            if (!opened) throw std::runtime_error(opened.error().describe());
-            device = std::shared_ptr<kfd::Device>(std::move(*opened));
+            device = openKfdNode(global);  // the KFD node --device picks
             return device->name() + ": GET_VERSION and ACQUIRE_VM done";
         });
     } else {

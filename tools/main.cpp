@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
     app.add_option("--sim-nodes", global.simNodes, "--sim: GPU nodes of the simulated machine, all of --gfx (--device picks one)")
         ->capture_default_str()->check(CLI::Range(1u, 8u));
     app.add_option("--sim-bar-mib", global.simBarMiB,
-                   "--sim: MiB of the simulated GPU's VRAM the CPU can map (a small BAR: weights and KV then go through a "
-                   "GTT staging buffer and a CP copy); 0 = all")
+                   "--sim, kfd tier: MiB of the simulated GPU's VRAM the CPU can map (a small BAR: weights and KV then go "
+                   "through a GTT staging buffer and a CP copy); 0 = all")
         ->capture_default_str()->check(atLeast(0));
     app.add_option("--gfx", global.gfx, "the simulated GPU's target: gfx1100 (or 11), gfx1201 (or 12)")->transform(gfxTarget())->capture_default_str();
     app.add_option("--dump-pm4", global.dumpPm4, "kfd tier: write the IBs and ring dwords submitted to this folder (read with `zinc-rt pm4 decode`)");

@@ -121,12 +121,17 @@ Result<Memory> SimDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOptio
     }
     Result<Memory> m = memory_.allocate(size, kind, backing);
     if (!m) {
+        std::lock_guard lock(mutex_);
         if (visibleVram) visibleVramUsed_ -= pages;
         return m;
     }
     // Outside the BAR the CPU has no pointer (the simulated GPU still reaches it at gpuVa).
-    if (kind == MemoryKind::Vram && !options.hostAccess) m->cpuPtr = nullptr;
-    else if (visibleVram) visibleVramHandles_.insert(m->handle);
+    if (kind == MemoryKind::Vram && !options.hostAccess) {
+        m->cpuPtr = nullptr;
+    } else if (visibleVram) {
+        std::lock_guard lock(mutex_);
+        visibleVramHandles_.insert(m->handle);
+    }
     return m;
 }
 
