@@ -15,6 +15,7 @@ namespace RM = gfx11::RELEASE_MEM;
 namespace WRM = gfx11::WAIT_REG_MEM;
 namespace WD = gfx11::WRITE_DATA;
 namespace CD = gfx11::COPY_DATA;
+namespace DMA = gfx11::DMA_DATA;
 namespace IB = gfx11::INDIRECT_BUFFER;
 namespace EW = gfx11::EVENT_WRITE;
 namespace DD = gfx11::DISPATCH_DIRECT;
@@ -294,6 +295,7 @@ Executor::Step Executor::executePacket(const PacketView& v, uint32_t depth) {
         case Opcode::WAIT_REG_MEM: return stepWaitRegMem(v);
         case Opcode::WRITE_DATA: return stepWriteData(v);
         case Opcode::COPY_DATA: return stepCopyData(v);
+        case Opcode::DMA_DATA: return stepDmaData(v);
         case Opcode::INDIRECT_BUFFER: return stepIndirectBuffer(v, depth);
         case Opcode::EVENT_WRITE: return stepEventWrite(v);
         case Opcode::COND_EXEC: return stepCondExec(v);
@@ -589,6 +591,35 @@ Executor::Step Executor::stepCopyData(const PacketView& v) {
                 return Step::fail(FaultKind::Unsupported, "DST_SEL " + nameOf(dstField, dstSel) + " is not modelled");
             return Step::fail(FaultKind::MalformedPacket, format("DST_SEL %u is undefined", dstSel));
     }
+}
+
+// The CP's DMA runs in order here, so it has landed before the next packet (RAW_WAIT and write
+// confirm hold trivially). Dword granularity only: what the staging copies and fills need.
+Executor::Step Executor::stepDmaData(const PacketView& v) {
+    const uint32_t srcSel = v.get(DMA::SRC_SEL), dstSel = v.get(DMA::DST_SEL);
+    const uint64_t src = v.get64(DMA::SRC_ADDR_LO_OR_DATA, DMA::SRC_ADDR_HI);
+    const uint64_t dst = v.get64(DMA::DST_ADDR_LO, DMA::DST_ADDR_HI);
+    const uint32_t bytes = v.get(DMA::BYTE_COUNT);
+    const bool fill = srcSel == 2;
+    if (srcSel == 1 || dstSel == 1) return Step::fail(FaultKind::Unsupported, "DMA_DATA to or from GDS is not modelled");
+    if (v.get(DMA::SAIC) || v.get(DMA::DAIC)) return Step::fail(FaultKind::Unsupported, "DMA_DATA without address increment (SAIC/DAIC) is not modelled");
+    if (bytes % 4 != 0 || dst % 4 != 0 || (!fill && src % 4 != 0))
+        return Step::fail(FaultKind::Unsupported,
+                          format("DMA_DATA of %u bytes from 0x%" PRIX64 " to 0x%" PRIX64 ": only whole, aligned dwords are modelled", bytes, src, dst));
+    std::vector<uint32_t>& chunk = dmaScratch_;
+    for (uint32_t done = 0; done < bytes;) {
+        const uint32_t n = std::min<uint32_t>(bytes - done, 1u << 20);
+        chunk.resize(n / 4);
+        if (fill)
+            std::fill(chunk.begin(), chunk.end(), v.get(DMA::SRC_ADDR_LO_OR_DATA));
+        else if (!memory_.read(src + done, chunk))
+            return Step::fail(FaultKind::BadAddress, format("DMA_DATA cannot read 0x%X bytes at SRC_ADDR 0x%" PRIX64 ": address not mapped", n, src + done));
+        if (dstSel != 2 && !memory_.write(dst + done, chunk))
+            return Step::fail(FaultKind::BadAddress, format("DMA_DATA cannot write 0x%X bytes at DST_ADDR 0x%" PRIX64 ": address not mapped", n, dst + done));
+        done += n;
+    }
+    if (dstSel != 2) cpWrote(dst, bytes);  // the CU caches may hold what was there before
+    return {};
 }
 
 Executor::Step Executor::stepIndirectBuffer(const PacketView& v, uint32_t depth) {

@@ -217,6 +217,7 @@ private:
     Step stepWaitRegMem(const PacketView& packet);
     Step stepWriteData(const PacketView& packet);
     Step stepCopyData(const PacketView& packet);
+    Step stepDmaData(const PacketView& packet);
     Step stepIndirectBuffer(const PacketView& packet, uint32_t depth);
     Step stepCondExec(const PacketView& packet);
     Step stepEventWrite(const PacketView& packet);
@@ -251,6 +252,7 @@ private:
     std::vector<std::vector<uint32_t>> scratch_;  // one packet buffer per IB level
     std::vector<HeldDispatch> held_;              // dispatches in flight, in issue order
     PacketPlace place_;
+    std::vector<uint32_t> dmaScratch_;            // DMA_DATA's bounce buffer
 };
 
 }  // namespace zinc::pm4

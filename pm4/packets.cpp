@@ -13,7 +13,6 @@ std::string_view otherOpcodeName(uint32_t opcode) {
         {0x11, "SET_BASE"},
         {0x1E, "ATOMIC_MEM"},
         {0x23, "PRED_EXEC"},
-        {0x50, "DMA_DATA"},
         {0x5C, "INDIRECT_BUFFER_PASID"},
         {0x5F, "LOAD_SH_REG"},
         {0x63, "LOAD_SH_REG_INDEX"},

@@ -37,6 +37,7 @@ enum class Opcode : uint8_t {
     COPY_DATA = 0x40,
     EVENT_WRITE = 0x46,
     RELEASE_MEM = 0x49,
+    DMA_DATA = 0x50,
     ACQUIRE_MEM = 0x58,
     SET_SH_REG = 0x76,
 };
@@ -265,6 +266,34 @@ inline constexpr Field FIELDS[] = {SRC_SEL, DST_SEL, SRC_CACHE_POLICY, COUNT_SEL
                                    PQ_EXE_STATUS, SRC_ADDR_LO, SRC_ADDR_HI, DST_ADDR_LO, DST_ADDR_HI};
 }  // namespace COPY_DATA
 
+// ---- DMA_DATA (MEC form): the CP's DMA engine copies BYTE_COUNT bytes from SRC to DST, or fills
+// them with the DATA dword (PAL PM4_MEC_DMA_DATA, 7 dwords; Mesa sid.h PKT3_DMA_DATA S_411_* /
+// S_415_*, whose CP_SYNC bit 31 is the PFP form's: reserved on MEC) ----
+namespace DMA_DATA {
+inline constexpr ValueName CACHE_POLICY_VALUES[] = {{0, "LRU"}, {1, "STREAM"}, {2, "NOA"}, {3, "BYPASS"}};
+inline constexpr Field SRC_CACHE_POLICY = Field("SRC_CACHE_POLICY", 1, 14, 13).withValues(CACHE_POLICY_VALUES);
+inline constexpr ValueName DST_SEL_VALUES[] = {{0, "DST_ADDR_USING_DAS"}, {1, "GDS"}, {2, "DST_NOWHERE"}, {3, "DST_ADDR_USING_L2"}};
+inline constexpr Field DST_SEL = Field("DST_SEL", 1, 21, 20).withValues(DST_SEL_VALUES);
+inline constexpr Field DST_CACHE_POLICY = Field("DST_CACHE_POLICY", 1, 26, 25).withValues(CACHE_POLICY_VALUES);
+inline constexpr ValueName SRC_SEL_VALUES[] = {{0, "SRC_ADDR_USING_SAS"}, {1, "GDS"}, {2, "DATA"}, {3, "SRC_ADDR_USING_L2"}};
+inline constexpr Field SRC_SEL = Field("SRC_SEL", 1, 30, 29).withValues(SRC_SEL_VALUES);
+inline constexpr Field SRC_ADDR_LO_OR_DATA{"SRC_ADDR_LO_OR_DATA", 2, 31, 0};
+inline constexpr Field SRC_ADDR_HI{"SRC_ADDR_HI", 3, 31, 0};
+inline constexpr Field DST_ADDR_LO{"DST_ADDR_LO", 4, 31, 0};
+inline constexpr Field DST_ADDR_HI{"DST_ADDR_HI", 5, 31, 0};
+inline constexpr Field BYTE_COUNT{"BYTE_COUNT", 6, 25, 0};  // at most 64 MiB - 1 per packet
+inline constexpr ValueName SPACE_VALUES[] = {{0, "MEMORY"}};
+inline constexpr Field SAS = Field("SAS", 6, 26, 26).withValues(SPACE_VALUES);
+inline constexpr Field DAS = Field("DAS", 6, 27, 27).withValues(SPACE_VALUES);
+inline constexpr ValueName INCREMENT_VALUES[] = {{0, "INCREMENT"}, {1, "NO_INCREMENT"}};
+inline constexpr Field SAIC = Field("SAIC", 6, 28, 28).withValues(INCREMENT_VALUES);
+inline constexpr Field DAIC = Field("DAIC", 6, 29, 29).withValues(INCREMENT_VALUES);
+inline constexpr Field RAW_WAIT{"RAW_WAIT", 6, 30, 30};  // wait for earlier writes before reading
+inline constexpr Field DIS_WC{"DIS_WC", 6, 31, 31};      // no write confirm
+inline constexpr Field FIELDS[] = {SRC_CACHE_POLICY, DST_SEL, DST_CACHE_POLICY, SRC_SEL, SRC_ADDR_LO_OR_DATA, SRC_ADDR_HI,
+                                   DST_ADDR_LO, DST_ADDR_HI, BYTE_COUNT, SAS, DAS, SAIC, DAIC, RAW_WAIT, DIS_WC};
+}  // namespace DMA_DATA
+
 // ---- INDIRECT_BUFFER: execute IB_SIZE dwords at IB_BASE, then continue here (CHAIN: don't return) ----
 namespace INDIRECT_BUFFER {
 inline constexpr Field IB_BASE_LO{"IB_BASE_LO", 1, 31, 0};  // dword aligned
@@ -400,6 +429,20 @@ inline constexpr Field CHANGED[] = {SRC_SEL, DST_SEL, SRC_TEMPORAL, MODE, AID_ID
 inline constexpr auto FIELDS = overlay(gfx11::COPY_DATA::FIELDS, CHANGED);
 }  // namespace COPY_DATA
 
+// gfx12 DMA_DATA: the cache policies are TEMPORAL, and neither side may be GDS (PAL gfx12
+// MEC_DMA_DATA_*_enum).
+namespace DMA_DATA {
+using namespace gfx11::DMA_DATA;
+inline constexpr Field SRC_TEMPORAL = Field("SRC_TEMPORAL", 1, 14, 13).withValues(TEMPORAL_NAMES);
+inline constexpr ValueName DST_SEL_VALUES[] = {{0, "DST_ADDR_USING_DAS"}, {2, "DST_NOWHERE"}, {3, "DST_ADDR_USING_L2"}};
+inline constexpr Field DST_SEL = Field("DST_SEL", 1, 21, 20).withValues(DST_SEL_VALUES);
+inline constexpr Field DST_TEMPORAL = Field("DST_TEMPORAL", 1, 26, 25).withValues(TEMPORAL_NAMES);
+inline constexpr ValueName SRC_SEL_VALUES[] = {{0, "SRC_ADDR_USING_SAS"}, {2, "DATA"}, {3, "SRC_ADDR_USING_L2"}};
+inline constexpr Field SRC_SEL = Field("SRC_SEL", 1, 30, 29).withValues(SRC_SEL_VALUES);
+inline constexpr Field CHANGED[] = {SRC_TEMPORAL, DST_SEL, DST_TEMPORAL, SRC_SEL};
+inline constexpr auto FIELDS = overlay(gfx11::DMA_DATA::FIELDS, CHANGED);
+}  // namespace DMA_DATA
+
 namespace INDIRECT_BUFFER {
 using namespace gfx11::INDIRECT_BUFFER;
 inline constexpr Field TEMPORAL = Field("TEMPORAL", 3, 29, 28).withValues(TEMPORAL_NAMES);
@@ -433,6 +476,7 @@ inline constexpr PacketSpec PACKETS[] = {
     {Opcode::COPY_DATA, "COPY_DATA", 5, 5, COPY_DATA::FIELDS},
     {Opcode::EVENT_WRITE, "EVENT_WRITE", 1, 3, EVENT_WRITE::FIELDS},
     {Opcode::RELEASE_MEM, "RELEASE_MEM", 7, 7, RELEASE_MEM::FIELDS},
+    {Opcode::DMA_DATA, "DMA_DATA", 6, 6, DMA_DATA::FIELDS},
     {Opcode::ACQUIRE_MEM, "ACQUIRE_MEM", 7, 7, ACQUIRE_MEM::FIELDS},
     {Opcode::SET_SH_REG, "SET_SH_REG", 2, kMaxBodyDwords, SET_SH_REG::FIELDS},
 };
@@ -465,6 +509,7 @@ inline constexpr auto PACKETS = withFields(gfx11::PACKETS, {
     {Opcode::INDIRECT_BUFFER, INDIRECT_BUFFER::FIELDS},
     {Opcode::COPY_DATA, COPY_DATA::FIELDS},
     {Opcode::RELEASE_MEM, RELEASE_MEM::FIELDS},
+    {Opcode::DMA_DATA, DMA_DATA::FIELDS},
     {Opcode::ACQUIRE_MEM, ACQUIRE_MEM::FIELDS},
 });
 }  // namespace gfx12

@@ -21,6 +21,8 @@ static_assert(sameBits(gfx11::COPY_DATA::SRC_SEL, gfx12::COPY_DATA::SRC_SEL));
 static_assert(sameBits(gfx11::COPY_DATA::DST_SEL, gfx12::COPY_DATA::DST_SEL));
 static_assert(sameBits(gfx11::COPY_DATA::SRC_CACHE_POLICY, gfx12::COPY_DATA::SRC_TEMPORAL));
 static_assert(sameBits(gfx11::COPY_DATA::DST_CACHE_POLICY, gfx12::COPY_DATA::DST_TEMPORAL));
+static_assert(sameBits(gfx11::DMA_DATA::SRC_SEL, gfx12::DMA_DATA::SRC_SEL));
+static_assert(sameBits(gfx11::DMA_DATA::DST_SEL, gfx12::DMA_DATA::DST_SEL));
 static_assert(sameBits(gfx11::INDIRECT_BUFFER::CACHE_POLICY, gfx12::INDIRECT_BUFFER::TEMPORAL));
 static_assert(sameBits(gfx11::DISPATCH_DIRECT::DISPATCH_INITIATOR, gfx12::DISPATCH_DIRECT::DISPATCH_INITIATOR));
 
@@ -29,6 +31,7 @@ namespace AM = gfx11::ACQUIRE_MEM;
 namespace WRM = gfx11::WAIT_REG_MEM;
 namespace WD = gfx11::WRITE_DATA;
 namespace CD = gfx11::COPY_DATA;
+namespace DMA = gfx11::DMA_DATA;  // same bits on gfx12 (TEMPORAL named CACHE_POLICY there)
 namespace IB = gfx11::INDIRECT_BUFFER;
 namespace EW = gfx11::EVENT_WRITE;
 namespace SH = gfx11::SET_SH_REG;
@@ -244,6 +247,20 @@ Stream& Stream::copyData(const CopyData& c) {
     put(CD::SRC_ADDR_HI(hi32(c.source)));       // dword 3: SRC_ADDR_HI / IMM_DATA_HI
     put(CD::DST_ADDR_LO(lo32(c.destination)));  // dword 4: DST_ADDR_LO / DST_REG_OFFSET
     put(CD::DST_ADDR_HI(hi32(c.destination)));  // dword 5: DST_ADDR_HI
+    return *this;
+}
+
+Stream& Stream::dmaData(const DmaData& d) {
+    assert(d.bytes > 0 && DMA::BYTE_COUNT.fits(d.bytes));
+    constexpr uint32_t kUsingL2 = 3, kData = 2;
+    begin(Opcode::DMA_DATA, 6);
+    put(DMA::DST_SEL(kUsingL2) | DMA::SRC_SEL(d.fill ? kData : kUsingL2));  // dword 1: DST_SEL, SRC_SEL, cache policies LRU
+    put(DMA::SRC_ADDR_LO_OR_DATA(d.fill ? d.data : lo32(d.source)));        // dword 2: SRC_ADDR_LO or DATA
+    put(DMA::SRC_ADDR_HI(d.fill ? 0 : hi32(d.source)));                     // dword 3: SRC_ADDR_HI
+    put(DMA::DST_ADDR_LO(lo32(d.destination)));                             // dword 4: DST_ADDR_LO
+    put(DMA::DST_ADDR_HI(hi32(d.destination)));                             // dword 5: DST_ADDR_HI
+    // dword 6: BYTE_COUNT, SAS/DAS memory, SAIC/DAIC increment, RAW_WAIT, DIS_WC
+    put(DMA::BYTE_COUNT(d.bytes) | DMA::RAW_WAIT(d.rawWait ? 1 : 0) | DMA::DIS_WC(d.wrConfirm ? 0 : 1));
     return *this;
 }
 

@@ -113,6 +113,18 @@ struct CopyData {
     uint32_t dstCachePolicy = 0;
 };
 
+// DMA_DATA: the CP's DMA engine, memory to memory through L2 (Mesa's choice on gfx9+:
+// V_411_SRC_ADDR_TC_L2 / V_411_DST_ADDR_TC_L2), or a dword fill.
+struct DmaData {
+    uint64_t source = 0;       // byte address; with `fill`, ignored
+    uint64_t destination = 0;  // byte address
+    uint32_t bytes = 0;        // BYTE_COUNT: 1 .. 64 MiB - 1
+    bool fill = false;         // SRC_SEL DATA: write `data` over the destination
+    uint32_t data = 0;
+    bool rawWait = true;       // RAW_WAIT: earlier writes land before the copy reads
+    bool wrConfirm = true;     // write confirm (DIS_WC clear)
+};
+
 struct IndirectBuffer {
     bool chain = false;  // CHAIN: jump, do not return to this stream
     bool valid = true;   // VALID: required on compute queues (PAL, Linux, tinygrad set it)
@@ -176,6 +188,7 @@ public:
     Stream& writeData(const WriteData& write, std::span<const uint32_t> data);
     Stream& writeData(const WriteData& write, std::initializer_list<uint32_t> data);
     Stream& copyData(const CopyData& copy);
+    Stream& dmaData(const DmaData& dma);
     Stream& indirectBuffer(uint64_t address, uint32_t sizeDwords, const IndirectBuffer& options = {});
     // COND_EXEC (5 dwords): the next `execDwords` dwords run only if the dword at `address` is not 0.
     Stream& condExec(uint64_t address, uint32_t execDwords);

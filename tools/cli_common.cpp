@@ -42,13 +42,17 @@ void GlobalOptions::readEnvironment() {
     threads = envInt("ZINC_THREADS", 0, kUnbounded).value_or(threads);
     contextLength = envInt("ZINC_CTX", 0, kUnbounded).value_or(contextLength);
     batch = envInt("ZINC_BATCH", 1, kUnbounded).value_or(batch);
-    device = envInt("ZINC_DEVICE", 0, kUnbounded).value_or(device);
+    if (const auto d = envInt("ZINC_DEVICE", 0, kUnbounded)) {
+        device = *d;
+        deviceChosen = true;
+    }
 }
 
 std::string GlobalOptions::describe() const {
     return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
                        threads, contextLength, batch, precision, device, gpuTimestamps) +
-           fmt::format("sim={}\ngfx={}\ndump_pm4={}\nsubmit={}\nloop={}\n", sim, gfx, dumpPm4, submit, loop) +
+           fmt::format("sim={}\ngfx={}\nsim_nodes={}\nsim_bar_mib={}\ndump_pm4={}\nsubmit={}\nloop={}\n", sim, gfx, simNodes,
+                       simBarMiB ? std::to_string(simBarMiB) : std::string("all"), dumpPm4, submit, loop) +
            fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\nactivation_mib={}\nrope_scaling={}\n", waitTimeoutMs,
                        deviceMemoryMiB, activationMiB ? std::to_string(activationMiB) : std::string("auto"), ropeScaling.empty() ? "off" : ropeScaling);
 }

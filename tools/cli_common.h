@@ -21,9 +21,12 @@ struct GlobalOptions {
     uint64_t activationMiB = 0;       // activation arena budget (0: the tier's default): a prefill step takes the tokens that fit
     std::string precision = "ggml";
     int32_t device = 0;          // GPU tiers: device index (env ZINC_DEVICE)
+    bool deviceChosen = false;   // --device or ZINC_DEVICE given: an integrated GPU may be picked
     bool gpuTimestamps = false;  // GPU tiers: time submissions with timestamp queries
     bool sim = false;            // kfd tier, probe: the simulated GPU, chosen explicitly
     std::string gfx = "gfx1100"; // the simulated GPU's target (gfx1100 | gfx1201)
+    uint32_t simNodes = 1;       // --sim: how many GPU nodes the simulated machine has (--device picks one)
+    uint64_t simBarMiB = 0;      // --sim: CPU-visible VRAM of the simulated GPU (a small BAR); 0 = all
     std::string dumpPm4;         // kfd tier: folder for the IBs and ring dwords submitted
     std::string submit = "doorbell";  // kfd tier: doorbell (a KFD queue) or cs (the amdgpu CS ioctl)
     bool loop = false;                // kfd/umq tiers: sampled generation as a persistent CP loop

@@ -1,9 +1,11 @@
 // `zinc-rt devices`: the amdgpu render nodes (libdrm_amdgpu: GPU, CUs, memory, MEC/MES firmware,
 // user queues) with the doors each opens, then the Vulkan devices the loader reports, with what
-// the vulkan tier needs checked on each (pass the index to --device). `--sim` adds the
-// simulated amdgpu node.
+// the vulkan tier needs checked on each (pass the index to --device), and between them the
+// --device mapping of the kfd/umq tiers. `--sim` adds the simulated amdgpu node and lists the
+// --sim-nodes simulated GPUs instead of this machine's.
 #include <fmt/format.h>
 
+#include "kfd/device/gpu_list.h"
 #include "tools/cli_common.h"
 #include "tools/pm4_tiers.h"
 #include "umq/amdgpu_info.h"
@@ -33,6 +35,23 @@ void listAmdgpuNodes(const GlobalOptions& global) {
                doors.cs.reason, state(doors.kfd), doors.kfd.reason);
 }
 
+// The --device mapping of the PM4 tiers: index -> KFD node / render node / gfx / VRAM / BAR.
+void listPm4Gpus(const GlobalOptions& global) {
+    std::vector<kfd::GpuEntry> gpus;
+    try {
+        gpus = listGpus(global);
+    } catch (const std::exception& e) {
+        fmt::print("kfd/umq --device: {}\n", e.what());
+        return;
+    }
+    if (gpus.empty()) {
+        fmt::print("kfd/umq --device: no GPU (no KFD GPU node, no amdgpu render node)\n");
+        return;
+    }
+    fmt::print("kfd/umq --device (integrated GPUs numbered last, used only when --device names them):\n");
+    for (const kfd::GpuEntry& g : gpus) fmt::print("  {}{}\n", g.describe(), g.index == uint32_t(global.device) ? "  <- --device" : "");
+}
+
 void listVulkanDevices() {
     const auto devices = vk::listDevices();
     if (devices.empty()) {
@@ -59,6 +78,7 @@ void addDevicesCommand(CLI::App& app, const GlobalOptions& global) {
     auto* cmd = app.add_subcommand("devices", "list the amdgpu render nodes (and the doors they open) and the Vulkan devices");
     cmd->callback([&global] {
         listAmdgpuNodes(global);
+        listPm4Gpus(global);
         listVulkanDevices();
     });
 }

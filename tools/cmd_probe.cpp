@@ -22,7 +22,6 @@
 #include "kernels/pocl_runner.h"
 #include "kfd/device/kernel_ring.h"
 #include "kfd/device/ladder.h"
-#include "kfd/linux/linux_device.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
 #include "kfd/tier/plan_builder.h"
@@ -40,6 +39,7 @@
 #include "tools/pm4_tiers.h"
 #include "umq/amdgpu_info.h"
 #include "umq/availability.h"
+#include "umq/drm_device.h"
 #include "umq/sim_amdgpu.h"
 
 namespace zinc::tools {
@@ -247,7 +247,7 @@ std::string oneLine(std::string text) {
     return text;
 }
 
-// The amdgpu node of a door: simulated with --sim, else the first amdgpu node if the door is open.
+// The amdgpu node of a door: simulated with --sim, else the render node --device picks.
 std::shared_ptr<kfd::Device> openDoorNode(const DoorContext& c, bool userQueues, std::string& detail) {
     if (c.global.sim) {
         kfd::Result<std::shared_ptr<umq::DrmDevice>> sim = umq::openSimulatedDrmDevice(c.global.gfx, {.runner = c.runner});
@@ -256,9 +256,8 @@ std::shared_ptr<kfd::Device> openDoorNode(const DoorContext& c, bool userQueues,
         detail = (*sim)->name() + (info ? "; " + oneLine(umq::describe(*info)) : "");
         return *sim;
     }
-    const umq::HostFacts host = umq::readHostFacts();
     umq::DrmOptions o;
-    o.renderPath = host.amdgpuRenderNodes.front();
+    o.renderPath = chosenGpu(c.global, userQueues ? "umq" : "cs").renderNode;
     kfd::Result<std::unique_ptr<umq::DrmDevice>> opened = umq::openDrmDevice(o);
     if (!opened) throw std::runtime_error(opened.error().describe());
     if (userQueues)
@@ -297,8 +296,13 @@ std::vector<kfd::Rung> climbDoor(const DoorContext& c, bool userQueues, const um
     if (userQueues && device && !ladder.failed()) {
         kfd::LadderOptions lo;
         lo.timeoutMs = c.options.timeoutMs;
-        for (kfd::Rung& r : kfd::climbLadder(*device, lo))
+        const auto* drm = dynamic_cast<const umq::DrmDevice*>(device.get());
+        for (kfd::Rung& r : kfd::climbLadder(*device, lo)) {
+            // Which compute MQD this kernel took (with a context-save area or EOP only).
+            if (r.name == "queue created" && r.ok && drm)
+                r.detail += (r.detail.empty() ? "" : "; ") + umq::describeMqd(drm->facts(), drm->caps().queueBuffers.ctxSaveMappingBytes);
             if (r.name != "device found") ladder.add({prefix + r.name, r.ok, r.skipped, r.ms, r.detail});
+        }
     } else if (userQueues) {
         for (size_t i = 2; i + 1 < names.size(); ++i) ladder.add({prefix + names[i], false, true, 0, ""});
     } else {
@@ -328,9 +332,7 @@ int runProbe(const GlobalOptions& global, const ProbeOptions& o) {
     } else if (onLinux) {
         ladder.climb("device found", [] { return std::string("/dev/kfd present"); });
         ladder.climb("VM acquired", [&] {
-            kfd::Result<std::unique_ptr<kfd::Device>> opened = kfd::openLinuxDevice();
-            if (!opened) throw std::runtime_error(opened.error().describe());
-            device = std::shared_ptr<kfd::Device>(std::move(*opened));
+            device = openKfdNode(global);  // the KFD node --device picks
             return device->name() + ": GET_VERSION and ACQUIRE_VM done";
         });
     } else {

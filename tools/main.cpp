@@ -37,11 +37,19 @@ int main(int argc, char** argv) {
     app.add_option("--precision", global.precision,
                    "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
         ->capture_default_str();
-    app.add_option("--device", global.device, "GPU tiers: device index, see `zinc-rt devices` (env ZINC_DEVICE)")
-        ->capture_default_str()->check(atLeast(0));
+    app.add_option_function<int32_t>("--device", [&global](int32_t d) { global.device = d; global.deviceChosen = true; },
+                   "GPU tiers: device index, see `zinc-rt devices`; integrated GPUs are numbered after discrete ones and "
+                   "used only when named here (env ZINC_DEVICE)")
+        ->check(atLeast(0));
     app.add_flag("--gpu-timestamps", global.gpuTimestamps, "GPU tiers: time each submission with timestamp queries");
     app.add_flag("--sim", global.sim, "kfd/umq tiers, probe, devices: run on the simulated GPU (never chosen without this flag)");
     app.add_option_function<std::string>("--sim-exec", [](const std::string& v) { setenv("ZINC_SIM_EXEC", v.c_str(), 1); }, "the simulated GPU runs the kernels' machine code in the ISA interpreter (isa, the default) or their OpenCL C on PoCL (pocl, faster); env ZINC_SIM_EXEC")->check(CLI::IsMember({"isa", "pocl"}));
+    app.add_option("--sim-nodes", global.simNodes, "--sim: GPU nodes of the simulated machine, all of --gfx (--device picks one)")
+        ->capture_default_str()->check(CLI::Range(1u, 8u));
+    app.add_option("--sim-bar-mib", global.simBarMiB,
+                   "--sim, kfd tier: MiB of the simulated GPU's VRAM the CPU can map (a small BAR: weights and KV then go "
+                   "through a GTT staging buffer and a CP copy); 0 = all")
+        ->capture_default_str()->check(atLeast(0));
     app.add_option("--gfx", global.gfx, "the simulated GPU's target: gfx1100 (or 11), gfx1201 (or 12)")->transform(gfxTarget())->capture_default_str();
     app.add_option("--dump-pm4", global.dumpPm4, "kfd tier: write the IBs and ring dwords submitted to this folder (read with `zinc-rt pm4 decode`)");
     app.add_option("--submit", global.submit,

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "kfd/linux/host_gpus.h"
 #include "kfd/linux/linux_device.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
@@ -27,9 +29,38 @@ kfd::SubmitRoute routeOf(const GlobalOptions& g) {
 
 }  // namespace
 
+std::vector<kfd::GpuEntry> listGpus(const GlobalOptions& g) {
+    if (!g.sim) return kfd::listHostGpus(umq::readHostFacts().amdgpuRenderNodes);
+    kfd::Result<kfd::GpuCaps> caps = kfd::capsFromGfxName(g.gfx);
+    if (!caps) throw TierError(fmt::format("simulated GPU {}: {}", g.gfx, caps.error().describe()));
+    std::vector<kfd::GpuEntry> gpus;
+    for (uint32_t i = 0; i < g.simNodes; ++i) {
+        kfd::GpuEntry e;
+        e.kfdNode = i + 1;  // node 0 is the CPU, as KFD numbers them
+        e.renderNode = fmt::format("/dev/dri/renderD{}", 128 + i);
+        e.gfxName = caps->gfxName;
+        e.vramBytes = caps->vramBytes;
+        e.cpuVisibleVramBytes = g.simBarMiB ? std::min(g.simBarMiB << 20, caps->vramBytes) : caps->vramBytes;
+        e.simulated = true;
+        gpus.push_back(std::move(e));
+    }
+    kfd::numberGpus(gpus);
+    return gpus;
+}
+
+kfd::GpuEntry chosenGpu(const GlobalOptions& g, const std::string& tierLabel) {
+    kfd::Result<kfd::GpuEntry> gpu = kfd::pickGpu(listGpus(g), uint32_t(g.device), g.deviceChosen);
+    if (!gpu) throw TierError(fmt::format("{}: {}", tierLabel, gpu.error().message));
+    return *gpu;
+}
+
 std::shared_ptr<kfd::Device> openKfdNode(const GlobalOptions& g) {
     if (g.sim) {
-        kfd::Result<std::unique_ptr<kfd::Device>> sim = kfd::openSimulatedDevice(g.gfx);
+        const kfd::GpuEntry gpu = chosenGpu(g, "kfd tier");
+        kfd::SimOptions options;
+        options.nodeIndex = g.simNodes > 1 ? *gpu.kfdNode : 0;
+        options.cpuVisibleVramBytes = gpu.smallBar() ? gpu.cpuVisibleVramBytes : 0;
+        kfd::Result<std::unique_ptr<kfd::Device>> sim = kfd::openSimulatedDevice(g.gfx, options);
         if (!sim) throw TierError(fmt::format("kfd tier: simulated GPU {}: {}", g.gfx, sim.error().describe()));
         return std::shared_ptr<kfd::Device>(std::move(*sim));
     }
@@ -39,26 +70,35 @@ std::shared_ptr<kfd::Device> openKfdNode(const GlobalOptions& g) {
             "kfd tier: no KFD device: looked for {} (the amdgpu kernel driver's compute interface) and found nothing; "
             "pass --sim to run on the simulated GPU (no fallback is made)",
             kfdPath));
+    const kfd::GpuEntry gpu = chosenGpu(g, "kfd tier");
+    if (!gpu.kfdNode)
+        throw TierError(fmt::format("kfd tier: {} has no KFD node (KFD does not list {}); use --tier=umq or --submit=cs on it",
+                                    gpu.describe(), gpu.renderNode));
     kfd::LinuxOptions options;
     options.kfdPath = kfdPath;
+    options.node = gpu.kfdNode;
     kfd::Result<std::unique_ptr<kfd::Device>> opened = kfd::openLinuxDevice(options);
     if (!opened)
-        throw TierError(fmt::format("kfd tier: opening {}: {} (pass --sim to run on the simulated GPU; no fallback is made)",
-                                    kfdPath, opened.error().describe()));
+        throw TierError(fmt::format("kfd tier: opening {} node {}: {} (pass --sim to run on the simulated GPU; no fallback is made)",
+                                    kfdPath, *gpu.kfdNode, opened.error().describe()));
     return std::shared_ptr<kfd::Device>(std::move(*opened));
 }
 
 std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& g, const std::string& tierLabel, bool userQueues) {
     if (g.sim) {
-        kfd::Result<std::shared_ptr<umq::DrmDevice>> sim = umq::openSimulatedDrmDevice(g.gfx);
+        umq::SimAmdgpuOptions options;
+        options.renderPath = chosenGpu(g, tierLabel).renderNode;
+        kfd::Result<std::shared_ptr<umq::DrmDevice>> sim = umq::openSimulatedDrmDevice(g.gfx, options);
         if (!sim) throw TierError(fmt::format("{}: simulated amdgpu {}: {}", tierLabel, g.gfx, sim.error().describe()));
         return *sim;
     }
     const umq::HostFacts host = umq::readHostFacts();
     const umq::DoorReport door = userQueues ? umq::umqDoor(host) : umq::csDoor(host);
     if (!door.open) throw TierError(fmt::format("{}: {}{}", tierLabel, door.reason, kNoFallback));
+    const kfd::GpuEntry gpu = chosenGpu(g, tierLabel);
+    if (gpu.renderNode.empty()) throw TierError(fmt::format("{}: {} has no render node", tierLabel, gpu.describe()));
     umq::DrmOptions options;
-    options.renderPath = host.amdgpuRenderNodes.front();
+    options.renderPath = gpu.renderNode;
     kfd::Result<std::unique_ptr<umq::DrmDevice>> opened = umq::openDrmDevice(options);
     if (!opened) throw TierError(fmt::format("{}: opening {}: {}{}", tierLabel, options.renderPath, opened.error().describe(), kNoFallback));
     if (userQueues)
@@ -95,11 +135,12 @@ std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph:
 namespace {
 
 // The umq door as far as this machine goes: the host's facts, then the node's own answer.
-std::string umqRefusal(AutoChoice& c) {
+std::string umqRefusal(const GlobalOptions& g, AutoChoice& c) {
     const umq::HostFacts host = umq::readHostFacts();
     if (const umq::DoorReport door = umq::umqDoor(host); !door.open) return door.reason;
     umq::DrmOptions options;
-    options.renderPath = host.amdgpuRenderNodes.front();
+    options.renderPath = chosenGpu(g, "umq").renderNode;
+    if (options.renderPath.empty()) return "the GPU --device picks has no render node";
     kfd::Result<std::unique_ptr<umq::DrmDevice>> opened = umq::openDrmDevice(options);
     if (!opened) return "opening " + options.renderPath + ": " + opened.error().describe();
     if (std::string refusal = (*opened)->userQueueRefusal(); !refusal.empty()) return refusal;
@@ -108,10 +149,10 @@ std::string umqRefusal(AutoChoice& c) {
     return "";
 }
 
-std::string kfdRefusal(AutoChoice& c) {
+std::string kfdRefusal(const GlobalOptions& g, AutoChoice& c) {
     if (!std::filesystem::exists("/dev/kfd")) return "no /dev/kfd";
     try {
-        GlobalOptions real;
+        GlobalOptions real = g;
         real.sim = false;
         c.device = openKfdNode(real);
     } catch (const std::exception& e) {
@@ -121,7 +162,7 @@ std::string kfdRefusal(AutoChoice& c) {
     return "";
 }
 
-std::string vulkanRefusal(AutoChoice& c) {
+std::string vulkanRefusal(const GlobalOptions&, AutoChoice& c) {
     std::vector<std::string> cpuOnly;
     for (const auto& d : vk::listDevices()) {
         if (!d.usable()) continue;
@@ -146,12 +187,12 @@ AutoChoice chooseAutoTier(const GlobalOptions& g) {
         c.why = fmt::format("--sim: the kfd tier on the simulated {}, the simulator's reference path; --tier=umq --sim runs its user queues", g.gfx);
         return c;
     }
-    const std::pair<const char*, std::string (*)(AutoChoice&)> doors[] = {
+    const std::pair<const char*, std::string (*)(const GlobalOptions&, AutoChoice&)> doors[] = {
         {"umq", umqRefusal}, {"kfd", kfdRefusal}, {"vulkan", vulkanRefusal}};
     for (const auto& [tier, refusal] : doors) {
         std::string why;
         try {
-            why = refusal(c);
+            why = refusal(g, c);
         } catch (const std::exception& e) {
             why = e.what();
         }

@@ -9,6 +9,7 @@
 
 #include "graph/graph.h"
 #include "kfd/device/device.h"
+#include "kfd/device/gpu_list.h"
 #include "kfd/tier/pm4_tier.h"
 #include "runtime/tier.h"
 #include "tools/cli_common.h"
@@ -23,11 +24,19 @@ kfd::Pm4TierOptions pm4TierOptions(const std::string& name, const runtime::TierO
 std::unique_ptr<runtime::Tier> makePm4Tier(const std::string& name, const graph::Graph& graph, const runtime::TierOptions& options,
                                            const GlobalOptions& global);
 
-// The KFD door: the simulated GPU of --gfx with --sim, else /dev/kfd (its first GPU node).
+// The GPUs --device chooses among (kfd/device/gpu_list.h): with --sim the --sim-nodes simulated
+// ones (KFD nodes 1.., render nodes renderD128..), else this machine's KFD nodes and amdgpu
+// render nodes.
+std::vector<kfd::GpuEntry> listGpus(const GlobalOptions& global);
+// The entry --device names; throws TierError listing the GPUs when there is none such, or when
+// it is an integrated GPU that --device did not name explicitly.
+kfd::GpuEntry chosenGpu(const GlobalOptions& global, const std::string& tierLabel);
+
+// The KFD door: the simulated GPU of --gfx with --sim, else /dev/kfd; the node --device picks.
 std::shared_ptr<kfd::Device> openKfdNode(const GlobalOptions& global);
 
 // The amdgpu render node for `tierLabel` ("umq tier", "kfd tier (--submit=cs)"): the simulated
-// one with --sim, else the first amdgpu node; with `userQueues` it must offer compute user queues.
+// one with --sim, else the render node --device picks; with `userQueues` it must offer compute user queues.
 std::shared_ptr<kfd::Device> openAmdgpuNode(const GlobalOptions& global, const std::string& tierLabel, bool userQueues);
 
 // The three doors as `devices` and `probe` both report them: with --sim each opens on the

@@ -54,6 +54,17 @@ union drm_amdgpu_userq {
 struct drm_amdgpu_userq_mqd_compute_gfx11 {
     uint64_t eop_va;
 };
+// The same MQD on kernels with the user-queue CWSR series (amd-gfx "[PATCH v5 09/11] drm/amdgpu:
+// Add ioctl support for cwsr params", 2026-01-30; FACTS.md §6.2 "pending uapi"): the
+// context-save area (control stack, wave state, debugger memory) the CP saves a preempted
+// queue's waves into. mes_userq_mqd_create takes exactly sizeof of the struct it was built with,
+// so the size we pass says which layout we mean and a refusal (EINVAL) says the kernel's.
+struct drm_amdgpu_userq_mqd_compute_gfx11_cwsr {
+    uint64_t eop_va;
+    uint64_t ctx_save_area_va;
+    uint32_t ctx_save_area_size;  // bytes allocated at ctx_save_area_va
+    uint32_t pad;                 // the C struct's tail padding
+};
 inline constexpr uint32_t kIoctlUserq = drmIowr(DRM_COMMAND_BASE + kDrmAmdgpuUserq, sizeof(drm_amdgpu_userq));
 
 static_assert(sizeof(drm_amdgpu_userq_in) == 72);
@@ -64,6 +75,8 @@ static_assert(offsetof(drm_amdgpu_userq_in, wptr_va) == 48);
 static_assert(offsetof(drm_amdgpu_userq_in, mqd_size) == 64);
 static_assert(sizeof(drm_amdgpu_userq) == 72);
 static_assert(sizeof(drm_amdgpu_userq_mqd_compute_gfx11) == 8);
+static_assert(sizeof(drm_amdgpu_userq_mqd_compute_gfx11_cwsr) == 24);
+static_assert(offsetof(drm_amdgpu_userq_mqd_compute_gfx11_cwsr, ctx_save_area_size) == 16);
 static_assert(kIoctlUserq == 0xC0486456u, "FACTS.md §6.2");
 
 // ---- constants newer than libdrm 2.4.114 ----------------------------------------------------

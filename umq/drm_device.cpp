@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "kfd/device/kernel_ring.h"
@@ -74,6 +75,9 @@ public:
     kfd::Result<kfd::Memory> allocMemory(uint64_t size, kfd::MemoryKind kind, kfd::AllocOptions options) override;
     kfd::Status freeMemory(kfd::Memory& memory) override;
     kfd::Result<kfd::Queue> createQueue(const kfd::QueueOptions& options) override;
+    // One USERQ CREATE with this MQD; sets q.id.
+    kfd::Status submitUserqCreate(kfd::Queue& q, const kfd::Memory& doorbell, const void* mqd, uint32_t mqdBytes);
+    kfd::Result<kfd::Queue> registerQueue(kfd::Queue& q, const kfd::Memory& doorbell);
     kfd::Status destroyQueue(kfd::Queue& queue) override;
     kfd::Result<kfd::Event> createEvent(bool autoReset) override;
     kfd::Status destroyEvent(kfd::Event& event) override;
@@ -154,6 +158,7 @@ kfd::Status RenderNodeDevice::fillCaps() {
     drm_amdgpu_info_vram_gtt sizes{};
     if (kfd::Status s = info(AMDGPU_INFO_VRAM_GTT, &sizes, sizeof sizes, "VRAM_GTT"); !s) return s;
     caps_.vramBytes = sizes.vram_size;
+    if (sizes.vram_cpu_accessible_size < sizes.vram_size) caps_.cpuVisibleVramBytes = sizes.vram_cpu_accessible_size;  // a small BAR
     if (kfd::Status s = kfd::applyGenerationTraits(caps_); !s) return s;
     uapi::drm_amdgpu_info_uq_metadata_compute eop{};
     if (info(uapi::kInfoUqFwAreas, &eop, sizeof eop, "UQ_FW_AREAS(compute)", AMDGPU_HW_IP_COMPUTE) && eop.eop_size) facts_.eopBytes = eop.eop_size;
@@ -198,7 +203,9 @@ kfd::Result<kfd::Memory> RenderNodeDevice::allocMemory(uint64_t size, kfd::Memor
     switch (kind) {
         case kfd::MemoryKind::Vram:
             create.in.domains = AMDGPU_GEM_DOMAIN_VRAM;
-            create.in.domain_flags = AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED;  // filled through the CPU mapping
+            // Filled through the CPU mapping, unless the caller fills it with the GPU (a small BAR):
+            // then the BO may live outside the CPU-visible window; its mapping only reserves the VA.
+            if (options.hostAccess) create.in.domain_flags = AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED;
             break;
         case kfd::MemoryKind::Gtt: create.in.domains = AMDGPU_GEM_DOMAIN_GTT; break;  // snooped: host and CP see one copy
         case kfd::MemoryKind::Doorbell: create.in.domains = uapi::kGemDomainDoorbell; break;
@@ -224,6 +231,7 @@ kfd::Result<kfd::Memory> RenderNodeDevice::allocMemory(uint64_t size, kfd::Memor
     }
     const uint64_t va = reinterpret_cast<uint64_t>(cpu);
     kfd::Memory memory{va, cpu, size, kind, handle};
+    if (kind == kfd::MemoryKind::Vram && !options.hostAccess) memory.cpuPtr = nullptr;  // a CPU touch would migrate it into the BAR
     if (kind == kfd::MemoryKind::Doorbell) return memory;  // written by the CPU only: no GPU mapping
     if (va < facts_.vaStart || va + size > facts_.vaEnd) {
         (void)freeMemory(memory);
@@ -259,15 +267,16 @@ kfd::Status RenderNodeDevice::freeMemory(kfd::Memory& memory) {
         gva.map_size = memory.size;
         result = drmIoctl(sys_, fd_, DRM_IOCTL_AMDGPU_GEM_VA, &gva, "GEM_VA", "unmap " + hex(memory.gpuVa));
     }
-    sys_.munmap(memory.cpuPtr, memory.size);
+    sys_.munmap(reinterpret_cast<void*>(memory.gpuVa), memory.size);  // the CPU mapping is at the GPU VA
     kfd::Status closed = gemClose(uint32_t(memory.handle));
     memory = kfd::Memory{};
     return result ? closed : result;
 }
 
 void RenderNodeDevice::freeQueueMemory(kfd::Queue& q, kfd::Memory& doorbell) {
-    for (kfd::Memory* m : {&q.ring, &q.pointers, &q.eop, &doorbell}) (void)freeMemory(*m);
+    for (kfd::Memory* m : {&q.ring, &q.pointers, &q.eop, &q.ctxSave, &doorbell}) (void)freeMemory(*m);
 }
+
 
 kfd::Result<kfd::Queue> RenderNodeDevice::createQueue(const kfd::QueueOptions& options) {
     if (const std::string refusal = userQueueRefusal(); !refusal.empty()) return kfd::Error{"USERQ", EOPNOTSUPP, refusal};
@@ -288,7 +297,36 @@ kfd::Result<kfd::Queue> RenderNodeDevice::createQueue(const kfd::QueueOptions& o
     q.eop = *m;
     if (!(m = allocMemory(kPage, kfd::MemoryKind::Doorbell, {}))) return fail(m.error());
     doorbell = *m;
-    uapi::drm_amdgpu_userq_mqd_compute_gfx11 mqd{q.eop.gpuVa};
+    // The MQD: with a context-save area where the kernel takes one (tried first, once), else
+    // EOP only. Sized as KFD sizes it for the same chip (caps.h queueBufferSizes).
+    constexpr uint32_t kCwsrMqd = sizeof(uapi::drm_amdgpu_userq_mqd_compute_gfx11_cwsr);
+    constexpr uint32_t kEopMqd = sizeof(uapi::drm_amdgpu_userq_mqd_compute_gfx11);
+    std::optional<kfd::Error> cwsrRefusal;
+    if (facts_.mqdBytes != kEopMqd) {
+        const uint64_t ctxBytes = caps_.queueBuffers.ctxSaveMappingBytes;
+        if (!(m = allocMemory(ctxBytes, kfd::MemoryKind::Gtt, {}))) return fail(m.error());
+        q.ctxSave = *m;
+        const uapi::drm_amdgpu_userq_mqd_compute_gfx11_cwsr mqd{q.eop.gpuVa, q.ctxSave.gpuVa, uint32_t(q.ctxSave.size), 0};
+        kfd::Status s = submitUserqCreate(q, doorbell, &mqd, kCwsrMqd);
+        if (s) {
+            facts_.mqdBytes = kCwsrMqd;
+            return registerQueue(q, doorbell);
+        }
+        if (facts_.mqdBytes == kCwsrMqd || s.error().errnum != EINVAL) return fail(s.error());
+        cwsrRefusal = s.error();
+        (void)freeMemory(q.ctxSave);
+    }
+    const uapi::drm_amdgpu_userq_mqd_compute_gfx11 mqd{q.eop.gpuVa};
+    if (kfd::Status s = submitUserqCreate(q, doorbell, &mqd, kEopMqd); !s) {
+        kfd::Error e = s.error();
+        if (cwsrRefusal) e.message += "; before that the 24-byte MQD with a context-save area: " + cwsrRefusal->describe();
+        return fail(e);
+    }
+    facts_.mqdBytes = kEopMqd;
+    return registerQueue(q, doorbell);
+}
+
+kfd::Status RenderNodeDevice::submitUserqCreate(kfd::Queue& q, const kfd::Memory& doorbell, const void* mqd, uint32_t mqdBytes) {
     uapi::drm_amdgpu_userq args{};
     args.in.op = uapi::kUserqOpCreate;
     args.in.ip_type = AMDGPU_HW_IP_COMPUTE;
@@ -299,13 +337,19 @@ kfd::Result<kfd::Queue> RenderNodeDevice::createQueue(const kfd::QueueOptions& o
     args.in.queue_size = q.ring.size;
     args.in.rptr_va = q.pointers.gpuAddress(kfd::Queue::kRptrOffset);
     args.in.wptr_va = q.pointers.gpuAddress(kfd::Queue::kWptrOffset);
-    args.in.mqd = reinterpret_cast<uint64_t>(&mqd);
-    args.in.mqd_size = sizeof mqd;
+    args.in.mqd = reinterpret_cast<uint64_t>(mqd);
+    args.in.mqd_size = mqdBytes;
     if (kfd::Status s = drmIoctl(sys_, fd_, uapi::kIoctlUserq, &args, "USERQ",
-                                 "create a compute queue: ring " + hex(q.ring.gpuVa) + " (" + std::to_string(q.ring.size) + " bytes), eop " + hex(q.eop.gpuVa));
+                                 "create a compute queue: ring " + hex(q.ring.gpuVa) + " (" + std::to_string(q.ring.size) + " bytes), eop " +
+                                     hex(q.eop.gpuVa) + ", " + std::to_string(mqdBytes) + "-byte MQD" +
+                                     (q.ctxSave ? ", context-save area " + hex(q.ctxSave.gpuVa) + " (" + hex(q.ctxSave.size) + " bytes)" : ""));
         !s)
-        return fail(s.error());
+        return s;
     q.id = args.out.queue_id;
+    return {};
+}
+
+kfd::Result<kfd::Queue> RenderNodeDevice::registerQueue(kfd::Queue& q, const kfd::Memory& doorbell) {
     q.doorbell = doorbell.as<volatile uint64_t>();
     std::lock_guard lock(mutex_);
     queues_[q.id] = UserQueue{q, doorbell};
@@ -418,6 +462,14 @@ kfd::Result<std::unique_ptr<DrmDevice>> openDrmDevice(const DrmOptions& options)
     auto device = std::make_unique<RenderNodeDevice>(sys, fd, options);
     if (kfd::Status s = device->init(); !s) return s.error();
     return std::unique_ptr<DrmDevice>(std::move(device));
+}
+
+std::string describeMqd(const DrmFacts& facts, uint64_t ctxSaveBytes) {
+    if (facts.mqdBytes == sizeof(uapi::drm_amdgpu_userq_mqd_compute_gfx11_cwsr))
+        return "24-byte compute MQD (EOP + a " + hex(ctxSaveBytes) + "-byte context-save area)";
+    if (facts.mqdBytes == sizeof(uapi::drm_amdgpu_userq_mqd_compute_gfx11))
+        return "8-byte compute MQD (EOP only: this kernel takes no context-save area and refused the 24-byte one)";
+    return "compute MQD size not yet probed (no user queue created)";
 }
 
 }  // namespace zinc::umq

@@ -43,7 +43,12 @@ struct DrmFacts {
     uint32_t userqIpMask = 0;  // 1 << AMDGPU_HW_IP_*; 0 before Linux 6.16 or with user queues off
     uint64_t vaStart = 0, vaEnd = 0;
     uint32_t eopBytes = 2048;  // AMDGPU_INFO_UQ_FW_AREAS compute eop_size
+    // The compute MQD the kernel took at the first USERQ CREATE: 24 bytes (eop_va and a
+    // context-save area, kernels with the user-queue CWSR series) or 8 (eop_va only); 0 before.
+    uint32_t mqdBytes = 0;
 };
+// "24-byte compute MQD (EOP + a 0x2c02000-byte context-save area)", "8-byte ... (EOP only: ...)".
+std::string describeMqd(const DrmFacts& facts, uint64_t ctxSaveBytes);
 
 class DrmDevice : public kfd::Device {
 public:

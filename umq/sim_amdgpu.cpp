@@ -361,11 +361,20 @@ int Driver::userq(uapi::drm_amdgpu_userq& a) {
     for (uint64_t va : {in.rptr_va, in.wptr_va})
         if (va % 8 || !boAt(va, 8)) return refuse(EINVAL, "USERQ: rptr/wptr " + hexs(va) + " is not 8-byte aligned inside a mapped BO");
     if (in.wptr_va != in.rptr_va + 8) return refuse(EINVAL, "USERQ: the simulator wants wptr_va == rptr_va + 8");
-    if (in.mqd_size != sizeof(uapi::drm_amdgpu_userq_mqd_compute_gfx11) || !in.mqd)
-        return refuse(EINVAL, "USERQ: mqd_size " + std::to_string(in.mqd_size) + " is not sizeof(drm_amdgpu_userq_mqd_compute_gfx11)");
-    uapi::drm_amdgpu_userq_mqd_compute_gfx11 mqd;
-    std::memcpy(&mqd, reinterpret_cast<const void*>(in.mqd), sizeof mqd);
+    const uint64_t mqdBytes = options_.cwsrMqd ? sizeof(uapi::drm_amdgpu_userq_mqd_compute_gfx11_cwsr) : sizeof(uapi::drm_amdgpu_userq_mqd_compute_gfx11);
+    if (in.mqd_size != mqdBytes || !in.mqd)
+        return refuse(EINVAL, "USERQ: mqd_size " + std::to_string(in.mqd_size) + " is not sizeof(drm_amdgpu_userq_mqd_compute_gfx11), " +
+                                  std::to_string(mqdBytes) + " on this kernel");
+    uapi::drm_amdgpu_userq_mqd_compute_gfx11_cwsr mqd{};
+    std::memcpy(&mqd, reinterpret_cast<const void*>(in.mqd), mqdBytes);
     if (!boAt(mqd.eop_va, kEopBytes)) return refuse(EINVAL, "USERQ: eop_va " + hexs(mqd.eop_va) + " is not mapped over 2048 bytes");
+    // The context-save area must be mapped over the size given, and hold what KFD's formula asks.
+    if (options_.cwsrMqd) {
+        const uint64_t needed = caps_.queueBuffers.ctxSaveBytes;
+        if (mqd.ctx_save_area_size < needed || !boAt(mqd.ctx_save_area_va, mqd.ctx_save_area_size))
+            return refuse(EINVAL, "USERQ: ctx_save_area_va " + hexs(mqd.ctx_save_area_va) + " is not mapped over ctx_save_area_size " +
+                                      hexs(mqd.ctx_save_area_size) + " (at least " + hexs(needed) + ")");
+    }
     const auto db = bos_.find(in.doorbell_handle);
     if (db == bos_.end() || db->second.domain != uapi::kGemDomainDoorbell) return refuse(EINVAL, "USERQ: doorbell_handle is not a DOORBELL BO");
     if (uint64_t(in.doorbell_offset + 1) * 8 > db->second.memory.size) return refuse(EINVAL, "USERQ: doorbell_offset past the doorbell BO");

@@ -32,6 +32,10 @@ struct SimAmdgpuOptions {
     bool pocl = true;                                 // execute dispatches (ZINC_SIM_EXEC: isa or PoCL; false: queue machinery only)
     std::shared_ptr<kernels::PoclRunner> runner{};   // share one (PoCL builds its program once per runner)
     bool userQueues = true;                           // report COMPUTE in userq_ip_mask (false: as Linux < 6.16)
+    // The compute MQD this kernel takes: false, the 8-byte one of Linux 6.16 (eop_va); true, the
+    // 24-byte one with a context-save area (the user-queue CWSR series). Either refuses the other
+    // size with EINVAL, as mes_userq_mqd_create does.
+    bool cwsrMqd = false;
 };
 
 class SimAmdgpu : public DrmSyscalls {

@@ -30,6 +30,9 @@ struct GpuCaps {
     uint32_t waveSize = 0;          // the native wavefront (32 on RDNA; wave64 runs as two halves)
     uint32_t ldsBytes = 0;          // LDS a workgroup may use
     uint64_t vramBytes = 0;
+    // VRAM the CPU can map (the PCI BAR window); 0: all of it (Resizable BAR, or not reported).
+    // When it is smaller than what must be uploaded, uploads go through GTT and a CP copy.
+    uint64_t cpuVisibleVramBytes = 0;
     bool hasDot4 = false;           // v_dot4_i32_iu8 and friends (LLVM dot*-insts features)
     bool hasWmma = false;           // v_wmma_* matrix instructions
     // Linux only (0 on the simulated GPU): the topology node, KFD's gpu_id, renderD<minor>.

@@ -40,9 +40,13 @@ struct AllocOptions {
     bool executable = false;  // code objects (KFD EXECUTABLE)
     bool uncached = false;    // rings, queue pointers, signals: GTT|COHERENT|UNCACHED (tinygrad's choice)
     bool readOnly = false;    // GPU cannot write (no KFD WRITABLE)
+    // VRAM only: the CPU maps it (KFD PUBLIC). false: VRAM outside the CPU-visible window (the
+    // BAR, GpuCaps::cpuVisibleVramBytes); such memory has no cpuPtr and is filled by the GPU.
+    bool hostAccess = true;
 };
 
-// One allocation, mapped for the GPU at gpuVa and for the CPU at cpuPtr.
+// One allocation, mapped for the GPU at gpuVa and for the CPU at cpuPtr (null for VRAM
+// allocated without hostAccess).
 struct Memory {
     uint64_t gpuVa = 0;
     void* cpuPtr = nullptr;

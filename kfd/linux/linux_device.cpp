@@ -18,6 +18,7 @@
 #include "kfd/device/device.h"
 #include "kfd/device/kfd_uapi.h"
 #include "kfd/device/syscalls.h"
+#include "kfd/linux/host_gpus.h"
 #include "kfd/linux/linux_device.h"
 #include "kfd/linux/topology.h"
 
@@ -168,7 +169,7 @@ Result<Memory> LinuxDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOpt
     uint32_t flags = options.readOnly ? 0 : uapi::kAllocWritable;
     if (options.executable) flags |= uapi::kAllocExecutable;
     switch (kind) {
-        case MemoryKind::Vram: flags |= uapi::kAllocVram | uapi::kAllocPublic | uapi::kAllocNoSubstitute; break;
+        case MemoryKind::Vram: flags |= uapi::kAllocVram | (options.hostAccess ? uapi::kAllocPublic : 0) | uapi::kAllocNoSubstitute; break;
         case MemoryKind::Gtt: flags |= uapi::kAllocGtt; break;
         case MemoryKind::Doorbell: flags |= uapi::kAllocDoorbell | uapi::kAllocNoSubstitute; break;
     }
@@ -180,6 +181,17 @@ Result<Memory> LinuxDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOpt
         return s.error();
     }
     Memory memory{args.va_addr, va, size, kind, args.handle};
+    // VRAM outside the BAR: the GPU mapping only; the PROT_NONE reservation keeps the address ours.
+    if (kind == MemoryKind::Vram && !options.hostAccess) {
+        memory.cpuPtr = nullptr;
+        if (Status s = mapToGpu(memory.handle, true); !s) {
+            uapi::free_memory_of_gpu_args free{memory.handle};
+            (void)kfdIoctl(sys_, kfd_, uapi::kIocFreeMemoryOfGpu, &free, "FREE_MEMORY_OF_GPU", "");
+            sys_.munmap(va, size);
+            return s.error();
+        }
+        return memory;
+    }
     // CPU mapping: BOs through the render node at the offset KFD returned; doorbells through
     // /dev/kfd itself at the doorbell mmap type for this GPU (kfd_priv.h KFD_MMAP_TYPE_DOORBELL).
     const int fd = kind == MemoryKind::Doorbell ? kfd_ : drm_;
@@ -204,7 +216,7 @@ Status LinuxDevice::freeMemory(Memory& memory) {
     Status unmapped = mapToGpu(memory.handle, false);
     uapi::free_memory_of_gpu_args args{memory.handle};
     Status freed = kfdIoctl(sys_, kfd_, uapi::kIocFreeMemoryOfGpu, &args, "FREE_MEMORY_OF_GPU", "handle " + hex(memory.handle));
-    sys_.munmap(memory.cpuPtr, memory.size);
+    sys_.munmap(reinterpret_cast<void*>(memory.gpuVa), memory.size);  // the CPU address is the GPU's (or its reservation)
     memory = Memory{};
     if (!unmapped) return unmapped;
     return freed;
@@ -407,6 +419,9 @@ Result<std::unique_ptr<Device>> openLinuxDevice(const LinuxOptions& options) {
     }
     Result<GpuCaps> caps = capsFromTopologyNode(*node);
     if (!caps) return caps.error();
+    // All of VRAM visible (Resizable BAR) reads as 0: nothing to stage.
+    const uint64_t visible = readSysfsBytes(options.sysfsDrm + "/renderD" + std::to_string(caps->drmRenderMinor) + "/device/mem_info_vis_vram_total");
+    if (visible && caps->vramBytes && visible < caps->vramBytes) caps->cpuVisibleVramBytes = visible;
 
     Syscalls& sys = options.syscalls ? *options.syscalls : hostSyscalls();
     const int kfd = sys.open(options.kfdPath.c_str(), O_RDWR | O_CLOEXEC);

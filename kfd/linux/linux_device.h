@@ -17,6 +17,7 @@ struct LinuxOptions {
     std::string kfdPath = "/dev/kfd";
     std::string topologyRoot = "/sys/class/kfd/kfd/topology";
     std::string driPath = "/dev/dri";
+    std::string sysfsDrm = "/sys/class/drm";  // mem_info_vis_vram_total: the BAR window
     std::optional<uint32_t> node;
     Syscalls* syscalls = nullptr;  // null: the real ones (kfd/device/syscalls.h); tests pass a fake KFD
 };

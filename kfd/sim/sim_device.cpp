@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "kernels/pocl_runner.h"
 #include "kfd/device/kfd_uapi.h"
@@ -34,8 +35,9 @@ public:
     Status init();
 
     std::string name() const override {
-        if (dispatcher_.exec() == SimExec::Isa) return "simulated " + caps_.gfxName + " (machine code in the ISA interpreter)";
-        return "simulated " + caps_.gfxName + (runner_ ? " (kernels on PoCL)" : " (no kernel execution)");
+        const std::string gpu = "simulated " + caps_.gfxName + (caps_.nodeIndex ? " node " + std::to_string(caps_.nodeIndex) : "");
+        if (dispatcher_.exec() == SimExec::Isa) return gpu + " (machine code in the ISA interpreter)";
+        return gpu + (runner_ ? " (kernels on PoCL)" : " (no kernel execution)");
     }
     const GpuCaps& caps() const override { return caps_; }
     Result<Memory> allocMemory(uint64_t size, MemoryKind kind, AllocOptions options) override;
@@ -78,6 +80,8 @@ private:
     std::vector<bool> doorbellUsed_ = std::vector<bool>(kDoorbellSlots, false);
     std::map<uint32_t, EventState> events_;
     uint32_t nextQueueId_ = 1;
+    uint64_t visibleVramUsed_ = 0;               // small BAR: CPU-visible VRAM allocated
+    std::set<uint64_t> visibleVramHandles_;
 };
 
 SimDevice::~SimDevice() {
@@ -100,14 +104,45 @@ Status SimDevice::init() {
     return {};
 }
 
-Result<Memory> SimDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOptions) {
+Result<Memory> SimDevice::allocMemory(uint64_t size, MemoryKind kind, AllocOptions options) {
     // Everything a kernel may touch is SVM; doorbells never are.
     const auto backing = kind == MemoryKind::Doorbell ? SimMemory::Backing::Anonymous : SimMemory::Backing::Svm;
     if (kind == MemoryKind::Doorbell) size = uapi::kDoorbellFrameBytes;
-    return memory_.allocate(size, kind, backing);
+    const bool visibleVram = kind == MemoryKind::Vram && options.hostAccess && caps_.cpuVisibleVramBytes != 0;
+    const uint64_t pages = (size + 4095) & ~uint64_t(4095);
+    if (visibleVram) {
+        // A small BAR: CPU-visible VRAM runs out before VRAM does, as KFD's PUBLIC allocations would.
+        std::lock_guard lock(mutex_);
+        if (visibleVramUsed_ + pages > caps_.cpuVisibleVramBytes)
+            return Error{"ALLOC_MEMORY_OF_GPU", ENOMEM,
+                         "CPU-visible VRAM, " + std::to_string(pages) + " bytes: " + std::to_string(visibleVramUsed_) + " of the " +
+                             std::to_string(caps_.cpuVisibleVramBytes) + "-byte BAR are in use (allocate without host access and copy through GTT)"};
+        visibleVramUsed_ += pages;
+    }
+    Result<Memory> m = memory_.allocate(size, kind, backing);
+    if (!m) {
+        std::lock_guard lock(mutex_);
+        if (visibleVram) visibleVramUsed_ -= pages;
+        return m;
+    }
+    // Outside the BAR the CPU has no pointer (the simulated GPU still reaches it at gpuVa).
+    if (kind == MemoryKind::Vram && !options.hostAccess) {
+        m->cpuPtr = nullptr;
+    } else if (visibleVram) {
+        std::lock_guard lock(mutex_);
+        visibleVramHandles_.insert(m->handle);
+    }
+    return m;
 }
 
-Status SimDevice::freeMemory(Memory& memory) { return memory_.release(memory); }
+Status SimDevice::freeMemory(Memory& memory) {
+    if (memory && memory.kind == MemoryKind::Vram) {
+        std::lock_guard lock(mutex_);
+        if (visibleVramHandles_.erase(memory.handle)) visibleVramUsed_ -= memory.size;
+    }
+    if (memory && !memory.cpuPtr) memory.cpuPtr = reinterpret_cast<void*>(memory.gpuVa);  // GPU VA == host pointer here
+    return memory_.release(memory);
+}
 
 Result<Queue> SimDevice::createQueue(const QueueOptions& options) {
     // KFD's own checks (set_queue_properties_from_user, kfd_queue_acquire_buffers).
@@ -308,6 +343,8 @@ Result<std::unique_ptr<Device>> openSimulatedDevice(std::string_view gfxName, co
             return plainError("open simulated GPU", std::string("PoCL is needed to run kernels on the simulated ") + caps->gfxName + ": " + e.what());
         }
     }
+    caps->nodeIndex = options.nodeIndex;
+    caps->cpuVisibleVramBytes = options.cpuVisibleVramBytes;
     auto device = std::make_unique<SimDevice>(std::move(*caps), std::move(runner), exec);
     if (Status s = device->init(); !s) return s.error();
     return std::unique_ptr<Device>(std::move(device));

@@ -25,6 +25,13 @@ struct SimOptions {
     // A runner to share (PoCL builds the kernel program once per runner, which takes seconds);
     // null: the device makes its own when `pocl` is set.
     std::shared_ptr<kernels::PoclRunner> runner{};
+    // The KFD topology node this GPU pretends to be (`--device` among `--sim-nodes`); 0 leaves
+    // caps().nodeIndex at 0 as for a single simulated GPU.
+    uint32_t nodeIndex = 0;
+    // A small BAR (`--sim-bar-mib`, tests): only this much VRAM may be CPU-visible; a VRAM
+    // allocation asking for CPU access beyond it fails as KFD's would, and VRAM allocated
+    // without CPU access (AllocOptions::hostAccess false) has no CPU pointer. 0: all of VRAM.
+    uint64_t cpuVisibleVramBytes = 0;
 };
 
 // A simulated GPU of the named gfx target ("gfx1100", "gfx1201"). Fails for targets it does not

@@ -62,8 +62,8 @@ public:
 
     std::string name() const override { return kfd_.tierName; }
     std::string describe() const override {
-        std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM, context {}, KV cache F16 {:.1f} MiB, {}, submit: {}",
-                                    kfd_.tierName, device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20),
+        std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM{}, context {}, KV cache F16 {:.1f} MiB, {}, submit: {}",
+                                    kfd_.tierName, device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20), memory_.stagingNote(),
                                     limits_.contextLength(), double(memory_.kvCacheBytes()) / (1 << 20), limits_.describe(),
                                     submitter_.route());
         if (const RecordedPlan* decode = plans_.find(PlanShape{1, false, false}))

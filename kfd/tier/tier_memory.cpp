@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <set>
 
+#include "kfd/tier/staged_upload.h"
 #include "runtime/host_pages.h"
 #include "runtime/tier.h"
 
@@ -108,12 +110,17 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
     // F16 K and V rows laid out by graph::KvLayout (a ring on sliding-window layers), as StepLimits plans them.
     kvLayout_ = graph::planKv(c, contextLength, maxBatch);
     const uint64_t rowBytes = 2 * uint64_t(c.kvDim());
-    checkFits(device, weightBytes, 2 * rowBytes * uint64_t(kvLayout_.rows), plan_.arenaBytes, limitBytes);
-    uploadWeights(device, graph);
+    const uint64_t kvCacheBytes = 2 * rowBytes * uint64_t(kvLayout_.rows);
+    checkFits(device, weightBytes, kvCacheBytes, plan_.arenaBytes, limitBytes);
+    // A small BAR: what the host writes or reads (arena, scratch) stays visible; weights and KV,
+    // the bulk, move out of the window.
+    const uint64_t bar = device.caps().cpuVisibleVramBytes;
+    const bool staged = bar != 0 && weightBytes + kvCacheBytes + plan_.arenaBytes > bar;
+    uploadWeights(device, graph, staged);
     arena_ = DeviceMemory(device, plan_.arenaBytes, MemoryKind::Vram, "activation arena");
     kvRowBytes_ = rowBytes;
     kvBytes_ = std::max<uint64_t>(rowBytes * uint64_t(kvLayout_.rows), rowBytes);
-    kv_ = DeviceMemory(device, 2 * kvBytes_, MemoryKind::Vram, "F16 KV cache");
+    kv_ = DeviceMemory(device, 2 * kvBytes_, MemoryKind::Vram, "F16 KV cache", {.hostAccess = !staged});
     // Uncached GTT: the host and the CP (WRITE_DATA) write it, kernels and the host read it.
     state_ = DeviceMemory(device, TokenStateBlock::kTokensOffset + 4 * uint64_t(maxBatch), MemoryKind::Gtt, "token state",
                           {.uncached = true});
@@ -139,7 +146,7 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
 
 // One VRAM allocation for every weight the graph uses, each 256-byte aligned, copied once in
 // GGUF block layout (the kernels read blocks as the file stores them).
-void TierMemory::uploadWeights(Device& device, const graph::Graph& graph) {
+void TierMemory::uploadWeights(Device& device, const graph::Graph& graph, bool staged) {
     const std::vector<const model::WeightRef*> refs = weightsOf(graph);
     uint64_t total = 0;
     std::vector<uint64_t> offsets;
@@ -148,12 +155,22 @@ void TierMemory::uploadWeights(Device& device, const graph::Graph& graph) {
         offsets.push_back(total);
         total += alignedWeightBytes(*w);
     }
-    weights_ = DeviceMemory(device, total, MemoryKind::Vram, "weights");
+    weights_ = DeviceMemory(device, total, MemoryKind::Vram, "weights", {.hostAccess = !staged});
+    std::unique_ptr<StagedUpload> upload;
+    if (staged) upload = std::make_unique<StagedUpload>(device, std::min(StagedUpload::kStagingBytes, std::max<uint64_t>(total, 4096)));
     for (size_t i = 0; i < refs.size(); ++i) {
-        std::memcpy(weights_.cpu<uint8_t>(offsets[i]), refs[i]->data, refs[i]->nbytes);
+        if (upload)
+            upload->copy(weights_.gpu(offsets[i]), refs[i]->data, refs[i]->nbytes, "weights " + refs[i]->name);
+        else
+            std::memcpy(weights_.cpu<uint8_t>(offsets[i]), refs[i]->data, refs[i]->nbytes);
         runtime::giveBackPages(refs[i]->data, refs[i]->nbytes);  // the device copy is the one used
         weightAt_[refs[i]] = weights_.gpu(offsets[i]);
     }
+    if (upload) upload->flush();
+    if (upload)
+        stagingNote_ = fmt::format(" outside the {:.0f} MiB BAR (staged through a {:.1f} MiB GTT buffer, {} DMA_DATA cop{}; KV cache outside it too)",
+                                   double(device.caps().cpuVisibleVramBytes) / (1 << 20), double(upload->stagingBytes()) / (1 << 20),
+                                   upload->packets(), upload->packets() == 1 ? "y" : "ies");
 }
 
 uint64_t TierMemory::weight(const model::WeightRef& w) const {

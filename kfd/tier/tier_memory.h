@@ -3,7 +3,9 @@
 // their GGUF block layout), the activation arena of graph::planMemory, the F16 KV cache, the
 // token-state block, quantized-activation and MoE scratch. Addresses only: what a recorded
 // plan needs to write kernargs. VRAM is CPU-visible (kfd::MemoryKind::Vram), so uploads are
-// plain stores through the CPU mapping.
+// plain stores through the CPU mapping — unless the device's BAR is smaller than what would
+// need to be visible: then weights and KV cache live in VRAM outside it, and the weights go
+// through a GTT staging buffer and DMA_DATA (staged_upload.h).
 #include <array>
 #include <cstdint>
 #include <map>
@@ -65,6 +67,8 @@ public:
 
     uint64_t weight(const model::WeightRef& w) const;  // device address of its first byte
     uint64_t weightBytes() const { return weights_.size(); }
+    // "" when uploads were plain stores; else how they were staged (for the tier's line).
+    const std::string& stagingNote() const { return stagingNote_; }
 
     // Buffer `id` of token `token` in the arena.
     uint64_t at(graph::BufferId id, int32_t token) const;
@@ -88,7 +92,7 @@ public:
     uint64_t downSlots() const { return downSlots_.gpu(); }
 
 private:
-    void uploadWeights(Device& device, const graph::Graph& graph);
+    void uploadWeights(Device& device, const graph::Graph& graph, bool staged);
 
     const graph::Graph* graph_;
     graph::MemoryPlan plan_;
@@ -98,6 +102,7 @@ private:
     std::map<const model::WeightRef*, uint64_t> weightAt_;
     graph::KvLayout kvLayout_;
     uint64_t kvRowBytes_ = 0, kvBytes_ = 0;
+    std::string stagingNote_;
 };
 
 }  // namespace zinc::kfd

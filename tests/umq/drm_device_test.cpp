@@ -14,8 +14,8 @@ namespace zinc::umq {
 namespace {
 
 using testing::openNode;
+using testing::since;
 
-std::vector<std::string> since(const std::vector<std::string>& log, size_t from) { return {log.begin() + long(from), log.end()}; }
 
 TEST(Umq, OpensTheSimulatedRenderNode) {
     auto node = openNode("gfx1201");
@@ -42,14 +42,28 @@ TEST(Umq, MemoryIsGemMappedAtItsCpuAddress) {
     EXPECT_EQ(since(node.driver->log(), before).size(), 5u);  // + GEM_VA unmap, GEM_CLOSE
 }
 
+// On a kernel whose MQD is eop_va only (Linux 6.16), the first queue probes: the 24-byte MQD
+// with a context-save area is refused, its BO goes, the 8-byte MQD is taken; later queues go
+// straight to 8 bytes.
 TEST(Umq, QueueIsFourBosAndOneUserqCreate) {
     auto node = openNode();
-    const size_t before = node.driver->log().size();
+    size_t before = node.driver->log().size();
     auto q = node.device->createQueue({});
     ASSERT_TRUE(q.ok()) << q.error().describe();
-    const std::vector<std::string> want = {"GEM_CREATE", "GEM_MMAP", "GEM_VA",   "GEM_CREATE", "GEM_MMAP", "GEM_VA",       "GEM_CREATE",
-                                           "GEM_MMAP",   "GEM_VA",   "GEM_CREATE", "GEM_MMAP", "USERQ CREATE"};
-    EXPECT_EQ(since(node.driver->log(), before), want) << "ring, rptr/wptr, EOP, then the doorbell BO (no GPU mapping)";
+    const std::vector<std::string> bos = {"GEM_CREATE", "GEM_MMAP", "GEM_VA",   "GEM_CREATE", "GEM_MMAP", "GEM_VA", "GEM_CREATE",
+                                          "GEM_MMAP",   "GEM_VA",   "GEM_CREATE", "GEM_MMAP"};
+    std::vector<std::string> want = bos;
+    for (const char* call : {"GEM_CREATE", "GEM_MMAP", "GEM_VA", "USERQ CREATE", "GEM_VA", "GEM_CLOSE", "USERQ CREATE"}) want.push_back(call);
+    EXPECT_EQ(since(node.driver->log(), before), want) << "ring, rptr/wptr, EOP, the doorbell BO (no GPU mapping), then the MQD probe";
+    EXPECT_EQ(node.device->facts().mqdBytes, 8u);
+    EXPECT_EQ(describeMqd(node.device->facts(), 0), "8-byte compute MQD (EOP only: this kernel takes no context-save area and refused the 24-byte one)");
+    before = node.driver->log().size();
+    auto second = node.device->createQueue({});
+    ASSERT_TRUE(second.ok()) << second.error().describe();
+    want = bos;
+    want.push_back("USERQ CREATE");
+    EXPECT_EQ(since(node.driver->log(), before), want);
+    ASSERT_TRUE(node.device->destroyQueue(*second).ok());
     EXPECT_EQ(q->id, 1u);
     EXPECT_EQ(q->ring.size, 64u * 1024);
     EXPECT_NE(q->doorbell, nullptr);
@@ -78,7 +92,7 @@ TEST(Umq, DriverRefusesWhatAmdgpuRefuses) {
     EXPECT_EQ(create([](auto& in) { in.doorbell_offset = 1; }).first, 0) << "a second doorbell of the same BO";
     EXPECT_EQ(create([](auto& in) { in.queue_size = 1000; }),
               (std::pair<int, std::string>{EINVAL, "USERQ: queue_size 0x3e8 is not a multiple of 256"}));
-    EXPECT_EQ(create([](auto& in) { in.mqd_size = 16; }).second, "USERQ: mqd_size 16 is not sizeof(drm_amdgpu_userq_mqd_compute_gfx11)");
+    EXPECT_EQ(create([](auto& in) { in.mqd_size = 16; }).second, "USERQ: mqd_size 16 is not sizeof(drm_amdgpu_userq_mqd_compute_gfx11), 8 on this kernel");
     EXPECT_EQ(create([](auto& in) { in.ip_type = AMDGPU_HW_IP_GFX; }).first, EINVAL);
     EXPECT_EQ(create([](auto& in) { in.flags = 3; }).first, EACCES);
     EXPECT_EQ(create([&](auto& in) { in.doorbell_handle = uint32_t(ring->handle); }).second, "USERQ: doorbell_handle is not a DOORBELL BO");
@@ -160,7 +174,7 @@ TEST(Umq, UserqCreateArgumentsAreTheQueuesBuffers) {
     auto node = testing::openRecordedNode();
     auto q = node.device->createQueue({.ringBytes = 8192});
     ASSERT_TRUE(q.ok()) << q.error().describe();
-    ASSERT_EQ(node.recorder->userqs.size(), 1u);
+    ASSERT_EQ(node.recorder->userqs.size(), 2u);
     const uapi::drm_amdgpu_userq_in& in = node.recorder->userqs[0];
     EXPECT_EQ(in.op, uapi::kUserqOpCreate);
     EXPECT_EQ(in.ip_type, uint32_t(AMDGPU_HW_IP_COMPUTE));
@@ -170,7 +184,8 @@ TEST(Umq, UserqCreateArgumentsAreTheQueuesBuffers) {
     EXPECT_EQ(in.wptr_va, q->pointers.gpuVa + 8);
     EXPECT_EQ(in.doorbell_offset, 0u);
     EXPECT_EQ(in.flags, 0u) << "NORMAL_LOW priority, not secure";
-    EXPECT_EQ(in.mqd_size, 8u);
+    EXPECT_EQ(in.mqd_size, 24u) << "first the MQD with a context-save area";
+    EXPECT_EQ(node.recorder->userqs[1].mqd_size, 8u) << "then, refused, the one this kernel takes";
     EXPECT_EQ(node.recorder->requests.back(), uapi::kIoctlUserq);
     ASSERT_TRUE(node.device->destroyQueue(*q).ok());
     EXPECT_EQ(node.recorder->userqs.back().op, uapi::kUserqOpFree);

@@ -18,16 +18,20 @@ inline std::shared_ptr<kernels::PoclRunner> sharedRunner() {
     return runner;
 }
 
+// The driver's log from entry `from` on.
+inline std::vector<std::string> since(const std::vector<std::string>& log, size_t from) { return {log.begin() + long(from), log.end()}; }
+
 // The driver and the device opened over it (the device first to go).
 struct SimNode {
     std::shared_ptr<SimAmdgpu> driver;
     std::unique_ptr<DrmDevice> device;
 };
 
-inline SimNode openNode(const std::string& gfx = "gfx1100", bool pocl = false, bool userQueues = true) {
+inline SimNode openNode(const std::string& gfx = "gfx1100", bool pocl = false, bool userQueues = true, bool cwsrMqd = false) {
     SimAmdgpuOptions o;
     o.pocl = pocl;
     o.userQueues = userQueues;
+    o.cwsrMqd = cwsrMqd;
     if (pocl) o.runner = sharedRunner();
     auto driver = makeSimAmdgpu(gfx, o);
     if (!driver) throw std::runtime_error(driver.error().describe());
