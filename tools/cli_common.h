@@ -28,6 +28,7 @@ struct GlobalOptions {
     std::string submit = "doorbell";  // kfd tier: doorbell (a KFD queue) or cs (the amdgpu CS ioctl)
     uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for the GPU
     uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
+    int32_t sequences = 1;            // KV slots the tier holds (serve --parallel)
     std::string ropeScaling;          // how to run past the model's trained context: "none" (as trained)
     bool printConfig = false;
 

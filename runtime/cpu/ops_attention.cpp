@@ -1,5 +1,6 @@
 // Causal GQA attention over the KV cache. The batch's k and v rows are stored at their
-// positions first; then every (token, head) pair attends to positions [0, its own].
+// positions first; then every (token, head) pair attends to positions [0, its own] of its own
+// sequence's KV region (one slot per sequence when rows of several share the step).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -42,13 +43,14 @@ void attendHeadF32(const float* q, const float* k, const float* v, size_t stride
 void storeKv(const OpContext& ctx, const graph::Op& op, int32_t kvDim) {
     const size_t bytes = sizeof(float) * static_cast<size_t>(kvDim);
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
-        const int32_t pos = ctx.position + t;
+        const int32_t pos = ctx.positionOf(t);
+        const int32_t slot = ctx.slotOf(t);
         if (ctx.kv.halves()) {
-            storeHalves(ctx.f32(op.k, t), ctx.kv.kHalf(op.layer, pos), kvDim);
-            storeHalves(ctx.f32(op.v, t), ctx.kv.vHalf(op.layer, pos), kvDim);
+            storeHalves(ctx.f32(op.k, t), ctx.kv.kHalf(slot, op.layer, pos), kvDim);
+            storeHalves(ctx.f32(op.v, t), ctx.kv.vHalf(slot, op.layer, pos), kvDim);
         } else {
-            std::memcpy(ctx.kv.kFull(op.layer, pos), ctx.f32(op.k, t), bytes);
-            std::memcpy(ctx.kv.vFull(op.layer, pos), ctx.f32(op.v, t), bytes);
+            std::memcpy(ctx.kv.kFull(slot, op.layer, pos), ctx.f32(op.k, t), bytes);
+            std::memcpy(ctx.kv.vFull(slot, op.layer, pos), ctx.f32(op.v, t), bytes);
         }
     }
 }
@@ -69,7 +71,8 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
             const int32_t h = static_cast<int32_t>(i % c.nHead);
             const int32_t kvOffset = (h / group) * c.headDim;
             // A sliding-window layer sees the keys at distance < window: positions first..pos.
-            const int32_t pos = ctx.position + t;
+            const int32_t pos = ctx.positionOf(t);
+            const int32_t slot = ctx.slotOf(t);
             const int32_t first = op.window > 0 ? std::max(0, pos - op.window + 1) : 0;
             const int32_t n = pos + 1 - first;
             const float* q = ctx.f32(op.in, t) + h * c.headDim;
@@ -84,10 +87,12 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
                 sc = 1.0f;
             }
             if (ctx.kv.halves())
-                attendHalves(q, ctx.kv.kHalf(op.layer, first) + kvOffset, ctx.kv.vHalf(op.layer, first) + kvOffset,
+                attendHalves(q, ctx.kv.kHalf(slot, op.layer, first) + kvOffset,
+                             ctx.kv.vHalf(slot, op.layer, first) + kvOffset,
                              static_cast<size_t>(kvDim), n, c.headDim, sc, out);
             else
-                attendHeadF32(q, ctx.kv.kFull(op.layer, first) + kvOffset, ctx.kv.vFull(op.layer, first) + kvOffset,
+                attendHeadF32(q, ctx.kv.kFull(slot, op.layer, first) + kvOffset,
+                              ctx.kv.vFull(slot, op.layer, first) + kvOffset,
                               static_cast<size_t>(kvDim), n, c.headDim, sc, out);
         }
     });

@@ -16,6 +16,7 @@
 #include "tools/serve/api_error.h"
 #include "tools/serve/chat_page.h"
 #include "tools/serve/chat_prompt.h"
+#include "tools/serve/batch_engine.h"
 #include "tools/serve/engine_worker.h"
 #include "tools/serve/grammar_constraint.h"
 #include "tools/serve/metrics.h"
@@ -93,6 +94,13 @@ std::string routeLabel(const std::string& path) {
     return "other";
 }
 
+// One request at a time, or continuous batching.
+std::unique_ptr<Engine> makeEngine(const model::Model& model, runtime::Tier& tier, const ServerOptions& options) {
+    if (options.parallel > 1)
+        return std::make_unique<BatchEngine>(model, tier, options.parallel, options.prefillChunk, options.queue);
+    return std::make_unique<EngineWorker>(model, tier, options.queue);
+}
+
 }  // namespace
 
 struct ApiServer::Impl {
@@ -101,7 +109,7 @@ struct ApiServer::Impl {
           options(std::move(o)),
           family(model::resolveChatTemplate(m.tokenizer().chatTemplate(), options.templateName)),
           pieces(std::make_shared<TokenPieces>(m.tokenizer())),
-          worker(m, tier, options.queue),
+          worker(makeEngine(m, tier, options)),
           started(unixSeconds()),
           tierName(tier.describe()) {}
 
@@ -123,7 +131,7 @@ struct ApiServer::Impl {
     ServerOptions options;
     model::ChatTemplateFamily family;
     std::shared_ptr<const TokenPieces> pieces;  // for structured output's token mask
-    EngineWorker worker;
+    std::unique_ptr<Engine> worker;
     Metrics metrics;
     httplib::Server http;
     int64_t started;
@@ -140,7 +148,7 @@ void ApiServer::Impl::finishInput(const GenerationParams& params, PreparedReques
     if (!params.model.empty() && params.model != options.modelName)
         throw ApiError(404, fmt::format("The model '{}' does not exist (this server has '{}')", params.model, options.modelName),
                        "invalid_request_error", "model", "model_not_found");
-    const size_t context = static_cast<size_t>(worker.contextLength());
+    const size_t context = static_cast<size_t>(worker->contextLength());
     const size_t promptTokens = r.input.prompt.size();
     if (promptTokens == 0) throw ApiError::badRequest("the prompt is empty", promptParam);
     if (promptTokens >= context)
@@ -213,9 +221,9 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Res
 
 void ApiServer::Impl::submit(PreparedRequest r, httplib::Response& res) {
     auto job = std::make_shared<Job>(std::move(r.input));
-    if (!worker.submit(job))
+    if (!worker->submit(job))
         throw ApiError(429, fmt::format("the server is busy: {} requests are already waiting (--queue {}); retry later",
-                                        worker.queueCapacity(), worker.queueCapacity()),
+                                        worker->queueCapacity(), worker->queueCapacity()),
                        "requests", "", "rate_limit_exceeded");
     const bool stream = r.stream;
     if (stream) res.set_header("Cache-Control", "no-cache");
@@ -231,12 +239,13 @@ void ApiServer::Impl::submit(PreparedRequest r, httplib::Response& res) {
 void ApiServer::Impl::routes() {
     auto guarded = [](auto handler) { return guard(handler, sendError); };
     http.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) {
-        const auto counts = worker.counts();
+        const auto counts = worker->counts();
         res.set_content(dumpJson({{"status", "ok"},
                                   {"model", options.modelName},
                                   {"tier", tierName},
-                                  {"waiting", worker.waiting()},
-                                  {"queue_capacity", worker.queueCapacity()},
+                                  {"waiting", worker->waiting()},
+                                  {"queue_capacity", worker->queueCapacity()},
+                                  {"parallel", options.parallel},
                                   {"completed", counts.completed},
                                   {"cancelled", counts.cancelled},
                                   {"failed", counts.failed}}),
@@ -261,7 +270,7 @@ void ApiServer::Impl::routes() {
         handleGeneration(req, res, Endpoint::Completion);
     }));
     http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
-        res.set_content(metrics.render(worker.waiting(), worker.queueCapacity()), "text/plain; version=0.0.4");
+        res.set_content(metrics.render(worker->waiting(), worker->queueCapacity()), "text/plain; version=0.0.4");
     }));
     http.Post("/v1/tokenize", guarded([this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); }));
     http.Post("/v1/detokenize", guarded([this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); }));
@@ -295,7 +304,7 @@ void ApiServer::Impl::routes() {
     });
     http.set_payload_max_length(kMaxBodyBytes);
     // Every waiting request holds an HTTP thread; leave room for /health and for 429 answers.
-    const size_t threads = options.queue + 16;
+    const size_t threads = options.queue + static_cast<size_t>(options.parallel) + 16;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
 }
 
@@ -330,7 +339,7 @@ void ApiServer::Impl::ollamaRoutes() {
         if (name != options.modelName && name != options.modelName + ":latest")
             throw ApiError(404, fmt::format("model '{}' not found", name));
         const auto& c = model.config();
-        json info = {{"general.architecture", c.archName}, {c.archName + ".context_length", worker.contextLength()}};
+        json info = {{"general.architecture", c.archName}, {c.archName + ".context_length", worker->contextLength()}};
         res.set_content(dumpJson({{"modelfile", ""},
                                   {"parameters", ""},
                                   {"template", model.tokenizer().chatTemplate()},
@@ -449,7 +458,7 @@ bool ApiServer::listen() { return impl_->http.listen_after_bind(); }
 
 void ApiServer::stop() {
     if (!impl_) return;
-    impl_->worker.stop();
+    impl_->worker->stop();
     impl_->http.stop();
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "tools/serve/stop_matcher.h"
+#include "tools/serve/job_generation.h"
 
 namespace zinc::serve {
 namespace {
@@ -44,14 +44,14 @@ void EngineWorker::run() {
 }
 
 void EngineWorker::runJob(Job& job) {
-    JobResult result;
-    result.promptTokens = static_cast<int32_t>(job.input().prompt.size());
+    JobGeneration generation(job, model_.tokenizer());
+    JobResult& result = generation.result();
     try {
         if (job.cancelled()) throw PrefillCancelled{};
         result.cachedTokens = session_.feedReusingPrefix(job.input().prompt, [&](size_t, size_t) {
             if (job.cancelled()) throw PrefillCancelled{};
         });
-        generate(job, result);
+        generate(generation);
     } catch (const PrefillCancelled&) {
         result.reason = FinishReason::Cancelled;
     } catch (const std::exception& e) {
@@ -65,45 +65,17 @@ void EngineWorker::runJob(Job& job) {
     job.finish(std::move(result));
 }
 
-// As tools::generate, plus logit bias, stop strings and cancellation.
-void EngineWorker::generate(Job& job, JobResult& result) {
-    const JobInput& in = job.input();
-    const model::Tokenizer& tokenizer = model_.tokenizer();
-    runtime::Sampler sampler(in.sampling);
-    TextStream text(tokenizer, in.stop, /*atTextStart=*/false);
-    std::vector<float> biased;
-    result.reason = FinishReason::Length;
-    for (int32_t i = 0; i < in.maxTokens; ++i) {
-        if (job.cancelled()) {
-            result.reason = FinishReason::Cancelled;
+// Sample, feed back, until the job is done or cancelled.
+void EngineWorker::generate(JobGeneration& generation) {
+    while (true) {
+        if (generation.job().cancelled()) {
+            generation.result().reason = FinishReason::Cancelled;
             return;
         }
-        std::span<const float> logits = session_.logits();
-        if (!in.logitBias.empty() || in.constraint) {
-            biased.assign(logits.begin(), logits.end());
-            for (const auto& [id, bias] : in.logitBias)
-                if (static_cast<size_t>(id) < biased.size()) biased[static_cast<size_t>(id)] += bias;
-            // Tokens this one included that may still come: max_tokens, or the context.
-            const int32_t remaining = std::min(in.maxTokens - i, static_cast<int32_t>(session_.remaining()) + 1);
-            if (in.constraint && in.constraint->mask(biased, remaining) == 0) break;  // Length
-            logits = biased;
-        }
-        const int32_t id = sampler.sample(logits, session_.history());
-        if (in.constraint) in.constraint->accept(id);
-        if (tokenizer.isEndOfGeneration(id)) {
-            result.reason = FinishReason::Stop;
-            break;
-        }
-        ++result.completionTokens;
-        job.pushText(text.push(id));
-        if (text.stopped()) {
-            result.reason = FinishReason::Stop;
-            return;
-        }
-        if (i + 1 == in.maxTokens || session_.remaining() < 1) break;  // Length
-        session_.step(id);
+        const auto id = generation.next(session_.logits(), session_.history(), session_.remaining());
+        if (!id) return;
+        session_.step(*id);
     }
-    job.pushText(text.finish());
 }
 
 }  // namespace zinc::serve
