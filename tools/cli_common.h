@@ -67,6 +67,7 @@ void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& params);
 void addRunCommand(CLI::App& app, const GlobalOptions& global);
 void addChatCommand(CLI::App& app, const GlobalOptions& global);
 void addServeCommand(CLI::App& app, const GlobalOptions& global);
+void addBenchServeCommand(CLI::App& app, const GlobalOptions& global);
 void addScoreCommand(CLI::App& app, const GlobalOptions& global);
 void addBenchCommand(CLI::App& app, const GlobalOptions& global);
 void addGgufCommand(CLI::App& app, const GlobalOptions& global);

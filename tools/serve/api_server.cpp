@@ -245,6 +245,7 @@ void ApiServer::Impl::routes() {
                                   {"tier", tierName},
                                   {"waiting", worker->waiting()},
                                   {"queue_capacity", worker->queueCapacity()},
+                                  {"running", worker->running()},
                                   {"parallel", options.parallel},
                                   {"completed", counts.completed},
                                   {"cancelled", counts.cancelled},
@@ -303,6 +304,7 @@ void ApiServer::Impl::routes() {
         if (options.logRequests) fmt::print(stderr, "{} {} {}\n", req.method, req.path, res.status);
     });
     http.set_payload_max_length(kMaxBodyBytes);
+    http.set_tcp_nodelay(true);  // a streamed token goes out at once, not after the client's delayed ACK
     // Every waiting request holds an HTTP thread; leave room for /health and for 429 answers.
     const size_t threads = options.queue + static_cast<size_t>(options.parallel) + 16;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };

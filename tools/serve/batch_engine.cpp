@@ -70,6 +70,7 @@ bool BatchEngine::admit(std::shared_ptr<Job> job) {
     r.job = std::move(job);
     r.generation.emplace(*r.job, model_.tokenizer());
     r.generation->result().cachedTokens = slots_.reusedTokens(slot);
+    busy_ = static_cast<size_t>(slots_.busyCount());
     return true;
 }
 
@@ -87,6 +88,7 @@ void BatchEngine::finish(int32_t slot, FinishReason reason, std::string error) {
     r.job.reset();
     if (reason == FinishReason::Error) slots_.forget(slot);  // its cache may hold part of the failed step
     else slots_.release(slot);
+    busy_ = static_cast<size_t>(slots_.busyCount());
 }
 
 void BatchEngine::step() {

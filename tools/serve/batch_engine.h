@@ -33,6 +33,7 @@ public:
     int32_t contextLength() const override { return tier_.contextLength(); }
     size_t queueCapacity() const override { return queue_.capacity(); }
     size_t waiting() const override { return queue_.size(); }
+    size_t running() const override { return busy_; }
     Counts counts() const override { return {completed_, cancelled_, failed_}; }
 
 private:
@@ -53,6 +54,7 @@ private:
     std::vector<float> logits_;
     BoundedFifo<std::shared_ptr<Job>> queue_;
     std::atomic<bool> stopping_{false};
+    std::atomic<size_t> busy_{0};  // slots busy, for /health
     std::atomic<uint64_t> completed_{0}, cancelled_{0}, failed_{0};
     std::thread thread_;
 };

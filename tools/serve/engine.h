@@ -21,6 +21,7 @@ public:
     virtual int32_t contextLength() const = 0;
     virtual size_t queueCapacity() const = 0;
     virtual size_t waiting() const = 0;
+    virtual size_t running() const = 0;  // requests being generated now
 
     // Jobs finished so far, by outcome (for /health).
     struct Counts {

@@ -37,7 +37,9 @@ void EngineWorker::run() {
             std::lock_guard lock(currentMutex_);
             current_ = *job;
         }
+        running_ = 1;
         runJob(**job);
+        running_ = 0;
         std::lock_guard lock(currentMutex_);
         current_.reset();
     }

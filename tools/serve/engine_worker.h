@@ -32,6 +32,7 @@ public:
     int32_t contextLength() const override { return session_.contextLength(); }
     size_t queueCapacity() const override { return queue_.capacity(); }
     size_t waiting() const override { return queue_.size(); }
+    size_t running() const override { return running_; }
     Counts counts() const override { return {completed_, cancelled_, failed_}; }
 
 private:
@@ -45,6 +46,7 @@ private:
     std::mutex currentMutex_;
     std::shared_ptr<Job> current_;
     std::atomic<bool> stopping_{false};
+    std::atomic<size_t> running_{0};
     std::atomic<uint64_t> completed_{0}, cancelled_{0}, failed_{0};
     std::thread thread_;
 };
