@@ -58,6 +58,7 @@ struct SequenceRow {
     int32_t position = 0;
     int32_t token = 0;
     bool wantLogits = false;
+    bool operator==(const SequenceRow&) const = default;
 };
 
 // What a tier measured about its own work (GPU tiers; the cpu tier reports nothing). Decode
