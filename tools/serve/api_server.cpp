@@ -14,9 +14,9 @@
 
 #include "model/model_error.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/batch_engine.h"
 #include "tools/serve/chat_page.h"
 #include "tools/serve/chat_prompt.h"
-#include "tools/serve/batch_engine.h"
 #include "tools/serve/engine_worker.h"
 #include "tools/serve/grammar_constraint.h"
 #include "tools/serve/metrics.h"
@@ -138,6 +138,7 @@ struct ApiServer::Impl {
     std::string tierName;
     std::atomic<uint64_t> nextId{1};
     int port = -1;
+    int listenSocket = -1;  // the socket bind() listens on (set by the socket-options hook)
 };
 
 json ApiServer::Impl::modelJson() const {
@@ -438,9 +439,10 @@ ApiServer::ApiServer(const model::Model& model, runtime::Tier& tier, ServerOptio
     // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
     // port in use binds too and the kernel splits the connections between the two processes.
     // SO_REUSEADDR alone lets a restart rebind past TIME_WAIT and refuses a port that is taken.
-    impl_->http.set_socket_options([](socket_t sock) {
+    impl_->http.set_socket_options([impl = impl_.get()](socket_t sock) {
         int yes = 1;
         ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        impl->listenSocket = sock;
     });
 }
 
@@ -453,6 +455,10 @@ int ApiServer::bind() {
     if (port < 0)
         throw std::runtime_error(fmt::format("cannot listen on {}:{}{}", o.host, o.port,
                                              errno ? std::string(": ") + std::strerror(errno) : std::string()));
+    // The shared cpp-httplib listens with a backlog of 5 (compiled in): many clients connecting at
+    // once overflow it and wait for SYN retries or fail. Linux takes a second listen() as a new
+    // backlog; failing that, the old one stays.
+    if (impl_->listenSocket >= 0) ::listen(impl_->listenSocket, SOMAXCONN);
     return impl_->port = port;
 }
 
