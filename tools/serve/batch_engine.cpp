@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace zinc::serve {
 
 BatchEngine::BatchEngine(const model::Model& model, runtime::Tier& tier, int32_t parallel, int32_t prefillChunk,
@@ -99,7 +101,8 @@ void BatchEngine::step() {
     const std::vector<runtime::SequenceRow> rows = slots_.nextStep(tier_.maxBatch(), prefillChunk_);
     if (rows.empty()) return;
     const size_t vocab = static_cast<size_t>(model_.config().nVocab);
-    logits_.resize(vocab * rows.size());
+    const auto wanted = std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; });
+    logits_.resize(vocab * static_cast<size_t>(std::max<std::ptrdiff_t>(wanted, 1)));
     try {
         tier_.evaluateRows(rows, logits_);
     } catch (const std::exception& e) {
