@@ -90,7 +90,7 @@ public:
             if (r.wantLogits) wantedRows_.push_back(t);
         }
         StepTrace trace(events_, nullptr, rowPositions_[0], n);
-        syncRecurrentState(rowPositions_[0], n);  // a no-op: several slots exist only without recurrent state
+        syncRecurrentState(rowPositions_[0], n);  // hybrids hold one slot: their rows are one run of positions
         for (int32_t t = 0; t < n; ++t) fillRopeRow(t, rowPositions_[static_cast<size_t>(t)]);
         OpContext ctx = context(rowTokens_, 0, n);
         ctx.rowPositions = rowPositions_.data();
