@@ -49,6 +49,31 @@ void StepLimits::checkStep(std::span<const int32_t> tokens, int32_t startPos, Lo
         throw TierError(fmt::format("{} tier: logits buffer holds {} floats, {} needed", tier_, logitsSize, want));
 }
 
+void StepLimits::checkRows(std::span<const SequenceRow> rows, int32_t slots, size_t logitsSize) const {
+    const auto n = static_cast<int64_t>(rows.size());
+    if (n == 0 || n > maxBatch_) throw TierError(fmt::format("{} tier: batch of {} rows (limit {})", tier_, n, maxBatch_));
+    size_t wanted = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const SequenceRow& r = rows[i];
+        if (r.slot < 0 || r.slot >= slots)
+            throw TierError(fmt::format("{} tier: row {} names sequence slot {}; the tier holds {} (0..{})", tier_, i, r.slot,
+                                        slots, slots - 1));
+        if (r.position < 0 || r.position >= contextLength_)
+            throw TierError(fmt::format("{} tier: row {} (slot {}) is at position {}, outside the context length {}", tier_, i,
+                                        r.slot, r.position, contextLength_));
+        if (r.token < 0 || r.token >= nVocab_)
+            throw TierError(fmt::format("{} tier: token id {} is outside the vocabulary (0..{})", tier_, r.token, nVocab_ - 1));
+        for (size_t j = 0; j < i; ++j)
+            if (rows[j].slot == r.slot && rows[j].position >= r.position)
+                throw TierError(fmt::format("{} tier: rows {} and {} of slot {} are at positions {} and {}; a slot's rows go in "
+                                            "increasing positions", tier_, j, i, r.slot, rows[j].position, r.position));
+        wanted += r.wantLogits ? 1 : 0;
+    }
+    const size_t want = static_cast<size_t>(nVocab_) * wanted;
+    if (logitsSize < want)
+        throw TierError(fmt::format("{} tier: logits buffer holds {} floats, {} needed", tier_, logitsSize, want));
+}
+
 void StepLimits::checkGeneration(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) const {
     if (nVocab != nVocab_)
         throw TierError(fmt::format("{} tier: generation for {} logits, the model has {}", tier_, nVocab, nVocab_));

@@ -31,6 +31,9 @@ public:
     // evaluate(): 1..maxBatch() known token ids inside the context, a logits buffer that
     // holds what `which` asks for.
     void checkStep(std::span<const int32_t> tokens, int32_t startPos, LogitsWanted which, size_t logitsSize) const;
+    // evaluateRows(): 1..maxBatch() rows, each in a slot below `slots`, inside the context, with a
+    // known token id, a slot's rows in increasing positions; a logits buffer for the wanted rows.
+    void checkRows(std::span<const SequenceRow> rows, int32_t slots, size_t logitsSize) const;
     // generateGreedy()/generateSampled(): firstToken at startPos and n - 1 more after it.
     void checkGeneration(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) const;
 

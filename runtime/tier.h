@@ -46,6 +46,20 @@ struct TierOptions {
     int32_t device = 0;          // GPU tiers: which device (`zinc-rt devices` lists them)
     uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for a submission
     uint64_t deviceMemoryLimit = 0;   // GPU tiers: bytes of device memory to use at most; 0 = all it has
+    // Sequence slots: KV regions of contextLength positions each that evaluateRows() may address
+    // (continuous batching, `serve --parallel N`). The KV cache grows N-fold.
+    int32_t sequences = 1;
+};
+
+// One row of a batched step over several sequences (continuous batching): the token to run,
+// the sequence slot whose KV region it reads and extends, its position in that sequence, and
+// whether its logits are wanted.
+struct SequenceRow {
+    int32_t slot = 0;
+    int32_t position = 0;
+    int32_t token = 0;
+    bool wantLogits = false;
+    bool operator==(const SequenceRow&) const = default;
 };
 
 // What a tier measured about its own work (GPU tiers; the cpu tier reports nothing). Decode
@@ -116,6 +130,17 @@ public:
         }
         return out;
     }
+
+    // Continuous batching. sequenceSlots(): the KV regions this tier holds (TierOptions::sequences
+    // where it batches sequences, else 1). evaluateRows() runs rows of several sequences in one
+    // step, so one weight read serves them all: each row at its own position in its own slot's
+    // KV region (a slot's rows in increasing positions, at most maxBatch() rows in all), and
+    // writes nVocab logits for each wanted row, in row order. Cache entries of a slot past a
+    // row's position are not read. This default takes one slot's consecutive positions whose
+    // last row alone wants logits (what one sequence's prefill or decode asks) through
+    // evaluate(); anything else is a TierError (runtime/sequence_rows.cpp).
+    virtual int32_t sequenceSlots() const { return 1; }
+    virtual void evaluateRows(std::span<const SequenceRow> rows, std::span<float> logits);
 
     virtual TierStats stats() const { return {}; }
 

@@ -67,6 +67,7 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
     o.gpuTimestamps = gpuTimestamps;
     o.waitTimeoutMs = waitTimeoutMs;
     o.deviceMemoryLimit = deviceMemoryMiB << 20;
+    o.sequences = sequences;
     if (precision == "f32")
         o.precision = runtime::Precision::F32;
     else if (precision != "ggml")

@@ -32,6 +32,7 @@ struct GlobalOptions {
     bool loop = false;                // kfd/umq tiers: sampled generation as a persistent CP loop
     uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for the GPU
     uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
+    int32_t sequences = 1;            // KV slots the tier holds (serve --parallel)
     std::string ropeScaling;          // how to run past the model's trained context: "none" (as trained)
     bool printConfig = false;
     // Not an option: openEngine fills it from the model's tokenizer (its end-of-generation ids), for
@@ -73,6 +74,7 @@ void addSamplingOptions(CLI::App& cmd, runtime::SamplerParams& params);
 void addRunCommand(CLI::App& app, const GlobalOptions& global);
 void addChatCommand(CLI::App& app, const GlobalOptions& global);
 void addServeCommand(CLI::App& app, const GlobalOptions& global);
+void addBenchServeCommand(CLI::App& app, const GlobalOptions& global);
 void addScoreCommand(CLI::App& app, const GlobalOptions& global);
 void addBenchCommand(CLI::App& app, const GlobalOptions& global);
 void addGgufCommand(CLI::App& app, const GlobalOptions& global);

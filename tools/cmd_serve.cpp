@@ -89,14 +89,18 @@ void runServe(ServeOptions& o, const GlobalOptions& global) {
     const sigset_t stopSignals = StopOnSignal::stopSignals();
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     if (o.model.empty()) return runModelRouter(o, global);
-    auto engine = openEngine(o.model, global);
+    GlobalOptions withSlots = global;  // the tier holds a KV region per parallel request
+    withSlots.sequences = o.server.parallel;
+    auto engine = openEngine(o.model, withSlots);
     if (o.server.modelName.empty())
         o.server.modelName = std::filesystem::exists(o.model) ? std::filesystem::path(o.model).stem().string() : models::findCached(o.model).name;
     o.server.enableThinking = !o.noThink;
     serve::ApiServer server(*engine->model, *engine->tier, o.server);
     const int port = server.bind();
-    fmt::print(stderr, "model: {}\ntier: {}\nqueue: {} waiting requests at most\n", engine->model->config().summary(),
-               engine->tier->describe(), o.server.queue);
+    fmt::print(stderr, "model: {}\ntier: {}\nqueue: {} waiting requests at most, {} generated together{}\n",
+               engine->model->config().summary(), engine->tier->describe(), o.server.queue, o.server.parallel,
+               o.server.parallel > 1 ? fmt::format(" (continuous batching, prompts in {}-token chunks)", o.server.prefillChunk)
+                                     : std::string());
     const bool loopbackOnly = o.server.host == "127.0.0.1" || o.server.host == "localhost" || o.server.host == "::1";
     fmt::print("zinc-rt serve: model '{}' listening on http://{}:{}{}\n", o.server.modelName, o.server.host, port,
                loopbackOnly ? " (this machine only; --host 0.0.0.0 to take connections from others)" : "");
@@ -116,8 +120,14 @@ void addServeCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_option("--host", o->server.host, "address to listen on")->capture_default_str();
     cmd->add_option("--port", o->server.port, "port; 0 = any free port (printed when ready)")
         ->capture_default_str()->check(CLI::Range(0, 65535));
-    cmd->add_option("--queue", o->server.queue, "requests that may wait while one runs; more get 429")
+    cmd->add_option("--queue", o->server.queue, "requests that may wait while --parallel run; more get 429")
         ->capture_default_str()->check(CLI::Range(1, 4096));
+    cmd->add_option("--parallel", o->server.parallel,
+                    "requests generated together in batched steps (continuous batching; the KV cache grows as many times)")
+        ->capture_default_str()->check(CLI::Range(1, 256));
+    cmd->add_option("--prefill-chunk", o->server.prefillChunk,
+                    "with --parallel > 1: prompt tokens a step takes beside the running requests' tokens")
+        ->capture_default_str()->check(CLI::Range(1, 65536));
     cmd->add_option("--model-name", o->server.modelName, "the model id clients use (default: the file name without .gguf)");
     cmd->add_option("--template", o->server.templateName,
                     "override the chat template family: chatml, qwen3, llama3, llama2, gemma, phi3");

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
     addServeCommand(app, global);
     addScoreCommand(app, global);
     addBenchCommand(app, global);
+    addBenchServeCommand(app, global);
     addGgufCommand(app, global);
     addMakeModelCommand(app, global);
     addPm4Command(app, global);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "graph/batched_step.h"
 #include "runtime/cpu/op_context.h"
 #include "runtime/cpu/op_events.h"
 #include "runtime/cpu/quant_dot.h"
@@ -24,8 +25,10 @@ public:
           limits_("cpu", graph, options),
           arena_(limits_.plan().arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
-          kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml),
-          precision_(options.precision) {
+          kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml,
+              checkedSlots(graph, options.sequences)),
+          precision_(options.precision),
+          crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
         ropeCos_.resize(half);
         ropeSin_.resize(half);
@@ -37,13 +40,16 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string describe() const override {
-        return fmt::format("cpu: {} threads, {} kernels, {} precision, context {}, KV cache {:.1f} MiB, {}",
+        return fmt::format("cpu: {} threads, {} kernels, {} precision, context {}, KV cache {:.1f} MiB{}, {}",
                            pool_.threads(), quantKernelName(),
                            precision_ == runtime::Precision::Ggml ? "ggml" : "f32", limits_.contextLength(),
-                           static_cast<double>(kv_.bytes()) / (1 << 20), limits_.describe());
+                           static_cast<double>(kv_.bytes()) / (1 << 20),
+                           kv_.slots() > 1 ? fmt::format(" ({} sequence slots)", kv_.slots()) : std::string(),
+                           limits_.describe());
     }
     int32_t contextLength() const override { return limits_.contextLength(); }
     int32_t maxBatch() const override { return limits_.maxBatch(); }
+    int32_t sequenceSlots() const override { return kv_.slots(); }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
                   std::span<float> logits) override {
@@ -52,31 +58,54 @@ public:
         limits_.checkStep(tokens, startPos, which, logits.size());
         syncRecurrentState(startPos, n);
         fillRopeTables(startPos, n);
-        OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
-                      ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
-        if (!ropeCosSwa_.empty()) {
-            ctx.ropeCosSwa = ropeCosSwa_.data();
-            ctx.ropeSinSwa = ropeSinSwa_.data();
-        }
-        bool pastLayers = false;
+        OpContext ctx = context(tokens, startPos, n);
         trace.opsBegin();
-        for (size_t i = 0; i < graph_.ops.size(); ++i) {
-            const graph::Op& op = graph_.ops[i];
+        runOps(ctx, trace, [&] {
             // After the last layer only the tokens whose logits are wanted go on.
-            if (!pastLayers && graph::runsOnWantedRowsOnly(op)) {
-                pastLayers = true;
-                if (which == runtime::LogitsWanted::Last) {
-                    ctx.firstRow = n - 1;
-                    ctx.rows = 1;
-                }
+            if (which == runtime::LogitsWanted::Last) {
+                ctx.firstRow = n - 1;
+                ctx.rows = 1;
             }
-            runOp(ctx, op);
-            trace.afterOp(ctx, i);
-        }
+            return true;
+        });
         const size_t vocab = static_cast<size_t>(config_.nVocab);
         for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t)
             std::memcpy(logits.data() + static_cast<size_t>(t - ctx.firstRow) * vocab, ctx.f32(graph_.logits, t),
                         vocab * sizeof(float));
+        trace.finish();
+    }
+
+    void evaluateRows(std::span<const runtime::SequenceRow> rows, std::span<float> logits) override {
+        limits_.checkRows(rows, kv_.slots(), logits.size());
+        const auto n = static_cast<int32_t>(rows.size());
+        rowTokens_.clear();
+        rowPositions_.clear();
+        rowSlots_.clear();
+        wantedRows_.clear();
+        for (int32_t t = 0; t < n; ++t) {
+            const runtime::SequenceRow& r = rows[static_cast<size_t>(t)];
+            rowTokens_.push_back(r.token);
+            rowPositions_.push_back(r.position);
+            rowSlots_.push_back(r.slot);
+            if (r.wantLogits) wantedRows_.push_back(t);
+        }
+        StepTrace trace(events_, nullptr, rowPositions_[0], n);
+        syncRecurrentState(rowPositions_[0], n);  // hybrids hold one slot: their rows are one run of positions
+        for (int32_t t = 0; t < n; ++t) fillRopeRow(t, rowPositions_[static_cast<size_t>(t)]);
+        OpContext ctx = context(rowTokens_, 0, n);
+        ctx.rowPositions = rowPositions_.data();
+        ctx.rowSlots = rowSlots_.data();
+        trace.opsBegin();
+        runOps(ctx, trace, [&] {
+            // The wanted rows go on, gathered to rows 0..k-1; none wanted: the step ends here.
+            gatherRows(wantedRows_);
+            ctx.firstRow = 0;
+            ctx.rows = static_cast<int32_t>(wantedRows_.size());
+            return ctx.rows > 0;
+        });
+        const size_t vocab = static_cast<size_t>(config_.nVocab);
+        for (size_t k = 0; k < wantedRows_.size(); ++k)
+            std::memcpy(logits.data() + k * vocab, ctx.f32(graph_.logits, static_cast<int32_t>(k)), vocab * sizeof(float));
         trace.finish();
     }
 
@@ -104,6 +133,54 @@ public:
     void setCapture(runtime::Capture* capture) override { capture_ = capture; }
 
 private:
+    static int32_t checkedSlots(const graph::Graph& graph, int32_t slots) {
+        const std::string blocker = graph::sequenceBatchingBlocker(graph);
+        if (slots > 1 && !blocker.empty())
+            throw runtime::TierError(fmt::format(
+                "cpu tier: {} sequence slots asked for, but this model keeps recurrent state ('{}') once, not per sequence: "
+                "use one (serve --parallel 1)", slots, blocker));
+        return std::max(1, slots);
+    }
+
+    OpContext context(std::span<const int32_t> tokens, int32_t startPos, int32_t n) {
+        OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
+                      ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
+        if (!ropeCosSwa_.empty()) {
+            ctx.ropeCosSwa = ropeCosSwa_.data();
+            ctx.ropeSinSwa = ropeSinSwa_.data();
+        }
+        return ctx;
+    }
+
+    // Runs the graph; where the layer stack ends, `atLayerEnd` narrows ctx to the wanted rows
+    // and says whether anything is left to run.
+    template <typename AtLayerEnd>
+    void runOps(OpContext& ctx, StepTrace& trace, AtLayerEnd atLayerEnd) {
+        bool pastLayers = false;
+        for (size_t i = 0; i < graph_.ops.size(); ++i) {
+            const graph::Op& op = graph_.ops[i];
+            if (!pastLayers && graph::runsOnWantedRowsOnly(op)) {
+                pastLayers = true;
+                if (!atLayerEnd()) return;
+            }
+            runOp(ctx, op);
+            trace.afterOp(ctx, i);
+        }
+    }
+
+    // Moves row wanted[k] of every buffer alive at the layer stack's end to row k (k ascending,
+    // wanted[k] >= k, so no row is overwritten before it is read).
+    void gatherRows(const std::vector<int32_t>& wanted) {
+        const graph::MemoryPlan& plan = limits_.plan();
+        for (graph::BufferId id : crossingLayerEnd_) {
+            const size_t rowBytes = static_cast<size_t>(graph_.buffer(id).width) * sizeof(float);
+            uint8_t* base = arena_.data() + plan.offsets[static_cast<size_t>(id)];
+            for (size_t k = 0; k < wanted.size(); ++k)
+                if (static_cast<size_t>(wanted[k]) != k)
+                    std::memmove(base + k * rowBytes, base + static_cast<size_t>(wanted[k]) * rowBytes, rowBytes);
+        }
+    }
+
     // The recurrent state (persistent buffers) holds the sequence up to statePosition_: a new
     // sequence (position 0) clears it; going on from elsewhere would mix sequences, so it throws.
     void syncRecurrentState(int32_t startPos, int32_t n) {
@@ -121,17 +198,15 @@ private:
     // ggml's rope cache (model/rope_scaling.h): theta = pos * base^(-2i/d) by repeated float
     // multiplication, divided by rope_freqs, then linear / yarn scaling.
     void fillRopeTables(int32_t startPos, int32_t n) {
-        const model::RopeParams p = config_.rope();
+        for (int32_t t = 0; t < n; ++t) fillRopeRow(t, startPos + t);
+    }
+    void fillRopeRow(int32_t row, int32_t position) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2);
+        const size_t at = static_cast<size_t>(row) * half;
         const auto* factors = reinterpret_cast<const float*>(graph_.weights->ropeFreqs.data);
-        for (int32_t t = 0; t < n; ++t)
-            model::ropeCosSin(p, factors, startPos + t, ropeCos_.data() + static_cast<size_t>(t) * half,
-                              ropeSin_.data() + static_cast<size_t>(t) * half);
-        if (ropeCosSwa_.empty()) return;
-        const model::RopeParams swa = config_.ropeSwa();
-        for (int32_t t = 0; t < n; ++t)
-            model::ropeCosSin(swa, nullptr, startPos + t, ropeCosSwa_.data() + static_cast<size_t>(t) * half,
-                              ropeSinSwa_.data() + static_cast<size_t>(t) * half);
+        model::ropeCosSin(config_.rope(), factors, position, ropeCos_.data() + at, ropeSin_.data() + at);
+        if (!ropeCosSwa_.empty())
+            model::ropeCosSin(config_.ropeSwa(), nullptr, position, ropeCosSwa_.data() + at, ropeSinSwa_.data() + at);
     }
 
     const graph::Graph& graph_;
@@ -146,6 +221,8 @@ private:
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state
     std::vector<uint8_t> snapshot_;  // saveStateSnapshot's copy of the state, taken at snapshotPosition_
     int32_t snapshotPosition_ = 0;
+    std::vector<graph::BufferId> crossingLayerEnd_;  // gathered to the wanted rows by evaluateRows
+    std::vector<int32_t> rowTokens_, rowPositions_, rowSlots_, wantedRows_;  // evaluateRows' step
     runtime::EventLog* events_ = nullptr;  // tracing off unless set
     runtime::Capture* capture_ = nullptr;
 };

@@ -41,6 +41,13 @@ struct OpContext {
     AlignedBytes& actScratch;         // quantized activations of the current matmul input
     const float* ropeCosSwa = nullptr;  // the sliding-window layers' table (gemma3), when the model has them
     const float* ropeSinSwa = nullptr;
+    // A step over several sequences (Tier::evaluateRows): each row's position and KV slot. Null:
+    // one sequence, row t at position + t in slot 0.
+    const int32_t* rowPositions = nullptr;
+    const int32_t* rowSlots = nullptr;
+
+    int32_t positionOf(int32_t row) const { return rowPositions ? rowPositions[row] : position + row; }
+    int32_t slotOf(int32_t row) const { return rowSlots ? rowSlots[row] : 0; }
 
     float* f32(graph::BufferId id, int32_t token) const {
         const auto& b = graph.buffer(id);

@@ -1,6 +1,7 @@
 // Causal GQA attention over the KV cache. The batch's k and v rows are stored at their
 // positions' rows first (graph/kv_layout.h); then every (token, head) pair attends to positions
-// [0, its own], or the last `window` of them on a sliding-window layer.
+// [0, its own], or the last `window` of them on a sliding-window layer, of its own sequence's KV
+// slot (one slot per sequence when rows of several share the step).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -44,13 +45,14 @@ void attendHeadF32(const float* q, const float* k, const float* v, size_t stride
 void storeKv(const OpContext& ctx, const graph::Op& op, int32_t kvDim) {
     const size_t bytes = sizeof(float) * static_cast<size_t>(kvDim);
     for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
-        const int32_t pos = ctx.position + t;
+        const int32_t pos = ctx.positionOf(t);
+        const int32_t slot = ctx.slotOf(t);
         if (ctx.kv.halves()) {
-            storeHalves(ctx.f32(op.k, t), ctx.kv.kHalf(op.layer, pos), kvDim);
-            storeHalves(ctx.f32(op.v, t), ctx.kv.vHalf(op.layer, pos), kvDim);
+            storeHalves(ctx.f32(op.k, t), ctx.kv.kHalf(slot, op.layer, pos), kvDim);
+            storeHalves(ctx.f32(op.v, t), ctx.kv.vHalf(slot, op.layer, pos), kvDim);
         } else {
-            std::memcpy(ctx.kv.kFull(op.layer, pos), ctx.f32(op.k, t), bytes);
-            std::memcpy(ctx.kv.vFull(op.layer, pos), ctx.f32(op.v, t), bytes);
+            std::memcpy(ctx.kv.kFull(slot, op.layer, pos), ctx.f32(op.k, t), bytes);
+            std::memcpy(ctx.kv.vFull(slot, op.layer, pos), ctx.f32(op.v, t), bytes);
         }
     }
 }
@@ -71,8 +73,9 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
             const int32_t h = static_cast<int32_t>(i % c.nHead);
             const int32_t kvOffset = (h / group) * c.headDim;
             // A sliding-window layer sees the keys at distance < window: positions first..pos, in
-            // its ring of rows (graph/kv_layout.h).
-            const int32_t pos = ctx.position + t;
+            // its ring of rows (graph/kv_layout.h), in the row's own sequence slot.
+            const int32_t pos = ctx.positionOf(t);
+            const int32_t slot = ctx.slotOf(t);
             const graph::KvLayer& layer = ctx.kv.layer(op.layer);
             const int32_t first = op.window > 0 ? std::max(0, pos - op.window + 1) : 0;
             const KeyRows rows{layer.slot(first), pos + 1 - first, layer.slots};
@@ -88,10 +91,10 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
                 sc = 1.0f;
             }
             if (ctx.kv.halves())
-                attendHalves(q, ctx.kv.kHalf(op.layer, 0) + kvOffset, ctx.kv.vHalf(op.layer, 0) + kvOffset,
+                attendHalves(q, ctx.kv.kHalf(slot, op.layer, 0) + kvOffset, ctx.kv.vHalf(slot, op.layer, 0) + kvOffset,
                              static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
             else
-                attendHeadF32(q, ctx.kv.kFull(op.layer, 0) + kvOffset, ctx.kv.vFull(op.layer, 0) + kvOffset,
+                attendHeadF32(q, ctx.kv.kFull(slot, op.layer, 0) + kvOffset, ctx.kv.vFull(slot, op.layer, 0) + kvOffset,
                               static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
         }
     });

@@ -84,7 +84,9 @@ std::shared_ptr<ModelRouter::Resident> ModelRouter::acquire(const std::string& n
     }
     auto r = std::make_shared<Resident>();
     r->name = name;
-    r->engine = openEngine(findCached(name).path.string(), global_);
+    GlobalOptions withSlots = global_;  // a KV region per parallel request
+    withSlots.sequences = server_.parallel;
+    r->engine = openEngine(findCached(name).path.string(), withSlots);
     serve::ServerOptions inner = server_;
     inner.host = "127.0.0.1";
     inner.port = 0;

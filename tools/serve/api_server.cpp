@@ -14,6 +14,7 @@
 
 #include "model/model_error.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/batch_engine.h"
 #include "tools/serve/chat_page.h"
 #include "tools/serve/chat_prompt.h"
 #include "tools/serve/engine_worker.h"
@@ -93,6 +94,13 @@ std::string routeLabel(const std::string& path) {
     return "other";
 }
 
+// One request at a time, or continuous batching.
+std::unique_ptr<Engine> makeEngine(const model::Model& model, runtime::Tier& tier, const ServerOptions& options) {
+    if (options.parallel > 1)
+        return std::make_unique<BatchEngine>(model, tier, options.parallel, options.prefillChunk, options.queue);
+    return std::make_unique<EngineWorker>(model, tier, options.queue);
+}
+
 }  // namespace
 
 struct ApiServer::Impl {
@@ -101,7 +109,7 @@ struct ApiServer::Impl {
           options(std::move(o)),
           family(model::resolveChatTemplate(m.tokenizer().chatTemplate(), options.templateName)),
           pieces(std::make_shared<TokenPieces>(m.tokenizer())),
-          worker(m, tier, options.queue),
+          worker(makeEngine(m, tier, options)),
           started(unixSeconds()),
           tierName(tier.describe()) {}
 
@@ -123,13 +131,14 @@ struct ApiServer::Impl {
     ServerOptions options;
     model::ChatTemplateFamily family;
     std::shared_ptr<const TokenPieces> pieces;  // for structured output's token mask
-    EngineWorker worker;
+    std::unique_ptr<Engine> worker;
     Metrics metrics;
     httplib::Server http;
     int64_t started;
     std::string tierName;
     std::atomic<uint64_t> nextId{1};
     int port = -1;
+    int listenSocket = -1;  // the socket bind() listens on (set by the socket-options hook)
 };
 
 json ApiServer::Impl::modelJson() const {
@@ -140,7 +149,7 @@ void ApiServer::Impl::finishInput(const GenerationParams& params, PreparedReques
     if (!params.model.empty() && params.model != options.modelName)
         throw ApiError(404, fmt::format("The model '{}' does not exist (this server has '{}')", params.model, options.modelName),
                        "invalid_request_error", "model", "model_not_found");
-    const size_t context = static_cast<size_t>(worker.contextLength());
+    const size_t context = static_cast<size_t>(worker->contextLength());
     const size_t promptTokens = r.input.prompt.size();
     if (promptTokens == 0) throw ApiError::badRequest("the prompt is empty", promptParam);
     if (promptTokens >= context)
@@ -213,9 +222,9 @@ void ApiServer::Impl::handleGeneration(const httplib::Request& req, httplib::Res
 
 void ApiServer::Impl::submit(PreparedRequest r, httplib::Response& res) {
     auto job = std::make_shared<Job>(std::move(r.input));
-    if (!worker.submit(job))
+    if (!worker->submit(job))
         throw ApiError(429, fmt::format("the server is busy: {} requests are already waiting (--queue {}); retry later",
-                                        worker.queueCapacity(), worker.queueCapacity()),
+                                        worker->queueCapacity(), worker->queueCapacity()),
                        "requests", "", "rate_limit_exceeded");
     const bool stream = r.stream;
     if (stream) res.set_header("Cache-Control", "no-cache");
@@ -231,12 +240,14 @@ void ApiServer::Impl::submit(PreparedRequest r, httplib::Response& res) {
 void ApiServer::Impl::routes() {
     auto guarded = [](auto handler) { return guard(handler, sendError); };
     http.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) {
-        const auto counts = worker.counts();
+        const auto counts = worker->counts();
         res.set_content(dumpJson({{"status", "ok"},
                                   {"model", options.modelName},
                                   {"tier", tierName},
-                                  {"waiting", worker.waiting()},
-                                  {"queue_capacity", worker.queueCapacity()},
+                                  {"waiting", worker->waiting()},
+                                  {"queue_capacity", worker->queueCapacity()},
+                                  {"running", worker->running()},
+                                  {"parallel", options.parallel},
                                   {"completed", counts.completed},
                                   {"cancelled", counts.cancelled},
                                   {"failed", counts.failed}}),
@@ -261,7 +272,7 @@ void ApiServer::Impl::routes() {
         handleGeneration(req, res, Endpoint::Completion);
     }));
     http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
-        res.set_content(metrics.render(worker.waiting(), worker.queueCapacity()), "text/plain; version=0.0.4");
+        res.set_content(metrics.render(worker->waiting(), worker->queueCapacity()), "text/plain; version=0.0.4");
     }));
     http.Post("/v1/tokenize", guarded([this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); }));
     http.Post("/v1/detokenize", guarded([this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); }));
@@ -294,8 +305,9 @@ void ApiServer::Impl::routes() {
         if (options.logRequests) fmt::print(stderr, "{} {} {}\n", req.method, req.path, res.status);
     });
     http.set_payload_max_length(kMaxBodyBytes);
+    http.set_tcp_nodelay(true);  // a streamed token goes out at once, not after the client's delayed ACK
     // Every waiting request holds an HTTP thread; leave room for /health and for 429 answers.
-    const size_t threads = options.queue + 16;
+    const size_t threads = options.queue + static_cast<size_t>(options.parallel) + 16;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
 }
 
@@ -330,7 +342,7 @@ void ApiServer::Impl::ollamaRoutes() {
         if (name != options.modelName && name != options.modelName + ":latest")
             throw ApiError(404, fmt::format("model '{}' not found", name));
         const auto& c = model.config();
-        json info = {{"general.architecture", c.archName}, {c.archName + ".context_length", worker.contextLength()}};
+        json info = {{"general.architecture", c.archName}, {c.archName + ".context_length", worker->contextLength()}};
         res.set_content(dumpJson({{"modelfile", ""},
                                   {"parameters", ""},
                                   {"template", model.tokenizer().chatTemplate()},
@@ -427,9 +439,10 @@ ApiServer::ApiServer(const model::Model& model, runtime::Tier& tier, ServerOptio
     // cpp-httplib's default socket options add SO_REUSEPORT, with which a second server on a
     // port in use binds too and the kernel splits the connections between the two processes.
     // SO_REUSEADDR alone lets a restart rebind past TIME_WAIT and refuses a port that is taken.
-    impl_->http.set_socket_options([](socket_t sock) {
+    impl_->http.set_socket_options([impl = impl_.get()](socket_t sock) {
         int yes = 1;
         ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        impl->listenSocket = sock;
     });
 }
 
@@ -442,6 +455,10 @@ int ApiServer::bind() {
     if (port < 0)
         throw std::runtime_error(fmt::format("cannot listen on {}:{}{}", o.host, o.port,
                                              errno ? std::string(": ") + std::strerror(errno) : std::string()));
+    // The shared cpp-httplib listens with a backlog of 5 (compiled in): many clients connecting at
+    // once overflow it and wait for SYN retries or fail. Linux takes a second listen() as a new
+    // backlog; failing that, the old one stays.
+    if (impl_->listenSocket >= 0) ::listen(impl_->listenSocket, SOMAXCONN);
     return impl_->port = port;
 }
 
@@ -449,7 +466,7 @@ bool ApiServer::listen() { return impl_->http.listen_after_bind(); }
 
 void ApiServer::stop() {
     if (!impl_) return;
-    impl_->worker.stop();
+    impl_->worker->stop();
     impl_->http.stop();
 }
 

@@ -7,7 +7,8 @@
 // Chat answers carry reasoning_content and tool_calls apart; response_format and forced tool
 // calls are sampled under a grammar. --api-key, CORS (--cors), OPTIONS preflight, and 405 for
 // a known URL with the wrong method.
-// One engine thread generates; requests wait in a bounded FIFO (429 when it is full). A client
+// One engine thread generates, one request at a time or up to --parallel together (continuous
+// batching, tools/serve/batch_engine.h); requests wait in a bounded FIFO (429 when it is full). A client
 // that goes away cancels its request. Every error is OpenAI's error JSON (Ollama's on /api/).
 #include <cstdint>
 #include <memory>
@@ -23,7 +24,9 @@ namespace zinc::serve {
 struct ServerOptions {
     std::string host = "127.0.0.1";
     int port = 8080;                 // 0: any free port (bind() says which)
-    size_t queue = 4;                // requests that may wait while one is generated
+    size_t queue = 4;                // requests that may wait while `parallel` are generated
+    int32_t parallel = 1;            // requests generated together (continuous batching; the tier holds as many KV slots)
+    int32_t prefillChunk = 64;       // --parallel > 1: prompt tokens a step takes beside the others' decode rows
     std::string modelName;           // the id clients send as "model"; required
     std::string templateName;        // chat template family by name; empty: from the GGUF
     bool enableThinking = true;      // Qwen3, when a request does not say

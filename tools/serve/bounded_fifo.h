@@ -34,6 +34,15 @@ public:
         return item;
     }
 
+    // The first item if one is waiting, without blocking.
+    std::optional<T> tryPop() {
+        std::lock_guard lock(mutex_);
+        if (items_.empty()) return std::nullopt;
+        T item = std::move(items_.front());
+        items_.pop_front();
+        return item;
+    }
+
     // Refuses new items and wakes the consumer; items already queued can still be popped.
     void close() {
         {
@@ -48,6 +57,10 @@ public:
         return items_.size();
     }
     size_t capacity() const { return capacity_; }
+    bool closedAndEmpty() const {
+        std::lock_guard lock(mutex_);
+        return closed_ && items_.empty();
+    }
 
 private:
     const size_t capacity_;

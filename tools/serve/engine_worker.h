@@ -11,37 +11,34 @@
 #include "runtime/session.h"
 #include "runtime/tier.h"
 #include "tools/serve/bounded_fifo.h"
+#include "tools/serve/engine.h"
 #include "tools/serve/job.h"
 
 namespace zinc::serve {
 
-class EngineWorker {
+class JobGeneration;
+
+class EngineWorker final : public Engine {
 public:
     // queueCapacity: jobs that may wait while one runs.
     EngineWorker(const model::Model& model, runtime::Tier& tier, size_t queueCapacity);
-    ~EngineWorker();
+    ~EngineWorker() override;
     EngineWorker(const EngineWorker&) = delete;
     EngineWorker& operator=(const EngineWorker&) = delete;
 
-    // False when the queue is full (or the worker is stopping).
-    bool submit(std::shared_ptr<Job> job);
-    // Cancels the running and the queued jobs (each still gets finish()) and joins the thread.
-    void stop();
+    bool submit(std::shared_ptr<Job> job) override;
+    void stop() override;
 
-    int32_t contextLength() const { return session_.contextLength(); }
-    size_t queueCapacity() const { return queue_.capacity(); }
-    size_t waiting() const { return queue_.size(); }
-
-    // Jobs finished so far, by outcome (for /health).
-    struct Counts {
-        uint64_t completed = 0, cancelled = 0, failed = 0;
-    };
-    Counts counts() const { return {completed_, cancelled_, failed_}; }
+    int32_t contextLength() const override { return session_.contextLength(); }
+    size_t queueCapacity() const override { return queue_.capacity(); }
+    size_t waiting() const override { return queue_.size(); }
+    size_t running() const override { return running_; }
+    Counts counts() const override { return {completed_, cancelled_, failed_}; }
 
 private:
     void run();
     void runJob(Job& job);
-    void generate(Job& job, JobResult& result);
+    void generate(JobGeneration& generation);
 
     const model::Model& model_;
     runtime::Session session_;
@@ -49,6 +46,7 @@ private:
     std::mutex currentMutex_;
     std::shared_ptr<Job> current_;
     std::atomic<bool> stopping_{false};
+    std::atomic<size_t> running_{0};
     std::atomic<uint64_t> completed_{0}, cancelled_{0}, failed_{0};
     std::thread thread_;
 };

@@ -1,8 +1,22 @@
 #include "tools/serve/metrics.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
 
 namespace zinc::serve {
+namespace {
+
+// The process's resident set (Linux /proc/self/statm, field 2 in pages); 0 where unreadable.
+double residentBytes() {
+    std::ifstream statm("/proc/self/statm");
+    uint64_t size = 0, resident = 0;
+    if (!(statm >> size >> resident)) return 0;
+    return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
 
 void Metrics::countRequest(const std::string& route, int status) {
     std::lock_guard lock(mutex_);
@@ -56,6 +70,7 @@ std::string Metrics::render(size_t waiting, size_t queueCapacity) const {
     single("zinc_tokens_per_second", "gauge", "Decode rate of the last reply of two tokens or more.", lastTokensPerSecond_);
     single("zinc_queue_waiting", "gauge", "Requests waiting for the engine.", static_cast<double>(waiting));
     single("zinc_queue_capacity", "gauge", "Requests that may wait (--queue).", static_cast<double>(queueCapacity));
+    single("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", residentBytes());
     firstToken_.render(out, "zinc_time_to_first_token_seconds", "Seconds from a request's arrival to its first text.");
     perToken_.render(out, "zinc_time_per_output_token_seconds", "Seconds per generated token after the first.");
     return out;

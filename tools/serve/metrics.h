@@ -1,7 +1,8 @@
 #pragma once
 // GET /metrics: what the server has done, in Prometheus' text exposition format (version
 // 0.0.4): requests by route and status, tokens in and out, time to first token and time per
-// output token as histograms, the last reply's decode rate, and the queue. Thread-safe.
+// output token as histograms, the last reply's decode rate, the queue and the process's
+// resident memory (Prometheus' process_resident_memory_bytes). Thread-safe.
 #include <array>
 #include <cstdint>
 #include <map>

@@ -1,0 +1,25 @@
+// Tier::evaluateRows' default: a tier that batches no sequences still takes the rows one
+// sequence's step makes (a prefill chunk or one decode token), so the server's batching loop
+// runs on every tier with --parallel 1.
+#include <fmt/format.h>
+
+#include "runtime/tier.h"
+
+namespace zinc::runtime {
+
+void Tier::evaluateRows(std::span<const SequenceRow> rows, std::span<float> logits) {
+    // A prefill chunk that wants no logits still gets the last row's, in `logits`.
+    bool oneRun = !rows.empty();
+    for (size_t i = 0; oneRun && i < rows.size(); ++i)
+        oneRun = rows[i].slot == 0 && rows[i].position == rows[0].position + static_cast<int32_t>(i) &&
+                 (!rows[i].wantLogits || i + 1 == rows.size());
+    if (!oneRun)
+        throw TierError(fmt::format("{} tier: runs one sequence per step (consecutive positions of slot 0, logits of the last "
+                                    "row); batching several sequences is a cpu tier feature so far (tiers.md)", name()));
+    std::vector<int32_t> tokens;
+    tokens.reserve(rows.size());
+    for (const SequenceRow& r : rows) tokens.push_back(r.token);
+    evaluate(tokens, rows[0].position, LogitsWanted::Last, logits);
+}
+
+}  // namespace zinc::runtime

@@ -1,0 +1,125 @@
+#include "tools/serve/batch_engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace zinc::serve {
+
+BatchEngine::BatchEngine(const model::Model& model, runtime::Tier& tier, int32_t parallel, int32_t prefillChunk,
+                         size_t queueCapacity)
+    : model_(model),
+      tier_(tier),
+      prefillChunk_(prefillChunk),
+      slots_(parallel, tier.contextLength()),
+      running_(static_cast<size_t>(parallel)),
+      queue_(queueCapacity) {
+    if (tier.sequenceSlots() < parallel)
+        throw runtime::TierError(fmt::format("{} tier: holds {} sequence slots, --parallel {} needs as many", tier.name(),
+                                             tier.sequenceSlots(), parallel));
+    thread_ = std::thread([this] { run(); });
+}
+
+BatchEngine::~BatchEngine() { stop(); }
+
+bool BatchEngine::submit(std::shared_ptr<Job> job) { return queue_.tryPush(std::move(job)); }
+
+// Running jobs see the flag at the next step; queued ones are cancelled as they are taken.
+void BatchEngine::stop() {
+    stopping_ = true;
+    queue_.close();
+    if (thread_.joinable()) thread_.join();
+}
+
+void BatchEngine::run() {
+    while (true) {
+        // Join between steps: every free slot takes a waiting job; with none running, wait.
+        while (slots_.busyCount() < slots_.slots()) {
+            auto job = slots_.busyCount() == 0 ? queue_.pop() : queue_.tryPop();
+            if (!job) break;
+            admit(std::move(*job));
+        }
+        if (slots_.busyCount() == 0) {
+            if (queue_.closedAndEmpty()) return;
+            continue;
+        }
+        step();
+    }
+}
+
+bool BatchEngine::admit(std::shared_ptr<Job> job) {
+    if (stopping_) job->cancel();
+    if (job->cancelled()) {
+        JobResult result;
+        result.promptTokens = static_cast<int32_t>(job->input().prompt.size());
+        result.reason = FinishReason::Cancelled;
+        ++cancelled_;
+        job->finish(std::move(result));
+        return false;
+    }
+    int32_t slot = -1;
+    try {
+        slot = slots_.claim(job->input().prompt);
+    } catch (const std::exception& e) {  // the HTTP side checks the prompt's length; this is the last guard
+        JobResult result;
+        result.reason = FinishReason::Error;
+        result.error = e.what();
+        ++failed_;
+        job->finish(std::move(result));
+        return false;
+    }
+    Running& r = running_[static_cast<size_t>(slot)];
+    r.job = std::move(job);
+    r.generation.emplace(*r.job, model_.tokenizer());
+    r.generation->result().cachedTokens = slots_.reusedTokens(slot);
+    busy_ = static_cast<size_t>(slots_.busyCount());
+    return true;
+}
+
+void BatchEngine::finish(int32_t slot, FinishReason reason, std::string error) {
+    Running& r = running_[static_cast<size_t>(slot)];
+    JobResult result = std::move(r.generation->result());
+    if (reason == FinishReason::Cancelled || reason == FinishReason::Error) result.reason = reason;
+    result.error = std::move(error);
+    auto& count = result.reason == FinishReason::Cancelled ? cancelled_
+                  : result.reason == FinishReason::Error   ? failed_
+                                                           : completed_;
+    ++count;
+    r.job->finish(std::move(result));
+    r.generation.reset();
+    r.job.reset();
+    if (reason == FinishReason::Error) slots_.forget(slot);  // its cache may hold part of the failed step
+    else slots_.release(slot);
+    busy_ = static_cast<size_t>(slots_.busyCount());
+}
+
+void BatchEngine::step() {
+    for (int32_t slot = 0; slot < slots_.slots(); ++slot) {
+        Running& r = running_[static_cast<size_t>(slot)];
+        if (r.job && (stopping_ || r.job->cancelled())) finish(slot, FinishReason::Cancelled);
+    }
+    const std::vector<runtime::SequenceRow> rows = slots_.nextStep(tier_.maxBatch(), prefillChunk_);
+    if (rows.empty()) return;
+    const size_t vocab = static_cast<size_t>(model_.config().nVocab);
+    const auto wanted = std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; });
+    logits_.resize(vocab * static_cast<size_t>(std::max<std::ptrdiff_t>(wanted, 1)));
+    try {
+        tier_.evaluateRows(rows, logits_);
+    } catch (const std::exception& e) {
+        for (const runtime::SequenceRow& row : rows)
+            if (running_[static_cast<size_t>(row.slot)].job) finish(row.slot, FinishReason::Error, e.what());
+        return;
+    }
+    slots_.ran(rows);
+    size_t k = 0;
+    for (const runtime::SequenceRow& row : rows) {
+        if (!row.wantLogits) continue;
+        const std::span<const float> logits(logits_.data() + vocab * k++, vocab);
+        Running& r = running_[static_cast<size_t>(row.slot)];
+        const auto next = r.generation->next(logits, slots_.cached(row.slot), slots_.room(row.slot));
+        if (next) slots_.append(row.slot, *next);
+        else finish(row.slot, FinishReason::Stop);
+    }
+}
+
+}  // namespace zinc::serve
