@@ -9,9 +9,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 model="$ZINC_SHARED/models/qwen3-tiny.gguf"
 work="$SERVE_WORK/clients"
 mkdir -p "$work"
-failures=0
-pass() { echo "ok - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
 expect() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected '$3', got '$2'"; fi; }
 # The value at a path of the JSON on stdin, e.g. `field error.code`.
 field() {
@@ -31,22 +28,7 @@ if ! cmp -s "$here/node/package-lock.json" "$SERVE_WORK/node/node_modules/.insta
   cp "$here/node/package-lock.json" "$SERVE_WORK/node/node_modules/.installed-lock.json"
 fi
 
-# start_server NAME ARGS... -> sets $base (and $server, its pid) once it listens.
-servers=()
-trap 'for p in "${servers[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done' EXIT
-start_server() {
-  local name=$1; shift
-  "$ZINC_RT" --threads 2 "$@" >"$work/$name.out" 2>"$work/$name.err" &
-  server=$!
-  servers+=($server)
-  for _ in $(seq 300); do
-    grep -q "listening on http://" "$work/$name.out" && break
-    kill -0 $server 2>/dev/null || break
-    sleep 0.1
-  done
-  base=$(grep -o "http://[0-9.:]*" "$work/$name.out")
-  [ -n "$base" ] || { echo "FAIL - the server $name did not start"; cat "$work/$name.err"; exit 1; }
-}
+source "$(dirname "$0")/start_server.sh"
 
 # Operations: --api-key (401 without it, /health open), --cors (the allowed origin only).
 start_server keyed --ctx 256 serve "$model" --port 0 --model-name tiny --api-key sekrit --cors http://ok.example

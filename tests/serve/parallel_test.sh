@@ -10,27 +10,10 @@ set -uo pipefail
 model="$ZINC_SHARED/models/qwen3-tiny.gguf"
 work="$SERVE_WORK/parallel"
 rm -rf "$work" && mkdir -p "$work"
-failures=0
-pass() { echo "ok - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
 # A JSON number or string at the top level of a bench-serve report: `figure FILE NAME`.
 figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
 
-servers=()
-trap 'for p in "${servers[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done' EXIT
-start_server() {  # start_server NAME ARGS... -> $base, $server
-  local name=$1; shift
-  "$ZINC_RT" --threads 2 "$@" >"$work/$name.out" 2>"$work/$name.err" &
-  server=$!
-  servers+=($server)
-  for _ in $(seq 300); do
-    grep -q "listening on http://" "$work/$name.out" && break
-    kill -0 $server 2>/dev/null || break
-    sleep 0.1
-  done
-  base=$(grep -o "http://[0-9.:]*" "$work/$name.out")
-  [ -n "$base" ] || { echo "FAIL - the server $name did not start"; cat "$work/$name.err"; exit 1; }
-}
+source "$(dirname "$0")/start_server.sh"
 
 # 1. Load: 64 clients x 4 requests, 8 tokens each, against --parallel 8 --queue 64.
 start_server batched --ctx 256 serve "$model" --port 0 --parallel 8 --queue 64 --model-name tiny
