@@ -25,7 +25,10 @@ ok=$(figure "$work/batched.json" ok)
 [ "$ok" = 256 ] && pass "256 of 256 streamed requests answered 200 and complete" ||
   fail "complete requests: $ok of 256 ($(tr -d '\n ' <"$work/batched.json"))"
 growth=$(figure "$work/batched.json" rss_growth)
-if awk -v g="$growth" 'BEGIN { exit !(g < 0.10 && g > -1) }'; then pass "RSS growth $growth < 10 %"; else fail "RSS growth $growth"; fi
+if [ "${ZINC_SANITIZED:-0}" = 1 ]; then
+  # ASan's quarantine holds freed blocks back (up to 256 MiB): growth here is the sanitizer's.
+  echo "# RSS growth $growth under the sanitizers: not held to 10 % (the release build is: ./test.sh --release serve_parallel)"
+elif awk -v g="$growth" 'BEGIN { exit !(g < 0.10 && g > -1) }'; then pass "RSS growth $growth < 10 %"; else fail "RSS growth $growth"; fi
 echo "# $(tr -d '\n ' <"$work/batched.json")"
 
 # The same requests one at a time on a server that batches nothing.
