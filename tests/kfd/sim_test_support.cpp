@@ -1,14 +1,12 @@
 #include "tests/kfd/sim_test_support.h"
 
 #include "kernels/pocl_runner.h"
+#include "tests/sim_pocl_runner.h"
 
 namespace zinc::kfd::testing {
 
 std::shared_ptr<kernels::PoclRunner> sharedRunner() {
-    // Only when kernels run on PoCL (ZINC_SIM_EXEC=pocl): the interpreter needs no runner.
-    if (simExecFromEnvironment() != SimExec::Pocl) return nullptr;
-    static std::shared_ptr<kernels::PoclRunner> runner = std::make_shared<kernels::PoclRunner>();
-    return runner;
+    return test::sharedPoclRunner();
 }
 
 void KfdSim::open(const QueueOptions& queueOptions, SimOptions simOptions) {

@@ -14,6 +14,7 @@
 
 #include "graph/graph.h"
 #include "kernels/pocl_runner.h"
+#include "tests/sim_pocl_runner.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
 #include "model/model.h"
@@ -26,9 +27,7 @@
 namespace zinc::test {
 
 inline std::shared_ptr<kernels::PoclRunner> sharedRunner() {
-    if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) return nullptr;  // the interpreter needs none
-    static auto runner = std::make_shared<kernels::PoclRunner>();
-    return runner;
+    return test::sharedPoclRunner();
 }
 
 // The target the in-process tests simulate unless they name one: gfx1100, or ZINC_TEST_SIM_GFX

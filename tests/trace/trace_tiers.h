@@ -11,6 +11,7 @@
 
 #include "graph/graph.h"
 #include "kernels/pocl_runner.h"
+#include "tests/sim_pocl_runner.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
 #include "model/model.h"
@@ -54,9 +55,7 @@ inline bool vulkanDeviceExists() {
 // One PoCL runner for the whole binary (PoCL builds the kernels once), one simulated gfx1100
 // behind each door.
 inline std::shared_ptr<kernels::PoclRunner> poclRunner() {
-    if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) return nullptr;  // the interpreter needs none
-    static auto runner = std::make_shared<kernels::PoclRunner>();
-    return runner;
+    return test::sharedPoclRunner();
 }
 inline std::shared_ptr<kfd::Device> simulatedGpu() {
     static std::shared_ptr<kfd::Device> device = [] {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/pocl_runner.h"
+#include "tests/sim_pocl_runner.h"
 #include "umq/drm_device.h"
 #include "umq/amdgpu_uapi.h"
 #include "kfd/sim/sim_dispatch.h"
@@ -13,9 +14,7 @@
 namespace zinc::umq::testing {
 
 inline std::shared_ptr<kernels::PoclRunner> sharedRunner() {
-    if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) return nullptr;  // the interpreter needs none
-    static auto runner = std::make_shared<kernels::PoclRunner>();
-    return runner;
+    return test::sharedPoclRunner();
 }
 
 // The driver's log from entry `from` on.
