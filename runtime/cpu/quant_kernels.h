@@ -56,6 +56,16 @@ void matMulQ4_0(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
 void matMulQ5_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
                 size_t yStride);
 }  // namespace avx2
+// The same multi-token K-quant kernels built for AVX-512 VNNI (quant_vnni_kquants.cpp),
+// bit-identical to avx2's; only called when the CPU has AVX512F/VL/BW + VNNI.
+namespace vnni {
+void matMulQ4_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
+void matMulQ5_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
+void matMulQ6_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
+                size_t yStride);
+}  // namespace vnni
 
 #undef ZINC_DECLARE_KERNEL
 
@@ -64,5 +74,7 @@ MatVecFn genericKernel(model::GgmlType weight);
 MatVecFn avx2Kernel(model::GgmlType weight);
 // The multi-token AVX2 kernel for a weight type, or nullptr (matMul then loops matVec).
 MatMulFn avx2MultiTokenKernel(model::GgmlType weight);
+// The AVX-512 VNNI multi-token kernel for a weight type, or nullptr (then avx2's is used).
+MatMulFn vnniMultiTokenKernel(model::GgmlType weight);
 
 }  // namespace zinc::cpu::kernels
