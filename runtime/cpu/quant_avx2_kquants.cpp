@@ -10,10 +10,13 @@
 namespace zinc::cpu::kernels::avx2 {
 namespace {
 
-// int32 sums += int16 pair products * int16 scales, in two AVX2 instructions.
+// quant_kquant_tiles.h's Acc on AVX2: maddubs gives int16 pair sums (no saturation: at
+// most 2 * 63 * 127), madd times the scales gives int32 sums of 4 bytes.
 struct MaddAdd {
-    static __m256i add(__m256i sum, __m256i p16, __m256i scales) {
-        return _mm256_add_epi32(sum, _mm256_madd_epi16(p16, scales));
+    static __m256i addPair(__m256i sum, __m256i qA, __m256i aA, __m256i sA, __m256i qB, __m256i aB, __m256i sB) {
+        const __m256i pA = _mm256_madd_epi16(_mm256_maddubs_epi16(qA, aA), sA);
+        const __m256i pB = _mm256_madd_epi16(_mm256_maddubs_epi16(qB, aB), sB);
+        return _mm256_add_epi32(sum, _mm256_add_epi32(pA, pB));
     }
 };
 

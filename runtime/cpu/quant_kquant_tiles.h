@@ -1,10 +1,11 @@
 #pragma once
 // The K-quant (Q4_K, Q5_K, Q6_K x Q8_K) multi-token row kernels, shared by the AVX2 build
 // (quant_avx2_kquants.cpp) and the AVX-512 VNNI build (quant_vnni_kquants.cpp). They differ
-// only in Acc, which adds the int16 pair products of maddubs, times the int16 sub-block
-// scales, to int32 sums: _mm256_madd_epi16 + _mm256_add_epi32 on AVX2, one
-// _mm256_dpwssd_epi32 with VNNI. The integer sums are exact either way (no intermediate
-// overflows: |pair sum| <= 2 * 63 * 127 and scales <= 127), so both builds give the same bits.
+// only in Acc::addPair(sum, qA, aA, sA, qB, aB, sB), which adds to 8 int32 sums the dot
+// products of two 32-byte groups of unsigned quants q with int8 activations a, each times
+// its int16 scales s (all lanes of sA one scale per 128-bit lane, same for sB), lane i of the
+// sums getting bytes 4i..4i+3 of both groups. Both builds put the same products in the same
+// lanes and integer sums are exact, so they give the same bits (see the Acc structs).
 // Internal linkage throughout, for the reason given in quant_avx2_common.h; include only
 // from files compiled with at least -mavx2 -mfma -mf16c.
 #include <utility>
@@ -22,7 +23,7 @@ using model::BlockQ8_K;
 using model::kQKK;
 
 // Whether the multi-token kernels prefetch weights ahead (their weight tiles are reused from L2).
-constexpr bool kPrefetchInMatMul = false;
+constexpr bool kPrefetchInMatMul = true;
 
 // Q4_K/Q5_K scales and mins (see model/quant/k_scales.h) as 16 int16: scales 0..7, mins 0..7.
 // Reads 16 bytes at `packed`: the 12 packed bytes and 4 bytes of the same block after them.
@@ -196,9 +197,7 @@ void rowNibbleK(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y
 #pragma GCC unroll 4
             for (int t = 0; t < T; ++t) {
                 const int8_t* qa = ta.act[t][b].qs + 64 * c;
-                const __m256i pLo = _mm256_maddubs_epi16(lo, load256(qa));
-                const __m256i pHi = _mm256_maddubs_epi16(hi, load256(qa + 32));
-                sumi[t] = Acc::add(Acc::add(sumi[t], pLo, sLo), pHi, sHi);
+                sumi[t] = Acc::addPair(sumi[t], lo, load256(qa), sLo, hi, load256(qa + 32), sHi);
                 keepInRegister(sumi[t]);
             }
         }
@@ -245,12 +244,13 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
             };
 #pragma GCC unroll 4
-            for (int g = 0; g < 4; ++g) {
-                const __m256i s = pairScales(halfScales, g);
+            for (int g = 0; g < 4; g += 2) {
+                const __m256i s0 = pairScales(halfScales, g);
+                const __m256i s1 = pairScales(halfScales, g + 1);
 #pragma GCC unroll 4
                 for (int t = 0; t < T; ++t) {
-                    const __m256i p16 = _mm256_maddubs_epi16(q[g], load256(ta.act[t][b].qs + 128 * h + 32 * g));
-                    sumi[t] = Acc::add(sumi[t], p16, s);
+                    const int8_t* qa = ta.act[t][b].qs + 128 * h + 32 * g;
+                    sumi[t] = Acc::addPair(sumi[t], q[g], load256(qa), s0, q[g + 1], load256(qa + 32), s1);
                     keepInRegister(sumi[t]);
                 }
             }
