@@ -10,15 +10,6 @@
 namespace zinc::cpu::kernels::avx2 {
 namespace {
 
-// quant_kquant_tiles.h's Acc on AVX2: maddubs gives int16 pair sums (no saturation: at
-// most 2 * 63 * 127), madd times the scales gives int32 sums of 4 bytes.
-struct MaddAdd {
-    static __m256i addPair(__m256i sum, __m256i qA, __m256i aA, __m256i sA, __m256i qB, __m256i aB, __m256i sB) {
-        const __m256i pA = _mm256_madd_epi16(_mm256_maddubs_epi16(qA, aA), sA);
-        const __m256i pB = _mm256_madd_epi16(_mm256_maddubs_epi16(qB, aB), sB);
-        return _mm256_add_epi32(sum, _mm256_add_epi32(pA, pB));
-    }
-};
 
 inline float rowSum(__m256 acc) {
     float y;
@@ -186,9 +177,9 @@ float singleRowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const 
         multiToken<ROWS, 4>(k, w, wStride, rows, acts, nTokens, y, yStride, USES_MINS);                   \
     }
 
-using RowsQ4_K = NibbleKRows<BlockQ4_K, MaddAdd>;
-using RowsQ5_K = NibbleKRows<BlockQ5_K, MaddAdd>;
-using RowsQ6_K = Q6KRows<MaddAdd>;
+using RowsQ4_K = NibbleKRows<BlockQ4_K>;
+using RowsQ5_K = NibbleKRows<BlockQ5_K>;
+using RowsQ6_K = Q6KRows;
 ZINC_AVX2_K_KERNEL(Q4_K, RowsQ4_K, true)
 ZINC_AVX2_K_KERNEL(Q5_K, RowsQ5_K, true)
 ZINC_AVX2_K_KERNEL(Q6_K, RowsQ6_K, false)

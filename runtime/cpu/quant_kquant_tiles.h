@@ -1,13 +1,11 @@
 #pragma once
-// The K-quant (Q4_K, Q5_K, Q6_K x Q8_K) multi-token row kernels, shared by the AVX2 build
-// (quant_avx2_kquants.cpp) and the AVX-512 VNNI build (quant_vnni_kquants.cpp). They differ
-// only in Acc::addPair(sum, qA, aA, sA, qB, aB, sB), which adds to 8 int32 sums the dot
-// products of two 32-byte groups of unsigned quants q with int8 activations a, each times
-// its int16 scales s (all lanes of sA one scale per 128-bit lane, same for sB), lane i of the
-// sums getting bytes 4i..4i+3 of both groups. Both builds put the same products in the same
-// lanes and integer sums are exact, so they give the same bits (see the Acc structs).
-// Internal linkage throughout, for the reason given in quant_avx2_common.h; include only
-// from files compiled with at least -mavx2 -mfma -mf16c.
+// The K-quant (Q4_K, Q5_K, Q6_K x Q8_K) multi-token row kernels of the AVX2 build
+// (quant_avx2_kquants.cpp) and the pieces the AVX-512 VNNI build (quant_vnni_kquants.cpp)
+// shares with them: the per-token float accumulation (TokenActs, addSuperBlocks,
+// storeTokenSums), the weight unpacking and the tiling (multiToken). Both builds put the
+// same integer products into the same int32 lanes (integer sums are exact), so they give
+// the same bits. Internal linkage throughout, for the reason given in quant_avx2_common.h;
+// include only from files compiled with at least -mavx2 -mfma -mf16c.
 #include <utility>
 
 #include "model/quant/blocks.h"
@@ -175,7 +173,7 @@ inline void chunkQuants(const BlockQ5_K* x, int c, __m256i& lo, __m256i& hi) {
 }
 
 // One Q4_K or Q5_K row against T tokens: each super-block is unpacked once for all of them.
-template <int T, class Block, class Acc>
+template <int T, class Block>
 void rowNibbleK(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     __m256 acc[T], accMin[(T + 1) / 2];
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
@@ -197,7 +195,9 @@ void rowNibbleK(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y
 #pragma GCC unroll 4
             for (int t = 0; t < T; ++t) {
                 const int8_t* qa = ta.act[t][b].qs + 64 * c;
-                sumi[t] = Acc::addPair(sumi[t], lo, load256(qa), sLo, hi, load256(qa + 32), sHi);
+                const __m256i pLo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(qa)), sLo);
+                const __m256i pHi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(qa + 32)), sHi);
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(pLo, pHi));
                 keepInRegister(sumi[t]);
             }
         }
@@ -209,7 +209,7 @@ void rowNibbleK(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y
 // Q6_K: in half h, group g (32 elements 128h + 32g + l) takes low bits from ql[64h + 32(g&1)
 // + l] (low nibble for g < 2, high for g >= 2) and bits 2g..2g+1 of qh[32h + l]. The quants
 // are used unsigned (0..63) and the -32 comes back as 32 * sum_s scale_s * bsum_s.
-template <int T, class Acc>
+template <int T>
 void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const __m256i m2 = _mm256_set1_epi8(0x03);
@@ -244,13 +244,12 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
             };
 #pragma GCC unroll 4
-            for (int g = 0; g < 4; g += 2) {
-                const __m256i s0 = pairScales(halfScales, g);
-                const __m256i s1 = pairScales(halfScales, g + 1);
+            for (int g = 0; g < 4; ++g) {
+                const __m256i s = pairScales(halfScales, g);
 #pragma GCC unroll 4
                 for (int t = 0; t < T; ++t) {
-                    const int8_t* qa = ta.act[t][b].qs + 128 * h + 32 * g;
-                    sumi[t] = Acc::addPair(sumi[t], q[g], load256(qa), s0, q[g + 1], load256(qa + 32), s1);
+                    const __m256i p16 = _mm256_maddubs_epi16(q[g], load256(ta.act[t][b].qs + 128 * h + 32 * g));
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(p16, s));
                     keepInRegister(sumi[t]);
                 }
             }
@@ -280,18 +279,17 @@ void rowsForTokens(const uint8_t* base, size_t wStride, int64_t rows, int64_t nb
 }
 
 // The row kernels as types (rowsForTokens' Rows): Q4_K/Q5_K by block type, and Q6_K.
-template <class Block, class Acc>
+template <class Block>
 struct NibbleKRows {
     template <int T>
     static void run(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t s) {
-        rowNibbleK<T, Block, Acc>(row, nb, ta, y, s);
+        rowNibbleK<T, Block>(row, nb, ta, y, s);
     }
 };
-template <class Acc>
 struct Q6KRows {
     template <int T>
     static void run(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t s) {
-        rowQ6_K<T, Acc>(row, nb, ta, y, s);
+        rowQ6_K<T>(row, nb, ta, y, s);
     }
 };
 
