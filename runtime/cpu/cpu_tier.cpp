@@ -40,8 +40,10 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string describe() const override {
-        return fmt::format("cpu: {} threads, {} kernels, {} precision, context {}, KV cache {:.1f} MiB{}, {}",
+        const std::string multi = multiTokenKernelName();
+        return fmt::format("cpu: {} threads, {} kernels{}, {} precision, context {}, KV cache {:.1f} MiB{}, {}",
                            pool_.threads(), quantKernelName(),
+                           multi != quantKernelName() ? " (" + multi + " multi-token K-quants)" : std::string(),
                            precision_ == runtime::Precision::Ggml ? "ggml" : "f32", limits_.contextLength(),
                            static_cast<double>(kv_.bytes()) / (1 << 20),
                            kv_.slots() > 1 ? fmt::format(" ({} sequence slots)", kv_.slots()) : std::string(),

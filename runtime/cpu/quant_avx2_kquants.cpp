@@ -121,8 +121,6 @@ float singleRowQ5_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const 
 // + l] (low nibble for g < 2, high for g >= 2) and bits 2g..2g+1 of qh[32h + l]. The quants
 // are used unsigned (0..63) and the -32 comes back as 32 * sum_s scale_s * bsum_s.
 float singleRowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const __m128i*) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    const __m256i m2 = _mm256_set1_epi8(0x03);
     __m256 acc = _mm256_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
     for (int64_t b = 0; b < nb; ++b) {
@@ -138,18 +136,8 @@ float singleRowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const 
             // Both lanes = this half's 8 scales; group g uses sub-blocks 2g (lane 0) and 2g+1 (lane 1).
             const __m256i halfScales = h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
                                               : _mm256_permute2x128_si256(scales, scales, 0x11);
-            const __m256i ql0 = load256(x->ql + 64 * h);
-            const __m256i ql1 = load256(x->ql + 64 * h + 32);
-            const __m256i qh = load256(x->qh + 32 * h);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
-            };
+            __m256i q[4];
+            q6Groups(x, h, q);
 #pragma GCC unroll 4
             for (int g = 0; g < 4; ++g) {
                 const __m256i p16 = _mm256_maddubs_epi16(q[g], load256(a.qs + 128 * h + 32 * g));

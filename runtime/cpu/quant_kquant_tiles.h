@@ -172,6 +172,23 @@ inline void chunkQuants(const BlockQ5_K* x, int c, __m256i& lo, __m256i& hi) {
                          _mm256_and_si256(bitToFour(qh, 2 * c + 1), bit4));
 }
 
+// The unsigned (0..63) quants of half h (elements 128h..128h+127) of a Q6_K block, 4 groups
+// of 32: group g takes low bits from ql[64h + 32(g&1) + l] (low nibble for g < 2, high for
+// g >= 2) and bits 2g..2g+1 of qh[32h + l].
+inline void q6Groups(const BlockQ6_K* x, int h, __m256i* q) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i m2 = _mm256_set1_epi8(0x03);
+    const __m256i ql0 = load256(x->ql + 64 * h);
+    const __m256i ql1 = load256(x->ql + 64 * h + 32);
+    const __m256i qh = load256(x->qh + 32 * h);
+    q[0] = _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4));
+    q[1] = _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4));
+    q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4));
+    q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4));
+}
+
 // One Q4_K or Q5_K row against T tokens: each super-block is unpacked once for all of them.
 template <int T, class Block>
 void rowNibbleK(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
@@ -211,8 +228,6 @@ void rowNibbleK(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y
 // are used unsigned (0..63) and the -32 comes back as 32 * sum_s scale_s * bsum_s.
 template <int T>
 void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    const __m256i m2 = _mm256_set1_epi8(0x03);
     __m256 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
@@ -231,18 +246,8 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
             // Both lanes = this half's 8 scales; group g uses sub-blocks 2g (lane 0) and 2g+1 (lane 1).
             const __m256i halfScales = h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
                                               : _mm256_permute2x128_si256(scales, scales, 0x11);
-            const __m256i ql0 = load256(x->ql + 64 * h);
-            const __m256i ql1 = load256(x->ql + 64 * h + 32);
-            const __m256i qh = load256(x->qh + 32 * h);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
-            };
+            __m256i q[4];
+            q6Groups(x, h, q);
 #pragma GCC unroll 4
             for (int g = 0; g < 4; ++g) {
                 const __m256i s = pairScales(halfScales, g);

@@ -22,9 +22,14 @@ constexpr int kTokenGroup = 4;
 // takes one maddubs and one dpwssd. The two halves' int32 sums are added lane by lane at the
 // end of each super-block: lane i then holds the same products as the 256-bit kernels' lane
 // i, so the results are the same bits.
-inline __m512i joinHalves(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+// (The masked insert/extract: GCC 12's plain _mm512_inserti64x4 / _mm512_extracti64x4_epi64
+// pass an uninitialized register through their all-ones mask and warn.)
+inline __m512i joinHalves(__m256i lo, __m256i hi) {
+    const __m512i wide = _mm512_castsi256_si512(lo);
+    return _mm512_mask_inserti64x4(wide, 0xff, wide, hi, 1);
+}
 inline __m256i foldHalves(__m512i v) {
-    return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    return _mm256_add_epi32(_mm512_maskz_extracti64x4_epi64(0xff, v, 0), _mm512_maskz_extracti64x4_epi64(0xff, v, 1));
 }
 inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
 inline void keepInRegister512(__m512i& v) { asm("" : "+v"(v)); }
@@ -63,8 +68,6 @@ void rowNibbleK512(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float
 
 template <int T>
 void rowQ6_K512(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, size_t yStride) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    const __m256i m2 = _mm256_set1_epi8(0x03);
     __m256 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
@@ -78,19 +81,10 @@ void rowQ6_K512(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y
         for (int h = 0; h < 2; ++h) {
             const __m256i halfScales = h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
                                               : _mm256_permute2x128_si256(scales, scales, 0x11);
-            const __m256i ql0 = load256(x->ql + 64 * h);
-            const __m256i ql1 = load256(x->ql + 64 * h + 32);
-            const __m256i qh = load256(x->qh + 32 * h);
-            // Groups 0|1 and 2|3 of rowQ6_K, joined.
-            const __m512i q01 = joinHalves(
-                _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)));
-            const __m512i q23 = joinHalves(
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)));
+            __m256i q[4];
+            q6Groups(x, h, q);
+            const __m512i q01 = joinHalves(q[0], q[1]);
+            const __m512i q23 = joinHalves(q[2], q[3]);
             const __m512i s01 = joinHalves(pairScales(halfScales, 0), pairScales(halfScales, 1));
             const __m512i s23 = joinHalves(pairScales(halfScales, 2), pairScales(halfScales, 3));
 #pragma GCC unroll 4
