@@ -127,15 +127,11 @@ float singleRowQ6_K(const uint8_t* row, int64_t nb, const BlockQ8_K* act, const 
         const BlockQ6_K* x = blocks + b;
         const BlockQ8_K& a = act[b];
         prefetchAhead<kPrefetchK, sizeof(BlockQ6_K)>(x);
-        // 16 int16 scales: lane 0 = sub-blocks 0..7 (half 0), lane 1 = 8..15 (half 1).
-        const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
-        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                        _mm256_slli_epi32(_mm256_madd_epi16(scales, load256(a.bsums)), 5));
+        const __m256i scales = q6Scales(x);
+        __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), q6Offset(scales, a));
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-            // Both lanes = this half's 8 scales; group g uses sub-blocks 2g (lane 0) and 2g+1 (lane 1).
-            const __m256i halfScales = h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
-                                              : _mm256_permute2x128_si256(scales, scales, 0x11);
+            const __m256i halfScales = q6HalfScales(scales, h);
             __m256i q[4];
             q6Groups(x, h, q);
 #pragma GCC unroll 4

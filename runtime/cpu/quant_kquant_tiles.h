@@ -172,6 +172,20 @@ inline void chunkQuants(const BlockQ5_K* x, int c, __m256i& lo, __m256i& hi) {
                          _mm256_and_si256(bitToFour(qh, 2 * c + 1), bit4));
 }
 
+// A Q6_K block's 16 scales as int16: lane 0 = sub-blocks 0..7 (half 0), lane 1 = 8..15 (half 1).
+inline __m256i q6Scales(const BlockQ6_K* x) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
+}
+// The -32 of every Q6_K quant against activation block a, as 8 int32 (subtracted from the
+// unsigned quants' sums): 32 * scale_s * bsum_s, two sub-blocks of 16 per lane.
+inline __m256i q6Offset(__m256i scales, const BlockQ8_K& a) {
+    return _mm256_slli_epi32(_mm256_madd_epi16(scales, load256(a.bsums)), 5);
+}
+// Half h's 8 scales in both lanes (group g then uses sub-blocks 2g in lane 0, 2g + 1 in lane 1).
+inline __m256i q6HalfScales(__m256i scales, int h) {
+    return h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00) : _mm256_permute2x128_si256(scales, scales, 0x11);
+}
+
 // The unsigned (0..63) quants of half h (elements 128h..128h+127) of a Q6_K block, 4 groups
 // of 32: group g takes low bits from ql[64h + 32(g&1) + l] (low nibble for g < 2, high for
 // g >= 2) and bits 2g..2g+1 of qh[32h + l].
@@ -234,18 +248,14 @@ void rowQ6_K(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y, s
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ6_K* x = blocks + b;
         if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(BlockQ6_K)>(x);
-        // 16 int16 scales: lane 0 = sub-blocks 0..7 (half 0), lane 1 = 8..15 (half 1).
-        const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
+        const __m256i scales = q6Scales(x);
         __m256i sumi[T];
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t)
-            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                       _mm256_slli_epi32(_mm256_madd_epi16(scales, load256(ta.act[t][b].bsums)), 5));
+            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(), q6Offset(scales, ta.act[t][b]));
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-            // Both lanes = this half's 8 scales; group g uses sub-blocks 2g (lane 0) and 2g+1 (lane 1).
-            const __m256i halfScales = h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
-                                              : _mm256_permute2x128_si256(scales, scales, 0x11);
+            const __m256i halfScales = q6HalfScales(scales, h);
             __m256i q[4];
             q6Groups(x, h, q);
 #pragma GCC unroll 4

@@ -74,13 +74,12 @@ void rowQ6_K512(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y
     for (int64_t b = 0; b < nb; ++b) {
         const BlockQ6_K* x = blocks + b;
         if (kPrefetchInMatMul) prefetchAhead<kPrefetchK, sizeof(BlockQ6_K)>(x);
-        const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
+        const __m256i scales = q6Scales(x);
         __m512i sumi[T];
         for (int t = 0; t < T; ++t) sumi[t] = _mm512_setzero_si512();
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
-            const __m256i halfScales = h == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
-                                              : _mm256_permute2x128_si256(scales, scales, 0x11);
+            const __m256i halfScales = q6HalfScales(scales, h);
             __m256i q[4];
             q6Groups(x, h, q);
             const __m512i q01 = joinHalves(q[0], q[1]);
@@ -100,9 +99,7 @@ void rowQ6_K512(const uint8_t* row, int64_t nb, const TokenActs<T>& ta, float* y
             // The -32 offset (see rowQ6_K) joins the products' sum here: integer, exact.
             ((acc[t] = _mm256_fmadd_ps(
                   laneToAll<t>(dScaled),
-                  _mm256_cvtepi32_ps(_mm256_sub_epi32(
-                      foldHalves(sumi[t]),
-                      _mm256_slli_epi32(_mm256_madd_epi16(scales, load256(ta.act[t][b].bsums)), 5))),
+                  _mm256_cvtepi32_ps(_mm256_sub_epi32(foldHalves(sumi[t]), q6Offset(scales, ta.act[t][b]))),
                   acc[t])),
              ...);
         }(std::make_integer_sequence<int, T>{});
