@@ -107,6 +107,31 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
     EXPECT_LT(worst, 2e-2f);
 }
 
+// A sliding-window layer's decode attention past kExactAttentionMax positions is split across
+// its ring of rows too (gemma3 with a window of 320): 400 tokens in, the window has wrapped, and
+// every step stays near the cpu tier, which reads the same ring.
+TEST(VulkanTier, SplitAttentionOverASlidingWindowRing) {
+    ZINC_REQUIRE_VULKAN();
+    const auto path = (test::scratchDir() / "gemma3-tiny-long-window.gguf").string();
+    model::MakeModelOptions options;
+    options.preset = "gemma3-tiny-long-window";
+    options.quantMix = "q8_0";
+    options.outputPath = path;
+    options.seed = 3;
+    options.progress = false;
+    options.threads = 2;
+    model::makeModel(options);
+    auto cpu = test::loadPath(path, false);
+    auto gpu = test::loadPath(path, true);
+    std::vector<int32_t> prompt(400);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 53 + 1) % 1000) + 1;
+    cpu.session->feed(prompt);
+    gpu.session->feed(prompt);
+    for (int32_t t : {4, 99, 7, 512})
+        test::expectNearCpu(gpu.session->step(t), cpu.session->step(t), {0.1f, 0.01f}, "decode after token " + std::to_string(t));
+    std::filesystem::remove(path);
+}
+
 // Every weight type and the fusions each quant mix enables (gate+up pairs in Q4_K_M, Q4_0 and
 // F16 matvecs, Q8_0 everywhere), on make-model's tiny shapes with random weights.
 class VulkanQuantMixTest : public testing::TestWithParam<std::pair<const char*, const char*>> {};
