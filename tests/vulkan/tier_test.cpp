@@ -107,20 +107,26 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
     EXPECT_LT(worst, 2e-2f);
 }
 
+// A make-model file (random weights, real block layouts) in this process's scratch folder.
+std::string makeTestModel(const std::string& preset, const std::string& mix, uint32_t seed) {
+    const auto path = (test::scratchDir() / (preset + "-" + mix + ".gguf")).string();
+    model::MakeModelOptions options;
+    options.preset = preset;
+    options.quantMix = mix;
+    options.outputPath = path;
+    options.seed = seed;
+    options.progress = false;
+    options.threads = 2;
+    model::makeModel(options);
+    return path;
+}
+
 // A sliding-window layer's decode attention past kExactAttentionMax positions is split across
 // its ring of rows too (gemma3 with a window of 320): 400 tokens in, the window has wrapped, and
 // every step stays near the cpu tier, which reads the same ring.
 TEST(VulkanTier, SplitAttentionOverASlidingWindowRing) {
     ZINC_REQUIRE_VULKAN();
-    const auto path = (test::scratchDir() / "gemma3-tiny-long-window.gguf").string();
-    model::MakeModelOptions options;
-    options.preset = "gemma3-tiny-long-window";
-    options.quantMix = "q8_0";
-    options.outputPath = path;
-    options.seed = 3;
-    options.progress = false;
-    options.threads = 2;
-    model::makeModel(options);
+    const auto path = makeTestModel("gemma3-tiny-long-window", "q8_0", 3);
     auto cpu = test::loadPath(path, false);
     auto gpu = test::loadPath(path, true);
     std::vector<int32_t> prompt(400);
@@ -139,15 +145,7 @@ class VulkanQuantMixTest : public testing::TestWithParam<std::pair<const char*, 
 TEST_P(VulkanQuantMixTest, MatchesCpu) {
     ZINC_REQUIRE_VULKAN();
     const auto [preset, mix] = GetParam();
-    const auto path = (test::scratchDir() / (std::string(preset) + "-" + mix + ".gguf")).string();
-    model::MakeModelOptions options;
-    options.preset = preset;
-    options.quantMix = mix;
-    options.outputPath = path;
-    options.seed = 7;
-    options.progress = false;
-    options.threads = 2;
-    model::makeModel(options);
+    const auto path = makeTestModel(preset, mix, 7);
     auto cpu = test::loadPath(path, false);
     auto gpu = test::loadPath(path, true);
     // 40 tokens: the tiled matmul of prefill (16 or more), a partial tile of tokens and rows.
