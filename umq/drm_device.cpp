@@ -87,6 +87,7 @@ public:
     kfd::Result<kfd::LoadedCodeObject> loadCodeObject(std::shared_ptr<const kernels::CodeObject> object) override;
     kfd::Status unloadCodeObject(kfd::LoadedCodeObject& loaded) override;
     kfd::Result<std::unique_ptr<kfd::KernelRing>> openKernelRing() override;
+    kfd::Status injectFault(const kfd::InjectedFault& fault) override { return sys_.injectFault(fault); }
 
 protected:
     void doorbellRung(const kfd::Queue& queue) override { sys_.doorbellWritten(queue.doorbell); }

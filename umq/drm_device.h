@@ -27,6 +27,10 @@ public:
     virtual void doorbellWritten(const volatile uint64_t* /*doorbell*/) {}
     virtual void codeObjectLoaded(const kfd::LoadedCodeObject& /*loaded*/) {}
     virtual void codeObjectUnloaded(const kfd::LoadedCodeObject& /*loaded*/) {}
+    // Tests: a fault for the simulated GPU to make (kfd::Device::injectFault); hardware refuses.
+    virtual kfd::Status injectFault(const kfd::InjectedFault&) {
+        return kfd::plainError("inject fault", "faults are injected only on the simulated amdgpu driver");
+    }
 };
 DrmSyscalls& hostDrmSyscalls();
 
