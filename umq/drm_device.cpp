@@ -97,6 +97,7 @@ private:
     kfd::Status fillCaps();
     kfd::Status gemClose(uint32_t handle);
     std::vector<uint32_t> liveHandles() const;
+    kfd::Status faultedQueue() const;  // EFAULT naming a user queue the device reports faulted
     void freeQueueMemory(kfd::Queue& queue, kfd::Memory& doorbell);
 
     struct UserQueue {
@@ -410,6 +411,8 @@ kfd::Status RenderNodeDevice::waitEvents(std::span<const kfd::Event> events, uin
             return {};
         }
         if (std::chrono::steady_clock::now() >= deadline) break;
+        // A queue the device reports faulted will not signal (only the simulated driver reports it).
+        if (kfd::Status f = faultedQueue(); !f) return f;
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     std::vector<kfd::QueueState> states;
@@ -422,6 +425,21 @@ kfd::Status RenderNodeDevice::waitEvents(std::span<const kfd::Event> events, uin
     return kfd::waitTimeoutError("mailbox event(s) " + ids, timeoutMs, states);
 }
 
+kfd::Status RenderNodeDevice::faultedQueue() const {
+    std::vector<kfd::Queue> live;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [id, q] : queues_) live.push_back(q.queue);
+    }
+    for (const kfd::Queue& q : live)
+        if (const kfd::QueueState s = readQueueState(q); s.fault) {
+            std::string message = "GPU fault on user queue " + std::to_string(q.id) + "\n  " + s.describe();
+            if (!s.fault->decoded.empty()) message += "\n" + s.fault->decoded;
+            return kfd::Error{"waitEvents", EFAULT, std::move(message)};
+        }
+    return {};
+}
+
 kfd::QueueState RenderNodeDevice::readQueueState(const kfd::Queue& queue) const {
     kfd::QueueState s;
     s.queueId = queue.id;
@@ -431,6 +449,7 @@ kfd::QueueState RenderNodeDevice::readQueueState(const kfd::Queue& queue) const 
     s.wptr = loadAcquire(queue.wptr());
     if (queue.doorbell) s.doorbell = loadAcquire(queue.doorbell);
     kfd::fillPacketAtRptr(queue, s);
+    if (queue.doorbell) sys_.addSimulatorState(queue.doorbell, s);
     return s;
 }
 

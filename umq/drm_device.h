@@ -31,6 +31,11 @@ public:
     virtual kfd::Status injectFault(const kfd::InjectedFault&) {
         return kfd::plainError("inject fault", "faults are injected only on the simulated amdgpu driver");
     }
+    // The simulated GPU also knows what the hardware does not show through these ioctls: where
+    // its CP is in an IB and why a queue faulted. Adds it to `state` of the user queue whose
+    // doorbell this is (null doorbell: the kernel ring, as it stood at its last reset if it was
+    // reset since). Hardware adds nothing.
+    virtual void addSimulatorState(const volatile uint64_t* /*doorbell*/, kfd::QueueState& /*state*/) {}
 };
 DrmSyscalls& hostDrmSyscalls();
 

@@ -81,6 +81,7 @@ public:
     }
     void codeObjectUnloaded(const kfd::LoadedCodeObject& loaded) override { dispatcher_.removeRange(loaded.image.gpuVa, loaded.image.size); }
     kfd::Status injectFault(const kfd::InjectedFault& fault) override { return faults_.arm(fault); }
+    void addSimulatorState(const volatile uint64_t* doorbell, kfd::QueueState& state) override;
 
 private:
     struct Bo {
@@ -150,6 +151,7 @@ private:
     std::map<uint32_t, Context> contexts_;
     std::map<uint64_t, Job> pendingJobs_;  // submitted, not known retired
     uint64_t resets_ = 0;                  // ring resets so far (amdgpu's gpu_reset_counter)
+    std::optional<kfd::QueueState> resetState_;  // the kernel ring's CP as it stood at the last reset
     uint32_t nextContext_ = 1;
     std::map<uint32_t, Syncobj> syncobjs_;
     uint32_t nextSyncobj_ = 1;
@@ -420,6 +422,7 @@ int Driver::ctx(drm_amdgpu_ctx& a) {
         if (a.in.priority > AMDGPU_CTX_PRIORITY_NORMAL) return refuse(EACCES, "CTX: priority above NORMAL needs CAP_SYS_NICE");
         const uint32_t id = nextContext_++;
         contexts_[id] = Context{resets_, false, 0};
+        resetState_.reset();  // a new context starts on the ring as it is now
         a.out = {};
         a.out.alloc.ctx_id = id;
         return 0;
@@ -525,6 +528,21 @@ int Driver::runJob(std::span<const kfd::IbRange> ibs, uint64_t& job) {
     return 0;
 }
 
+void Driver::addSimulatorState(const volatile uint64_t* doorbell, kfd::QueueState& state) {
+    std::lock_guard lock(mutex_);
+    std::optional<kfd::QueueState> sim;
+    if (!doorbell) {
+        sim = resetState_ ? resetState_ : std::optional<kfd::QueueState>(kernelCp_->state());
+    } else {
+        for (const auto& [id, q] : userQueues_)
+            if (q->queue().doorbell == doorbell) sim = q->state();
+    }
+    if (!sim) return;
+    state.insideIb = sim->insideIb;
+    state.fault = sim->fault;
+    state.lastFence = sim->lastFence;
+}
+
 // The ring faulted, or its oldest pending job has run past the job timeout. Caller holds mutex_.
 bool Driver::ringNeedsReset() const {
     const auto oldest = pendingJobs_.upper_bound(kernelFence());
@@ -543,6 +561,7 @@ void Driver::resetKernelRing(std::unique_lock<std::mutex>& lock) {
         ++ctx->second.hangs;
     }
     ++resets_;
+    resetState_ = kernelCp_->state();
     std::unique_ptr<kfd::SimQueue> old = std::move(kernelCp_);
     lock.unlock();
     old.reset();  // stops a hung packet and joins the CP thread (which takes mutex_ to wake waiters)

@@ -1,0 +1,128 @@
+// Faults on the GPU tiers (issue 22): the simulated GPU makes a page fault, a hang or a bad
+// fence at a chosen token and op (kfd/tier/fault_spec.h), through each door — a KFD queue, an
+// amdgpu user queue, the amdgpu CS ioctl. The request in flight fails with an error naming the
+// token, the layer and the op; the tier recovers on its own, and the next request's tokens
+// equal a fresh tier's. Runs with kernels on PoCL (meson test kfd_tier_faults): the fault path
+// does not depend on how a dispatch executes, and the ISA interpreter would only make it slower.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "tests/kfd_tier/kfd_tier_fixture.h"
+
+namespace zinc {
+namespace {
+
+using test::Door;
+using Kind = kfd::InjectedFault::Kind;
+
+constexpr uint32_t kTierTimeoutMs = 1500;  // the tier's bound on a wait: the hang is detected by it
+constexpr uint32_t kJobTimeoutMs = 300;    // the simulated amdgpu's job timeout (its TDR), below the tier's
+
+std::string doorName(Door d) { return d == Door::Umq ? "umq" : d == Door::Cs ? "cs" : "kfd"; }
+
+// A simulated amdgpu node of its own, whose kernel ring resets a job after kJobTimeoutMs.
+std::shared_ptr<kfd::Device> drmDevice() {
+    static std::shared_ptr<kfd::Device> device = [] {
+        auto sim = umq::openSimulatedDrmDevice(test::defaultSimGfx(), {.runner = test::sharedRunner(), .jobTimeoutMs = kJobTimeoutMs});
+        if (!sim) throw std::runtime_error(sim.error().describe());
+        return std::shared_ptr<kfd::Device>(*sim);
+    }();
+    return device;
+}
+
+struct TierRun {
+    std::unique_ptr<model::Model> model;
+    graph::Graph graph;
+    std::unique_ptr<runtime::Tier> tier;
+};
+
+TierRun openTier(Door door, std::optional<kfd::FaultSpec> fault) {
+    TierRun r;
+    r.model = model::Model::load(test::sharedPath("models/stories260K.gguf"));
+    r.graph = graph::buildDecodeGraph(r.model->config(), r.model->weights());
+    runtime::TierOptions options;
+    options.contextLength = 64;
+    options.maxBatch = 8;
+    kfd::Pm4TierOptions o;
+    o.route = door == Door::Cs ? kfd::SubmitRoute::Cs : kfd::SubmitRoute::Doorbell;
+    o.tierName = door == Door::Umq ? "umq" : "kfd";
+    o.timeoutMs = kTierTimeoutMs;
+    o.injectFault = std::move(fault);
+    r.tier = kfd::makePm4Tier(r.graph, options, door == Door::Kfd ? test::simDevice() : drmDevice(), o);
+    return r;
+}
+
+// One request: a 3-token prompt (one prefill step, positions 0..2), then 6 greedy tokens
+// queued on the GPU (positions 3..8).
+std::vector<int32_t> request(TierRun& r) {
+    runtime::Session session(r.model->config(), *r.tier);
+    const std::vector<int32_t> prompt = {1, 400, 30};
+    session.feed(prompt);
+    const int32_t first = runtime::argmax(session.logits());
+    std::vector<int32_t> ids = r.tier->generateGreedy(first, 3, 6, r.model->config().nVocab);
+    ids.insert(ids.begin(), first);
+    return ids;
+}
+
+class FaultTest : public testing::TestWithParam<std::tuple<Door, Kind>> {
+protected:
+    void SetUp() override {
+        if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) GTEST_SKIP() << "runs with ZINC_SIM_EXEC=pocl (meson test kfd_tier_faults)";
+    }
+};
+
+TEST_P(FaultTest, RequestFailsNamingTokenLayerOpAndTheNextEqualsAFreshTier) {
+    const auto [door, kind] = GetParam();
+    TierRun fresh = openTier(door, std::nullopt);
+    const std::vector<int32_t> want = request(fresh);
+    ASSERT_EQ(want.size(), 7u);
+
+    // Greedy token 2 runs at position 5 (the prompt's 3 positions, then tokens 0 and 1).
+    const std::string spec = std::string(kfd::injectedFaultName(kind)) + ":5:blk.1.attn_output";
+    TierRun faulty = openTier(door, kfd::parseFaultSpec(spec));
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        request(faulty);
+        FAIL() << spec << " on " << doorName(door) << ": the request did not fail";
+    } catch (const runtime::TierError& e) {
+        const std::string m = e.what();
+        std::printf("%s: %s\n", doorName(door).c_str(), m.substr(0, 600).c_str());
+        // The CS route: a hung job is ended by the kernel's reset (the job timeout), which is what the tier sees.
+        const std::string kindText = kind == Kind::BadFence ? "bad fence" : kind == Kind::PageFault ? "GPU fault" : door == Door::Cs ? "GPU reset" : "GPU hang";
+        EXPECT_EQ(m.rfind(fmt::format("{} tier: {} at greedy token 2 at position 5", door == Door::Umq ? "umq" : "kfd", kindText), 0), 0u) << m;
+        if (kind != Kind::BadFence) EXPECT_NE(m.find(", layer 1, op 'attn_output' (op "), std::string::npos) << m;
+        EXPECT_NE(m.find("; recovered: "), std::string::npos) << m;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+    // The next request on the same tier, as on a fresh one.
+    EXPECT_EQ(request(faulty), want) << spec << " on " << doorName(door);
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, FaultTest,
+                         testing::Combine(testing::Values(Door::Kfd, Door::Umq, Door::Cs), testing::Values(Kind::PageFault, Kind::Hang, Kind::BadFence)),
+                         [](const auto& info) {
+                             return doorName(std::get<0>(info.param)) + "_" + std::string(kfd::injectedFaultName(std::get<1>(info.param)));
+                         });
+
+TEST(FaultSpec, ParsesAndRefusesWithTheReason) {
+    const kfd::FaultSpec s = kfd::parseFaultSpec("hang:3:blk.1.attn_q");
+    EXPECT_EQ(s.kind, Kind::Hang);
+    EXPECT_EQ(s.position, 3);
+    EXPECT_EQ(s.layer, 1);
+    EXPECT_EQ(s.op, "attn_q");
+    EXPECT_EQ(kfd::parseFaultSpec("fault:0:lm_head").layer, -1);
+    EXPECT_EQ(kfd::parseFaultSpec("fence:2").kind, Kind::BadFence);
+    try {
+        (void)kfd::parseFaultSpec("melt:3:blk.1.attn_q");
+        FAIL();
+    } catch (const runtime::TierError& e) {
+        EXPECT_NE(std::string(e.what()).find("kind \"melt\""), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)kfd::parseFaultSpec("hang:x:attn_q"), runtime::TierError);
+    EXPECT_THROW((void)kfd::parseFaultSpec("hang:3"), runtime::TierError);
+}
+
+}  // namespace
+}  // namespace zinc
