@@ -401,7 +401,7 @@ kfd::Status RenderNodeDevice::setEvent(const kfd::Event& event) {
 
 kfd::Status RenderNodeDevice::waitEvents(std::span<const kfd::Event> events, uint32_t timeoutMs, bool waitAll) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-    for (;;) {
+    for (uint32_t poll = 0;; ++poll) {
         size_t signalled = 0;
         for (const kfd::Event& e : events) signalled += loadAcquire(e.mailbox) != kUnsignalled;
         if (!events.empty() && (waitAll ? signalled == events.size() : signalled > 0)) {
@@ -412,7 +412,8 @@ kfd::Status RenderNodeDevice::waitEvents(std::span<const kfd::Event> events, uin
         }
         if (std::chrono::steady_clock::now() >= deadline) break;
         // A queue the device reports faulted will not signal (only the simulated driver reports it).
-        if (kfd::Status f = faultedQueue(); !f) return f;
+        if (poll % 20 == 19)  // about every millisecond
+            if (kfd::Status f = faultedQueue(); !f) return f;
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     std::vector<kfd::QueueState> states;

@@ -465,7 +465,8 @@ private:
         } catch (const std::exception&) {
         }
         const bool badFence = error.find("bad fence") != std::string::npos;
-        const bool reset = error.find("reset by the kernel") != std::string::npos;
+        // The CS route's context state (amdgpu CTX QUERY_STATE2), KFD's hardware-exception event.
+        const bool reset = error.find("reset by the kernel") != std::string::npos || error.find("GPU hardware exception") != std::string::npos;
         // The doors' own fault reports: the simulator's queue state, KFD's memory exception event.
         const bool fault = (state && state->fault) || error.find("GPU memory fault") != std::string::npos;
         const char* kind = badFence ? "bad fence" : fault ? "GPU fault" : reset ? "GPU reset" : "GPU hang";

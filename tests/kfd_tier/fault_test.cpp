@@ -32,14 +32,8 @@ std::shared_ptr<kfd::Device> drmDevice() {
     return device;
 }
 
-struct TierRun {
-    std::unique_ptr<model::Model> model;
-    graph::Graph graph;
-    std::unique_ptr<runtime::Tier> tier;
-};
-
-TierRun openTier(Door door, std::optional<kfd::FaultSpec> fault) {
-    TierRun r;
+test::Loaded openTier(Door door, std::optional<kfd::FaultSpec> fault) {
+    test::Loaded r;
     r.model = model::Model::load(test::sharedPath("models/stories260K.gguf"));
     r.graph = graph::buildDecodeGraph(r.model->config(), r.model->weights());
     runtime::TierOptions options;
@@ -56,7 +50,7 @@ TierRun openTier(Door door, std::optional<kfd::FaultSpec> fault) {
 
 // One request: a 3-token prompt (one prefill step, positions 0..2), then 6 greedy tokens
 // queued on the GPU (positions 3..8).
-std::vector<int32_t> request(TierRun& r) {
+std::vector<int32_t> request(test::Loaded& r) {
     runtime::Session session(r.model->config(), *r.tier);
     const std::vector<int32_t> prompt = {1, 400, 30};
     session.feed(prompt);
@@ -75,13 +69,13 @@ protected:
 
 TEST_P(FaultTest, RequestFailsNamingTokenLayerOpAndTheNextEqualsAFreshTier) {
     const auto [door, kind] = GetParam();
-    TierRun fresh = openTier(door, std::nullopt);
+    test::Loaded fresh = openTier(door, std::nullopt);
     const std::vector<int32_t> want = request(fresh);
     ASSERT_EQ(want.size(), 7u);
 
     // Greedy token 2 runs at position 5 (the prompt's 3 positions, then tokens 0 and 1).
     const std::string spec = std::string(kfd::injectedFaultName(kind)) + ":5:blk.1.attn_output";
-    TierRun faulty = openTier(door, kfd::parseFaultSpec(spec));
+    test::Loaded faulty = openTier(door, kfd::parseFaultSpec(spec));
     const auto start = std::chrono::steady_clock::now();
     try {
         request(faulty);
@@ -105,6 +99,42 @@ INSTANTIATE_TEST_SUITE_P(Faults, FaultTest,
                          [](const auto& info) {
                              return doorName(std::get<0>(info.param)) + "_" + std::string(kfd::injectedFaultName(std::get<1>(info.param)));
                          });
+
+// A fault inside the prompt's prefill step (3 tokens at once) and one inside a chunk of tokens
+// sampled on the GPU (seeded, so a fresh tier draws the same): the error names the step and the
+// op, and the next request equals a fresh tier's.
+std::vector<int32_t> sampledRequest(test::Loaded& r) {
+    runtime::Session session(r.model->config(), *r.tier);
+    session.feed(std::vector<int32_t>{1, 400, 30});
+    runtime::SamplerParams p;
+    p.seed = 7;
+    runtime::Sampler sampler(p);
+    return session.stepSampled(runtime::argmax(session.logits()), 10, sampler);
+}
+
+TEST(Faults, PrefillAndSampledChunksFailNamingTheirOpAndRecover) {
+    if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) GTEST_SKIP() << "runs with ZINC_SIM_EXEC=pocl (meson test kfd_tier_faults)";
+    test::Loaded fresh = openTier(Door::Kfd, std::nullopt);
+    const std::vector<int32_t> greedy = request(fresh), sampled = sampledRequest(fresh);
+    struct Case {
+        const char* spec;
+        bool sampledRun;
+        const char* head;
+    };
+    for (const Case& c : {Case{"fault:1:blk.0.attn_q", false, "kfd tier: GPU fault at 3 token(s) at position 0, layer 0, op 'attn_q'"},
+                          Case{"fault:8:lm_head", true, "kfd tier: GPU fault at sampled token 5 ("}}) {
+        test::Loaded faulty = openTier(Door::Kfd, kfd::parseFaultSpec(c.spec));
+        try {
+            c.sampledRun ? sampledRequest(faulty) : request(faulty);
+            ADD_FAILURE() << c.spec << ": the request did not fail";
+        } catch (const runtime::TierError& e) {
+            const std::string m = e.what();
+            EXPECT_EQ(m.rfind(c.head, 0), 0u) << m;
+            if (c.sampledRun) EXPECT_NE(m.find("op 'lm_head' (op 78 of 78)"), std::string::npos) << m;
+        }
+        EXPECT_EQ(c.sampledRun ? sampledRequest(faulty) : request(faulty), c.sampledRun ? sampled : greedy) << c.spec;
+    }
+}
 
 TEST(FaultSpec, ParsesAndRefusesWithTheReason) {
     const kfd::FaultSpec s = kfd::parseFaultSpec("hang:3:blk.1.attn_q");
