@@ -477,6 +477,12 @@ private:
         if (where.empty() && !badFence) where = "op unknown (this door does not show where the CP was)";
         std::string message = fmt::format("{} tier: {}{}{}: {}", kfd_.tierName, kind, token.empty() ? "" : " at " + token,
                                           where.empty() ? "" : ", " + where, error);
+        // A reset that lost VRAM took the weights with it: this tier cannot go on (uploading them
+        // again is what a new process does).
+        if (error.find("VRAM lost") != std::string::npos || error.find("VRAM contents lost") != std::string::npos) {
+            vramLost_ = fmt::format("{} tier: a GPU reset lost VRAM (weights, KV cache): restart the process", kfd_.tierName);
+            throw TierError(message + "; " + vramLost_);
+        }
         // A fault may have left the plans' memory in any state; a hang or a bad fence did not.
         const bool replan = fault || reset;
         loop_.running = false;
@@ -547,6 +553,7 @@ private:
 
     // A queue to submit to: made anew here when recovering from a failure could not make one.
     void ready() {
+        if (!vramLost_.empty()) throw TierError(vramLost_);
         if (!submitter_) submitter_ = makeSubmitter();
     }
 
@@ -570,6 +577,7 @@ private:
     DeviceMemory loopIb_;
     std::map<PlanShape, OpMarks> opMarks_;  // per recorded plan: its ops by IB dword
     bool faultArmed_ = false;               // the injected fault (kfd_.injectFault) was handed to the device
+    std::string vramLost_;                  // set when a reset lost VRAM: every later call fails with it
     std::vector<uint32_t> loopHostCopy_;
     struct Loop {
         bool running = false;
