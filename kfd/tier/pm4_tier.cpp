@@ -281,7 +281,8 @@ private:
             s.ibDwords = uint32_t(loopHostCopy_.size());
             s.ibName = "loop";
             submitter_->dumpIb("1tok-sample", plan.built.hostCopy);  // the IB the loop calls
-            loop_ = {.running = true, .value = submit(s, plan, startPos, n, loopHostCopy_), .params = p, .drawBase = draws};
+            loop_ = {.running = true, .value = submit(s, plan, startPos, n, loopHostCopy_), .params = p, .drawBase = draws,
+                     .nextPosition = startPos};  // where token 0 runs: a failure names positions from it
             stats_.decodeSubmissions += 1;
         } else {
             awaitPause(plan);

@@ -32,7 +32,7 @@ std::shared_ptr<kfd::Device> drmDevice() {
     return device;
 }
 
-test::Loaded openTier(Door door, std::optional<kfd::FaultSpec> fault) {
+test::Loaded openTier(Door door, std::optional<kfd::FaultSpec> fault, bool loop = false) {
     test::Loaded r;
     r.model = model::Model::load(test::sharedPath("models/stories260K.gguf"));
     r.graph = graph::buildDecodeGraph(r.model->config(), r.model->weights());
@@ -44,6 +44,7 @@ test::Loaded openTier(Door door, std::optional<kfd::FaultSpec> fault) {
     o.tierName = door == Door::Umq ? "umq" : "kfd";
     o.timeoutMs = kTierTimeoutMs;
     o.injectFault = std::move(fault);
+    o.loop = loop;
     r.tier = kfd::makePm4Tier(r.graph, options, door == Door::Kfd ? test::simDevice() : drmDevice(), o);
     return r;
 }
@@ -133,6 +134,20 @@ TEST(Faults, PrefillAndSampledChunksFailNamingTheirOpAndRecover) {
             if (c.sampledRun) EXPECT_NE(m.find("op 'lm_head' (op 78 of 78)"), std::string::npos) << m;
         }
         EXPECT_EQ(c.sampledRun ? sampledRequest(faulty) : request(faulty), c.sampledRun ? sampled : greedy) << c.spec;
+    }
+    // The persistent loop (--loop): one submission for the whole generation, polled by the host.
+    // (Its fence is written when the loop ends, which a later call does: a bad one fails that call.)
+    for (const char* spec : {"hang:8:lm_head", "fault:8:blk.4.attn_q"}) {
+        test::Loaded looped = openTier(Door::Kfd, kfd::parseFaultSpec(spec), true);
+        try {
+            sampledRequest(looped);
+            ADD_FAILURE() << spec << " (--loop): the request did not fail";
+        } catch (const runtime::TierError& e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find(spec[0] == 'h' ? "GPU hang at token 5 (position 8), op 'lm_head'" : "GPU fault at token 5 (position 8), layer 4, op 'attn_q'"),
+                      std::string::npos) << m;
+        }
+        EXPECT_EQ(sampledRequest(looped), sampled) << spec << " (--loop)";
     }
 }
 
