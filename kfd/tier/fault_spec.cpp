@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "kfd/tier/graph_recorder.h"
+#include "kfd/tier/op_marks.h"
 #include "runtime/tier.h"
 
 namespace zinc::kfd {
@@ -53,6 +55,31 @@ FaultSpec parseFaultSpec(std::string_view text) {
         spec.op = std::string(op);
     }
     return spec;
+}
+
+std::optional<InjectedFault> aimFault(const FaultSpec& f, const RecordedPlan& plan, const OpMarks* marks, int32_t first,
+                                      int32_t count, const FaultTarget& target, const std::string& tierName) {
+    if (f.position < first || f.position >= first + count) return std::nullopt;
+    InjectedFault fault{.kind = f.kind};
+    if (f.kind == InjectedFault::Kind::BadFence) {
+        fault.fenceAddress = target.fenceAddress;
+        fault.fenceValue = target.fenceValue;
+        return fault;
+    }
+    const OpMark* op = marks ? marks->find(f.layer, f.op) : nullptr;
+    if (!op)
+        throw runtime::TierError(fmt::format("{} tier: ZINC_SIM_FAULT {}: the {}-token plan has no such op (it has {})", tierName, f.describe(),
+                                             plan.shape.nTokens, marks ? marks->names() : "no op marks"));
+    const auto& ops = plan.built.ops;
+    size_t dispatch = 0;
+    while (dispatch < ops.size() && ops[dispatch].first < op->begin) ++dispatch;
+    if (dispatch == ops.size() || ops[dispatch].first >= op->end)
+        throw runtime::TierError(fmt::format("{} tier: ZINC_SIM_FAULT {}: the op has no dispatch", tierName, f.describe()));
+    fault.kernargAddress = plan.built.kernargAddress(dispatch);
+    fault.packetAddress = plan.built.ib.gpu() + uint64_t(ops[dispatch].first) * 4;
+    fault.whenAddress = target.stateAddress;
+    fault.whenValue = uint32_t(plan.shape.nTokens > 1 ? first : f.position);
+    return fault;
 }
 
 }  // namespace zinc::kfd

@@ -26,4 +26,21 @@ struct FaultSpec {
 // Throws runtime::TierError naming the part of `text` that is wrong.
 FaultSpec parseFaultSpec(std::string_view text);
 
+struct RecordedPlan;
+class OpMarks;
+
+// Where a submission's fault goes: the token state (its position word), the timeline fence and
+// the value the submission writes there.
+struct FaultTarget {
+    uint64_t stateAddress = 0;
+    uint64_t fenceAddress = 0, fenceValue = 0;
+};
+
+// The fault `spec` asks of a submission running `plan` (its ops: `marks`) for positions
+// first..first + count - 1: at the op's first dispatch, while the token state holds the aimed
+// position (a prefill step's state holds its first position), or at the submission's fence.
+// nullopt when the spec aims at another position; TierError naming the ops when `plan` lacks it.
+std::optional<InjectedFault> aimFault(const FaultSpec& spec, const RecordedPlan& plan, const OpMarks* marks, int32_t first,
+                                      int32_t count, const FaultTarget& target, const std::string& tierName);
+
 }  // namespace zinc::kfd

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "kfd/tier/gpu_failure.h"
 #include "kfd/tier/graph_recorder.h"
 #include "kfd/tier/op_marks.h"
 #include "kfd/tier/plan_instrument.h"
@@ -426,30 +427,13 @@ private:
     // state holds its first position), or the submission's fence. Once.
     void armFault(const RecordedPlan& plan, int32_t first, int32_t count) {
         if (!kfd_.injectFault || faultArmed_) return;
-        const FaultSpec& f = *kfd_.injectFault;
-        if (f.position < first || f.position >= first + count) return;
-        InjectedFault fault{.kind = f.kind};
-        if (f.kind == InjectedFault::Kind::BadFence) {
-            fault.fenceAddress = submitter_->fenceAddress();
-            fault.fenceValue = submitter_->nextValue();
-        } else {
-            const auto marks = opMarks_.find(plan.shape);
-            const OpMark* op = marks == opMarks_.end() ? nullptr : marks->second.find(f.layer, f.op);
-            if (!op)
-                throw TierError(fmt::format("{} tier: ZINC_SIM_FAULT {}: the {}-token plan has no such op (it has {})", kfd_.tierName, f.describe(),
-                                            plan.shape.nTokens, marks == opMarks_.end() ? "no op marks" : marks->second.names()));
-            const auto& ops = plan.built.ops;
-            size_t dispatch = 0;
-            while (dispatch < ops.size() && ops[dispatch].first < op->begin) ++dispatch;
-            if (dispatch == ops.size() || ops[dispatch].first >= op->end)
-                throw TierError(fmt::format("{} tier: ZINC_SIM_FAULT {}: the op has no dispatch", kfd_.tierName, f.describe()));
-            fault.kernargAddress = plan.built.kernargAddress(dispatch);
-            fault.packetAddress = plan.built.ib.gpu() + uint64_t(ops[dispatch].first) * 4;
-            fault.whenAddress = memory_.state();
-            fault.whenValue = uint32_t(plan.shape.nTokens > 1 ? first : f.position);
-        }
-        if (Status armed = device_->injectFault(fault); !armed)
-            throw TierError(fmt::format("{} tier: ZINC_SIM_FAULT {}: {}", kfd_.tierName, f.describe(), armed.error().describe()));
+        const auto marks = opMarks_.find(plan.shape);
+        const std::optional<InjectedFault> fault =
+            aimFault(*kfd_.injectFault, plan, marks == opMarks_.end() ? nullptr : &marks->second, first, count,
+                     {memory_.state(), submitter_->fenceAddress(), submitter_->nextValue()}, kfd_.tierName);
+        if (!fault) return;
+        if (Status armed = device_->injectFault(*fault); !armed)
+            throw TierError(fmt::format("{} tier: ZINC_SIM_FAULT {}: {}", kfd_.tierName, kfd_.injectFault->describe(), armed.error().describe()));
         faultArmed_ = true;
     }
 
@@ -462,32 +446,26 @@ private:
     [[noreturn]] void failed(const std::string& error, const RecordedPlan* plan, const std::string& token) {
         std::optional<QueueState> state;
         try {
-            state = submitter_->queueState();
+            if (submitter_) state = submitter_->queueState();
         } catch (const std::exception&) {
         }
-        const bool badFence = error.find("bad fence") != std::string::npos;
-        // The CS route's context state (amdgpu CTX QUERY_STATE2), KFD's hardware-exception event.
-        const bool reset = error.find("reset by the kernel") != std::string::npos || error.find("GPU hardware exception") != std::string::npos;
-        // The doors' own fault reports: the simulator's queue state, KFD's memory exception event.
-        const bool fault = (state && state->fault) || error.find("GPU memory fault") != std::string::npos;
-        const char* kind = badFence ? "bad fence" : fault ? "GPU fault" : reset ? "GPU reset" : "GPU hang";
+        const GpuFailure failure = classifyGpuFailure(error, state);
         std::string where;
-        if (plan && state && !badFence)  // a bad fence is written after the plan: the CP is past it
+        if (plan && state && failure.cpPositionMeans)
             if (const std::optional<uint32_t> dword = ibDword(*plan, *state))
                 if (const auto marks = opMarks_.find(plan->shape); marks != opMarks_.end()) where = marks->second.describe(*dword);
-        if (where.empty() && !badFence) where = "op unknown (this door does not show where the CP was)";
-        std::string message = fmt::format("{} tier: {}{}{}: {}", kfd_.tierName, kind, token.empty() ? "" : " at " + token,
+        if (where.empty() && failure.cpPositionMeans) where = "op unknown (this door does not show where the CP was)";
+        std::string message = fmt::format("{} tier: {}{}{}: {}", kfd_.tierName, failure.kind, token.empty() ? "" : " at " + token,
                                           where.empty() ? "" : ", " + where, error);
         // A reset that lost VRAM took the weights with it: this tier cannot go on (uploading them
         // again is what a new process does).
-        if (error.find("VRAM lost") != std::string::npos || error.find("VRAM contents lost") != std::string::npos) {
+        if (failure.vramLost) {
             vramLost_ = fmt::format("{} tier: a GPU reset lost VRAM (weights, KV cache): restart the process", kfd_.tierName);
             throw TierError(message + "; " + vramLost_);
         }
-        // A fault may have left the plans' memory in any state; a hang or a bad fence did not.
-        const bool replan = fault || reset;
+        const bool replan = failure.replan;
         loop_.running = false;
-        submitter_->abandon();
+        if (submitter_) submitter_->abandon();
         try {
             submitter_.reset();  // destroys the queue or closes the context: the CP stops
             submitter_ = makeSubmitter();

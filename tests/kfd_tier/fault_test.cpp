@@ -88,7 +88,11 @@ TEST_P(FaultTest, RequestFailsNamingTokenLayerOpAndTheNextEqualsAFreshTier) {
         const std::string kindText = kind == Kind::BadFence ? "bad fence" : kind == Kind::PageFault ? "GPU fault" : door == Door::Cs ? "GPU reset" : "GPU hang";
         EXPECT_EQ(m.rfind(fmt::format("{} tier: {} at greedy token 2 at position 5", door == Door::Umq ? "umq" : "kfd", kindText), 0), 0u) << m;
         if (kind != Kind::BadFence) EXPECT_NE(m.find(", layer 1, op 'attn_output' (op "), std::string::npos) << m;
-        EXPECT_NE(m.find("; recovered: "), std::string::npos) << m;
+        // Recovery: a new queue (CS: a new context); the plans recorded anew after a fault or reset only.
+        EXPECT_NE(m.find(door == Door::Cs ? "; recovered: kernel-ring context made anew" : "; recovered: queue made anew"), std::string::npos) << m;
+        const bool replanned = kind == Kind::PageFault || (kind == Kind::Hang && door == Door::Cs);
+        EXPECT_EQ(m.find("plans recorded anew") != std::string::npos, replanned) << m;
+        EXPECT_NE(m.find("weights and KV cache kept"), std::string::npos) << m;
     }
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
     // The next request on the same tier, as on a fresh one.
