@@ -446,7 +446,8 @@ int Driver::ctx(drm_amdgpu_ctx& a) {
 int Driver::cs(drm_amdgpu_cs& a) {
     const auto context = contexts_.find(a.in.ctx_id);
     if (context == contexts_.end()) return refuse(EINVAL, "CS: no context " + std::to_string(a.in.ctx_id));
-    // amdgpu refuses work from a context whose job caused a GPU reset.
+    // amdgpu refuses work from a context whose job caused a GPU reset (amdgpu_cs_parser_init,
+    // "skip guilty context job": -ECANCELED).
     if (context->second.guilty)
         return refuse(ECANCELED, "CS: context " + std::to_string(a.in.ctx_id) + " is guilty of a GPU reset (make a new context)");
     if (a.in.num_chunks == 0 || !a.in.chunks) return refuse(EINVAL, "CS: no chunks");
