@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "kfd/tier/graph_recorder.h"
+#include "kfd/tier/hybrid_ops.h"
 #include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/sampler_block.h"
@@ -97,6 +99,7 @@ public:
         runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
         if (log) log->beginStep(startPos, n);
         limits_.checkStep(tokens, startPos, which, logits.size());
+        syncRecurrentState(startPos, n);
         const bool all = which == runtime::LogitsWanted::All && n > 1;
         const bool instrumented = n == 1 && instrument_ && instrument_->active();
         const RecordedPlan& plan = instrumented ? instrument_->plan() : planFor({n, all, false});
@@ -132,6 +135,7 @@ public:
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
         stopLoop();
+        syncRecurrentState(startPos, n);
         const RecordedPlan& plan = planFor({1, false, true});
         const int32_t one[] = {firstToken};
         // The argmax at the end of each IB writes the next token id where the next IB's embed
@@ -164,6 +168,7 @@ public:
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
         runtime::EventLog* log = traceLog();
+        syncRecurrentState(startPos, 0);  // fed tokens counted below: a stop id may end it early
         if (kfd_.loop && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
         stopLoop();
         const auto start = Clock::now();
@@ -220,6 +225,7 @@ public:
         }
         while (!inFlight.empty()) waitOldest();
         const int32_t produced = sampler_.steps();
+        statePosition_ = startPos + produced;  // each step fed one token
         lastEnd_ = sampler_.endReason();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
@@ -309,7 +315,7 @@ private:
         const int32_t produced = std::min(sampler_.steps(), target) - loop_.taken;
         std::vector<int32_t> ids = sampler_.ids(loop_.taken, loop_.taken + produced);
         loop_.taken += produced;
-        loop_.nextPosition = startPos + produced;
+        loop_.nextPosition = statePosition_ = startPos + produced;
         loop_.lastId = ids.empty() ? firstToken : ids.back();
         if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
@@ -368,6 +374,51 @@ private:
         sampler_.cancel();
         loop_.running = false;
         submitter_.wait(loop_.value);
+    }
+
+    // The recurrent state (hybrid models) holds positions 0..statePosition_ - 1: a step at
+    // position 0 starts a sequence (the kernels clear the state, kernels/cl/deltanet.cl), any
+    // other start but the state's end throws. `fed`: the tokens the step runs.
+    void syncRecurrentState(int32_t startPos, int32_t fed) {
+        if (memory_.recurrentStateBytes() == 0) return;
+        if (startPos != 0 && startPos != statePosition_)
+            throw TierError(fmt::format("{} tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
+                                        "(rewinding a hybrid model needs a state snapshot)",
+                                        kfd_.tierName, statePosition_ - 1, startPos));
+        statePosition_ = startPos + fed;
+    }
+
+    bool saveStateSnapshot() override {
+        if (memory_.recurrentStateBytes() == 0) return false;
+        copyState(true);
+        snapshotPosition_ = statePosition_;
+        return true;
+    }
+    void restoreStateSnapshot() override {
+        if (snapshotPosition_ < 0) return runtime::Tier::restoreStateSnapshot();
+        copyState(false);
+        statePosition_ = snapshotPosition_;
+    }
+
+    // The recurrent state to the snapshot buffer (save) or back, by copy_words on the device:
+    // nothing is read back. Each direction's one-dispatch plan is recorded on first use.
+    void copyState(bool save) {
+        stopLoop();
+        const uint64_t bytes = memory_.recurrentStateBytes();
+        if (!snapshot_) snapshot_ = DeviceMemory(*device_, bytes, MemoryKind::Vram, "recurrent state snapshot");
+        std::optional<PlanBuilder::Finished>& plan = save ? savePlan_ : restorePlan_;
+        if (!plan) {
+            PlanBuilder b(*device_, kernels_, 1);
+            const uint64_t arena = memory_.recurrentState(), copy = snapshot_.gpu();
+            recordCopyWords(b, save ? arena : copy, save ? copy : arena, bytes / 4, save ? 0 : 1, save ? 1 : 0);
+            plan = b.finish(save ? "state snapshot" : "state restore");
+        }
+        TokenSubmission s;
+        s.ibAddress = plan->ib.gpu();
+        s.ibDwords = plan->ibDwords;
+        s.ibName = save ? "state-save" : "state-restore";
+        s.what = fmt::format("the recurrent state's {} at position {}", save ? "snapshot" : "restore", save ? statePosition_ : snapshotPosition_);
+        submitter_.wait(submitter_.submit(s, plan->hostCopy));
     }
 
     // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in.
@@ -443,6 +494,10 @@ private:
     DeviceMemory loopIb_;
     std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op
     std::vector<uint32_t> loopHostCopy_;
+    int32_t statePosition_ = 0;     // the recurrent state holds positions before this
+    DeviceMemory snapshot_;         // saveStateSnapshot's copy, taken at snapshotPosition_ (-1: none)
+    int32_t snapshotPosition_ = -1;
+    std::optional<PlanBuilder::Finished> savePlan_, restorePlan_;
     struct Loop {
         bool running = false;
         uint64_t value = 0;        // the loop submission's fence value
