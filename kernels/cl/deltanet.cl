@@ -168,6 +168,6 @@ ZK_KERNEL(256) void sigmoid_gate(__global const float* x, __global const float* 
 // dst[i] = src[i] for n 32-bit words: the recurrent state to its snapshot and back.
 // Grid: x = ceil(n / 256). Workgroup 256.
 ZK_KERNEL(256) void copy_words(__global const uint* src, __global uint* dst, int n) {
-    const long i = (long)ZK_GROUP_X() * 256 + ZK_LID();
+    const int i = ZK_GROUP_X() * 256 + ZK_LID();  // 32-bit compare (the interpreter has no v_cmpx_*_i64)
     if (i < n) dst[i] = src[i];
 }

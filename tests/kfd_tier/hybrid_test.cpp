@@ -1,0 +1,109 @@
+// The PM4 tier on the qwen35moe hybrid (gated DeltaNet layers, gated full attention, shared
+// expert; kernels/cl/deltanet.cl) on the simulated GPU: the golden on gfx1100 and gfx1201, through
+// the umq and cs doors and from the command line; the recurrent state on the device — batched
+// prefill against one token per step, greedy on the GPU against the cpu tier after a new
+// sequence, resuming elsewhere refused, chat turns from device snapshots.
+#include <gtest/gtest.h>
+
+#include "tests/golden_check.h"
+#include "tests/kfd_tier/kfd_tier_fixture.h"
+#include "tests/kfd_tier/score_golden.h"
+
+namespace zinc {
+namespace {
+
+constexpr const char* kModel = "qwen35moe-tiny.gguf";
+
+std::vector<float> copy(std::span<const float> logits) { return {logits.begin(), logits.end()}; }
+
+using test::maxAbsDiff;
+
+TEST(KfdHybrid, MeetsTheGoldenOnTheSimulatedGfx1100AndGfx1201) {
+    const auto golden = test::readGoldenCase(test::hybridGoldenCase());
+    for (const char* gfx : {"gfx1100", "gfx1201"}) {
+        SCOPED_TRACE(gfx);
+        auto l = test::load(kModel, true, 128, gfx);
+        test::expectMeetsGolden(*l.model, *l.session, test::hybridGoldenCase(), golden);
+    }
+}
+
+TEST(KfdHybrid, MeetsTheGoldenThroughTheUmqAndCsDoors) {
+    const auto golden = test::readGoldenCase(test::hybridGoldenCase());
+    for (test::Door door : {test::Door::Umq, test::Door::Cs}) {
+        auto l = test::loadOnDoor(kModel, door, 128);
+        test::expectMeetsGolden(*l.model, *l.session, test::hybridGoldenCase(), golden);
+    }
+}
+
+// `zinc-rt --tier=kfd --sim score` meets the golden, and its greedy continuation is the cpu tier's.
+TEST(KfdHybrid, ScoreFromTheCommandLineMeetsTheGoldenAndGreedyIsTheCpuTiers) {
+    const std::string kfd = test::expectScoreMeetsGolden(test::hybridGoldenCase(), "--tier=kfd --sim");
+    const std::string cpu = test::expectScoreMeetsGolden(test::hybridGoldenCase(), "--tier=cpu");
+    const auto greedyLine = [](const std::string& text) {
+        const size_t at = text.find("\ngreedy ");
+        return at == std::string::npos ? std::string() : text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    };
+    EXPECT_FALSE(greedyLine(kfd).empty()) << kfd;
+    EXPECT_EQ(greedyLine(kfd), greedyLine(cpu));
+}
+
+// The batch goes through the conv window and the delta rule token by token inside the kernels
+// (here in two batches, so the state crosses a batch boundary): the logits equal those of one
+// token per step, and decoding goes on alike.
+TEST(KfdHybrid, BatchedPrefillEqualsStepByStep) {
+    auto batched = test::load(kModel, true, 128), stepped = test::load(kModel, true, 128);
+    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310, 261, 283, 119, 368, 834, 267};
+    batched.session->feed(std::span(prompt).first(7));
+    const auto a = copy(batched.session->feed(std::span(prompt).subspan(7)));
+    std::span<const float> b;
+    for (int32_t t : prompt) b = stepped.session->step(t);
+    EXPECT_LT(maxAbsDiff(a, b), 1e-4f);
+    EXPECT_LT(maxAbsDiff(batched.session->step(7), stepped.session->step(7)), 1e-4f);
+}
+
+// Greedy ids chosen on the GPU (argmax fed back on the device, no logits read back) against the
+// cpu tier's, after a reset: the kernels clear the state of the sequence before at position 0.
+TEST(KfdHybrid, GreedyOnTheGpuEqualsCpuAfterANewSequence) {
+    auto gpu = test::load(kModel, true, 128), cpu = test::load(kModel, false, 128);
+    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310};
+    gpu.session->feed(std::vector<int32_t>{5, 6, 7, 8});
+    gpu.session->reset();
+    gpu.session->feed(std::span(prompt).first(prompt.size() - 1));
+    cpu.session->feed(std::span(prompt).first(prompt.size() - 1));
+    const int32_t n = 12, vocab = gpu.model->config().nVocab, at = int32_t(prompt.size()) - 1;
+    EXPECT_EQ(gpu.tier->generateGreedy(prompt.back(), at, n, vocab), cpu.tier->generateGreedy(prompt.back(), at, n, vocab));
+}
+
+TEST(KfdHybrid, ResumingInsideTheHistoryIsRefused) {
+    auto l = test::load(kModel, true, 128);
+    std::vector<float> logits(size_t(l.model->config().nVocab));
+    const std::vector<int32_t> prompt = {71, 335, 291, 265};
+    l.tier->evaluate(prompt, 0, runtime::LogitsWanted::Last, logits);
+    const int32_t token = 9;
+    try {
+        l.tier->evaluate(std::span<const int32_t>(&token, 1), 2, runtime::LogitsWanted::Last, logits);
+        FAIL() << "resumed at position 2 with a state at position 4";
+    } catch (const runtime::TierError& e) {
+        EXPECT_STREQ(e.what(), "kfd tier: the recurrent (DeltaNet) state holds positions 0..3; it cannot resume at "
+                               "position 2 (rewinding a hybrid model needs a state snapshot)");
+    }
+}
+
+// Chat turns: each restores the snapshot copied on the device (copy_words) before the previous
+// prompt's last token, reuses the rest, and gives the logits of recomputing from scratch.
+TEST(KfdHybrid, ChatTurnsResumeFromDeviceSnapshots) {
+    auto chat = test::load(kModel, true, 128), fresh = test::load(kModel, true, 128);
+    std::vector<int32_t> prompt = {71, 335, 291, 265, 292};
+    int32_t shared = 0;
+    for (int turn = 0; turn < 3; ++turn) {
+        EXPECT_EQ(chat.session->feedReusingPrefix(prompt), shared) << "turn " << turn;
+        shared = int32_t(prompt.size()) - 1;
+        fresh.session->reset();
+        EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->feed(prompt)), 1e-4f) << "turn " << turn;
+        for (int32_t t : {5, 6, 7}) chat.session->step(t);
+        for (int32_t t : {9, 10, 11, 12 + turn}) prompt.push_back(t);
+    }
+}
+
+}  // namespace
+}  // namespace zinc
