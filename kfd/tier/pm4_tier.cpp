@@ -17,6 +17,7 @@
 #include "kfd/tier/tier_memory.h"
 #include "runtime/plan_cache.h"
 #include "runtime/queued_steps.h"
+#include "runtime/recurrent_state.h"
 #include "runtime/step_limits.h"
 
 namespace zinc::kfd {
@@ -225,7 +226,7 @@ public:
         }
         while (!inFlight.empty()) waitOldest();
         const int32_t produced = sampler_.steps();
-        statePosition_ = startPos + produced;  // each step fed one token
+        if (hasState()) state_.setEnd(startPos + produced);  // each step fed one token
         lastEnd_ = sampler_.endReason();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
@@ -315,7 +316,8 @@ private:
         const int32_t produced = std::min(sampler_.steps(), target) - loop_.taken;
         std::vector<int32_t> ids = sampler_.ids(loop_.taken, loop_.taken + produced);
         loop_.taken += produced;
-        loop_.nextPosition = statePosition_ = startPos + produced;
+        loop_.nextPosition = startPos + produced;
+        if (hasState()) state_.setEnd(loop_.nextPosition);
         loop_.lastId = ids.empty() ? firstToken : ids.back();
         if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
@@ -376,28 +378,23 @@ private:
         submitter_.wait(loop_.value);
     }
 
-    // The recurrent state (hybrid models) holds positions 0..statePosition_ - 1: a step at
-    // position 0 starts a sequence (the kernels clear the state, kernels/cl/deltanet.cl), any
-    // other start but the state's end throws. `fed`: the tokens the step runs.
+    // Hybrid models: a step at position 0 starts a sequence (the kernels clear the state,
+    // kernels/cl/deltanet.cl), any other start but the state's end throws. `fed`: the tokens it runs.
+    bool hasState() const { return memory_.recurrentStateBytes() > 0; }
     void syncRecurrentState(int32_t startPos, int32_t fed) {
-        if (memory_.recurrentStateBytes() == 0) return;
-        if (startPos != 0 && startPos != statePosition_)
-            throw TierError(fmt::format("{} tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
-                                        "(rewinding a hybrid model needs a state snapshot)",
-                                        kfd_.tierName, statePosition_ - 1, startPos));
-        statePosition_ = startPos + fed;
+        if (hasState()) state_.advance(kfd_.tierName, startPos, fed);
     }
 
     bool saveStateSnapshot() override {
-        if (memory_.recurrentStateBytes() == 0) return false;
+        if (!hasState()) return false;
         copyState(true);
-        snapshotPosition_ = statePosition_;
+        state_.saved();
         return true;
     }
     void restoreStateSnapshot() override {
-        if (snapshotPosition_ < 0) return runtime::Tier::restoreStateSnapshot();
+        if (!state_.hasSnapshot()) return runtime::Tier::restoreStateSnapshot();
         copyState(false);
-        statePosition_ = snapshotPosition_;
+        state_.restored();
     }
 
     // The recurrent state to the snapshot buffer (save) or back, by copy_words on the device:
@@ -417,7 +414,7 @@ private:
         s.ibAddress = plan->ib.gpu();
         s.ibDwords = plan->ibDwords;
         s.ibName = save ? "state-save" : "state-restore";
-        s.what = fmt::format("the recurrent state's {} at position {}", save ? "snapshot" : "restore", save ? statePosition_ : snapshotPosition_);
+        s.what = fmt::format("the recurrent state's {} at position {}", save ? "snapshot" : "restore", save ? state_.position() : state_.snapshotPosition());
         submitter_.wait(submitter_.submit(s, plan->hostCopy));
     }
 
@@ -494,9 +491,8 @@ private:
     DeviceMemory loopIb_;
     std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op
     std::vector<uint32_t> loopHostCopy_;
-    int32_t statePosition_ = 0;     // the recurrent state holds positions before this
-    DeviceMemory snapshot_;         // saveStateSnapshot's copy, taken at snapshotPosition_ (-1: none)
-    int32_t snapshotPosition_ = -1;
+    runtime::RecurrentStatePosition state_;  // hybrid models: where the recurrent state and its snapshot stand
+    DeviceMemory snapshot_;                  // saveStateSnapshot's copy of the state
     std::optional<PlanBuilder::Finished> savePlan_, restorePlan_;
     struct Loop {
         bool running = false;
