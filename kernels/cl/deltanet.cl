@@ -106,16 +106,14 @@ ZK_KERNEL(128) void delta_net(__global const float* qkv, __global const float* a
         const float decay = zk_expf(zk_softplus(alpha[(long)t * gateStride + vh] + dtBias[vh]) * a[vh]);
         const float b = zk_sigmoid(beta[(long)t * gateStride + vh]);
         if (j < d) {
+            // The decayed state is recomputed in the second pass (the same rounded products the
+            // cpu tier stores), so each element is written once per token, not twice.
             float sk = 0.0f;
-            for (int i = 0; i < d; ++i) {
-                const float v = s[i * d + j] * decay;
-                s[i * d + j] = v;
-                sk += v * k_[i];
-            }
+            for (int i = 0; i < d; ++i) sk += s[i * d + j] * decay * k_[i];
             const float delta = (row[2 * keyDim + vh * d + j] - sk) * b;
             float o = 0.0f;
             for (int i = 0; i < d; ++i) {
-                const float v = s[i * d + j] + k_[i] * delta;
+                const float v = s[i * d + j] * decay + k_[i] * delta;
                 s[i * d + j] = v;
                 o += v * q_[i];
             }
