@@ -5,6 +5,7 @@
 // sequence, resuming elsewhere refused, chat turns from device snapshots.
 #include <gtest/gtest.h>
 
+#include "runtime/sampler.h"
 #include "tests/golden_check.h"
 #include "tests/hybrid_checks.h"
 #include "tests/kfd_tier/kfd_tier_fixture.h"
@@ -70,6 +71,44 @@ TEST(KfdHybrid, GreedyOnTheGpuEqualsCpuAfterANewSequence) {
     cpu.session->feed(std::span(prompt).first(prompt.size() - 1));
     const int32_t n = 8, vocab = gpu.model->config().nVocab, at = int32_t(prompt.size()) - 1;
     EXPECT_EQ(gpu.tier->generateGreedy(prompt.back(), at, n, vocab), cpu.tier->generateGreedy(prompt.back(), at, n, vocab));
+}
+
+// Sampled generation on the GPU (the chain at temperature 0: the argmax ids) in calls that go on
+// from the last id as chat makes them, one submission per call or the persistent loop: the ids
+// are the cpu tier's greedy ones, and the state ends where the fed tokens end, so the next
+// evaluate goes on from there with the cpu tier's logits (within the golden's 0.1).
+TEST(KfdHybrid, SampledGenerationEndsTheStateWhereItsTokensEnd) {
+    auto cpu = test::load(kModel, false, 128);
+    const int32_t vocab = cpu.model->config().nVocab, total = 8, perCall = 4;
+    const std::vector<int32_t> prompt = {71, 335, 291, 265};
+    const int32_t last = int32_t(prompt.size()) - 1;
+    cpu.session->feed(std::span(prompt).first(size_t(last)));
+    const std::vector<int32_t> want = cpu.tier->generateGreedy(prompt.back(), last, total, vocab);
+    std::vector<float> wantLogits(static_cast<size_t>(vocab)), logits(static_cast<size_t>(vocab));
+    cpu.tier->evaluate(std::span(want).last(1), last + total, runtime::LogitsWanted::Last, wantLogits);
+    for (const bool loop : {false, true}) {
+        SCOPED_TRACE(loop ? "--loop" : "one submission per call");
+        auto model = model::Model::load(test::sharedPath(std::string("models/") + kModel));
+        const graph::Graph graph = graph::buildDecodeGraph(model->config(), model->weights());
+        runtime::TierOptions options;
+        options.contextLength = 128;
+        options.maxBatch = 16;
+        kfd::Pm4TierOptions o;
+        o.loop = loop;
+        auto gpu = kfd::makePm4Tier(graph, options, test::simDevice(), o);
+        gpu->evaluate(std::span(prompt).first(size_t(last)), 0, runtime::LogitsWanted::Last, logits);
+        runtime::Sampler sampler(runtime::SamplerParams{.temperature = 0.0f});
+        std::vector<int32_t> history = prompt, got;
+        while (int32_t(got.size()) < total) {
+            const auto ids = gpu->generateSampled(history.back(), int32_t(history.size()) - 1, perCall, sampler, history, vocab);
+            ASSERT_EQ(int32_t(ids.size()), perCall);
+            got.insert(got.end(), ids.begin(), ids.end());
+            history.insert(history.end(), ids.begin(), ids.end());
+        }
+        EXPECT_EQ(got, want);
+        gpu->evaluate(std::span(got).last(1), last + total, runtime::LogitsWanted::Last, logits);
+        EXPECT_LT(maxAbsDiff(logits, wantLogits), 0.1f);
+    }
 }
 
 TEST(KfdHybrid, ResumingInsideTheHistoryIsRefused) {
