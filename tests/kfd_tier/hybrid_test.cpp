@@ -18,13 +18,12 @@ constexpr const char* kModel = "qwen35moe-tiny.gguf";
 
 using test::maxAbsDiff;
 
-TEST(KfdHybrid, MeetsTheGoldenOnTheSimulatedGfx1100AndGfx1201) {
+// RDNA4's machine code (gfx1201); gfx1100 meets the golden in the two tests below (the cs door in
+// process, the doorbell from the command line), so each target runs it once.
+TEST(KfdHybrid, MeetsTheGoldenOnTheSimulatedGfx1201) {
     const auto golden = test::readGoldenCase(test::hybridGoldenCase());
-    for (const char* gfx : {"gfx1100", "gfx1201"}) {
-        SCOPED_TRACE(gfx);
-        auto l = test::load(kModel, true, 128, gfx);
-        test::expectMeetsGolden(*l.model, *l.session, test::hybridGoldenCase(), golden);
-    }
+    auto l = test::load(kModel, true, 128, "gfx1201");
+    test::expectMeetsGolden(*l.model, *l.session, test::hybridGoldenCase(), golden);
 }
 
 // The kernel's ring (amdgpu CS ioctl) instead of a queue of ours: the same IBs, the same golden.
