@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "runtime/session.h"
+#include "runtime/tier.h"
 #include "tests/golden_check.h"
 
 namespace zinc::test {
@@ -25,6 +27,20 @@ inline void expectChatTurnsResumeFromSnapshots(runtime::Session& chat, runtime::
         for (int32_t t : {5, 6, 7}) chat.step(t);
         for (int32_t t : {9, 10, 11, 12 + turn}) prompt.push_back(t);
     }
+}
+
+// Greedy ids chosen on the GPU (argmax fed back on the device, no logits read back) against the
+// cpu tier's, after a reset: the state of the sequence before must not leak into the new one.
+inline void expectGreedyAfterANewSequenceEqualsCpu(runtime::Session& gpuSession, runtime::Tier& gpu, runtime::Session& cpuSession,
+                                                   runtime::Tier& cpu, int32_t vocab, int32_t n) {
+    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310};
+    const std::span<const int32_t> head = std::span(prompt).first(prompt.size() - 1);
+    gpuSession.feed(std::vector<int32_t>{5, 6, 7, 8});
+    gpuSession.reset();
+    gpuSession.feed(head);
+    cpuSession.feed(head);
+    const auto at = static_cast<int32_t>(head.size());
+    EXPECT_EQ(gpu.generateGreedy(prompt.back(), at, n, vocab), cpu.generateGreedy(prompt.back(), at, n, vocab));
 }
 
 }  // namespace zinc::test

@@ -59,17 +59,11 @@ TEST(KfdHybrid, BatchedPrefillEqualsStepByStep) {
     EXPECT_LT(maxAbsDiff(batched.session->step(7), stepped.session->step(7)), 1e-4f);
 }
 
-// Greedy ids chosen on the GPU (argmax fed back on the device, no logits read back) against the
-// cpu tier's, after a reset: the kernels clear the state of the sequence before at position 0.
+// Greedy on the GPU against the cpu tier after a reset: the kernels clear the state of the
+// sequence before at position 0.
 TEST(KfdHybrid, GreedyOnTheGpuEqualsCpuAfterANewSequence) {
     auto gpu = test::load(kModel, true, 128), cpu = test::load(kModel, false, 128);
-    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310};
-    gpu.session->feed(std::vector<int32_t>{5, 6, 7, 8});
-    gpu.session->reset();
-    gpu.session->feed(std::span(prompt).first(prompt.size() - 1));
-    cpu.session->feed(std::span(prompt).first(prompt.size() - 1));
-    const int32_t n = 8, vocab = gpu.model->config().nVocab, at = int32_t(prompt.size()) - 1;
-    EXPECT_EQ(gpu.tier->generateGreedy(prompt.back(), at, n, vocab), cpu.tier->generateGreedy(prompt.back(), at, n, vocab));
+    test::expectGreedyAfterANewSequenceEqualsCpu(*gpu.session, *gpu.tier, *cpu.session, *cpu.tier, gpu.model->config().nVocab, 8);
 }
 
 // Sampled generation on the GPU (the chain at temperature 0: the argmax ids) in calls that go on

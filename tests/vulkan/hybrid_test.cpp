@@ -43,17 +43,7 @@ TEST(VulkanHybrid, BatchedPrefillEqualsStepByStep) {
 TEST(VulkanHybrid, GreedyOnTheGpuEqualsCpu) {
     ZINC_REQUIRE_VULKAN();
     auto gpu = test::load(kModel, true, 128), cpu = test::load(kModel, false, 128);
-    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310};
-    gpu.session->feed(std::vector<int32_t>{5, 6, 7, 8});
-    gpu.session->reset();
-    gpu.session->feed(std::span(prompt).first(prompt.size() - 1));
-    cpu.session->feed(std::span(prompt).first(prompt.size() - 1));
-    const int32_t n = 12;
-    const auto onGpu = gpu.tier->generateGreedy(prompt.back(), static_cast<int32_t>(prompt.size()) - 1, n,
-                                                gpu.model->config().nVocab);
-    const auto onCpu = cpu.tier->generateGreedy(prompt.back(), static_cast<int32_t>(prompt.size()) - 1, n,
-                                                cpu.model->config().nVocab);
-    EXPECT_EQ(onGpu, onCpu);
+    test::expectGreedyAfterANewSequenceEqualsCpu(*gpu.session, *gpu.tier, *cpu.session, *cpu.tier, gpu.model->config().nVocab, 12);
 }
 
 // Chat turns on the device: each turn restores the snapshot taken on the device before the
