@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "kernels/kernel_args.h"
 #include "runtime/tier.h"
@@ -110,9 +111,10 @@ void recordHybridOp(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, 
     HybridRecorder(b, g, m, rows).record(op);
 }
 
-void recordCopyWords(PlanBuilder& b, uint64_t src, uint64_t dst, uint64_t words, graph::BufferId from, graph::BufferId to) {
+void recordCopyWords(PlanBuilder& b, uint64_t src, uint64_t dst, uint64_t words) {
+    if (words > uint64_t(INT32_MAX)) throw TierError(fmt::format("kfd tier: a state copy of {} words (copy_words takes 2^31 - 1)", words));
     b.launch("copy_words", ka::CopyWordsArgs{src, dst, int32_t(words)}, {ceilDiv(int64_t(words), ka::kCopyWordsShape.perGroupX), 1, 1},
-             {from}, {to}, "state copy");
+             {}, {}, "state copy");
 }
 
 }  // namespace zinc::kfd

@@ -22,7 +22,8 @@ struct OpRows {
 // kernels do not take (a head dim over 128).
 void recordHybridOp(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, const graph::Op& op, OpRows rows);
 
-// One dispatch of copy_words: `words` 32-bit words from `src` to `dst` (state snapshots).
-void recordCopyWords(PlanBuilder& b, uint64_t src, uint64_t dst, uint64_t words, graph::BufferId from, graph::BufferId to);
+// One dispatch of copy_words: `words` 32-bit words from `src` to `dst` (state snapshots), alone
+// in its plan (the plan's start and end are its barriers).
+void recordCopyWords(PlanBuilder& b, uint64_t src, uint64_t dst, uint64_t words);
 
 }  // namespace zinc::kfd

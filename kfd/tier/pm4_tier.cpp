@@ -407,7 +407,7 @@ private:
         if (!plan) {
             PlanBuilder b(*device_, kernels_, 1);
             const uint64_t arena = memory_.recurrentState(), copy = snapshot_.gpu();
-            recordCopyWords(b, save ? arena : copy, save ? copy : arena, bytes / 4, save ? 0 : 1, save ? 1 : 0);
+            recordCopyWords(b, save ? arena : copy, save ? copy : arena, bytes / 4);
             plan = b.finish(save ? "state snapshot" : "state restore");
         }
         TokenSubmission s;
