@@ -117,7 +117,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const auto headDim = static_cast<uint32_t>(c.headDim);
     // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs. A
     // sliding window's few positions never do.
-    const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
+    const bool split = ctx.nTokens == 1 && !ctx.sequenceRows && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
                        c.headDim % 8 == 0 && cache.window == 0;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
     if (split) {

@@ -73,6 +73,7 @@ struct PlanContext {
     int32_t firstRow = 0; // rows of the current op: [firstRow, firstRow + rows)
     int32_t rows = 1;
     bool attnArgsRecorded = false;  // attention_args.comp ran earlier in this plan
+    bool sequenceRows = false;      // rows of several sequences (token state's per-row arrays): no split attention
 
     uint32_t width(graph::BufferId id) const { return static_cast<uint32_t>(graph.buffer(id).width); }
     VkDeviceAddress at(graph::BufferId id, int32_t token) const {

@@ -104,10 +104,10 @@ private:
 }  // namespace
 
 DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::KvLayout& kv, int32_t maxBatch,
-                                      uint64_t limitBytes) {
+                                      uint64_t limitBytes, int32_t sequences) {
     const model::ModelConfig& c = *graph.config;
     DeviceMemoryBudget b;
-    b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(kv.rows) * uint64_t(c.kvDim());  // K and V, F16
+    b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(kv.rows) * uint64_t(c.kvDim()) * uint64_t(std::max(1, sequences));  // K and V, F16, per slot
     b.activationBytes = graph::planMemory(graph, maxBatch).arenaBytes;
     b.limitBytes = limitBytes;
     return b;

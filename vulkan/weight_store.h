@@ -22,7 +22,7 @@ struct DeviceMemoryBudget {
     uint64_t limitBytes = 0;  // 0: the device's largest device-local heap
 };
 DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::KvLayout& kv, int32_t maxBatch,
-                                      uint64_t limitBytes);
+                                      uint64_t limitBytes, int32_t sequences = 1);
 
 class WeightStore {
 public:
