@@ -1,9 +1,10 @@
 // Continuous batching on the vulkan tier (Tier::evaluateRows through the batched plans): rows of
 // several sequences in one step, each at its own position in its own KV slot, give every
 // sequence what it gets alone on the same tier: the same greedy id after every wanted row and
-// logits within the goldens' tolerance (tests/tier_conformance.h). Rows of a batch go through
-// the token-tiled matvec or the tiled matmul where one sequence's decode takes the one-token
-// matvec, so bit equality is not asked for.
+// logits within the goldens' tolerance (tests/tier_conformance.h) of its evaluate() path (whose
+// prompts take the tiled matmul), and bit for bit the logits it gets alone through
+// evaluateRows (a batched plan's rows do not depend on the rows beside them: serve's outputs do
+// not depend on the load).
 #include <gtest/gtest.h>
 
 #include "runtime/sampler.h"
@@ -36,6 +37,21 @@ std::vector<std::vector<float>> alone(const test::Loaded& l, const std::vector<i
         out.emplace_back(logits.begin(), logits.end());
         fed = upTo;
     }
+    return out;
+}
+
+// Each sequence alone through evaluateRows on a one-slot tier: all of it in one step (every row
+// wanting logits), so each count of tokens fed has its logits.
+std::vector<std::vector<float>> aloneRows(const test::Loaded& l, const std::vector<int32_t>& tokens,
+                                          const std::vector<size_t>& wantAfter) {
+    auto tier = openTier(l, 1);
+    std::vector<SequenceRow> rows;
+    for (size_t p = 0; p < tokens.size(); ++p) rows.push_back({0, int32_t(p), tokens[p], true});
+    const size_t vocab = size_t(l.model->config().nVocab);
+    std::vector<float> logits(vocab * rows.size());
+    tier->evaluateRows(rows, logits);
+    std::vector<std::vector<float>> out;
+    for (size_t upTo : wantAfter) out.emplace_back(logits.begin() + long((upTo - 1) * vocab), logits.begin() + long(upTo * vocab));
     return out;
 }
 
@@ -84,6 +100,9 @@ TEST_P(VulkanSequenceRows, SeveralSequencesInOneStepEqualEachAlone) {
     expectSame(got[0], alone(l, s0, {6, 7, 8}), file, "sequence 0");
     expectSame(got[1], alone(l, s1, {20}), file, "sequence 1");
     expectSame(got[2], alone(l, s2, {3}), file, "sequence 2");
+    EXPECT_EQ(got[0], aloneRows(l, s0, {6, 7, 8})) << file;
+    EXPECT_EQ(got[1], aloneRows(l, s1, {20})) << file;
+    EXPECT_EQ(got[2], aloneRows(l, s2, {3})) << file;
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanSequenceRows,
