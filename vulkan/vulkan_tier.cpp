@@ -110,6 +110,12 @@ public:
         }
         s += describeOps("; GPU time per decode token by op:", opSeconds_, static_cast<double>(stats_.gpuTimedTokens));
         s += describeOps("; GPU time per prefill token by op:", prefillOpSeconds_, static_cast<double>(prefillTimedTokens_));
+        if (rowsTimedSteps_ > 0) {
+            const double steps = static_cast<double>(rowsTimedSteps_);
+            s += fmt::format("; batched steps (evaluateRows): GPU {:.3f} ms a step of {:.1f} rows on average",
+                             rowsGpuSeconds_ / steps * 1e3, static_cast<double>(rowsTimedRows_) / steps);
+            s += describeOps(", by op:", rowsOpSeconds_, steps);
+        }
         return s;
     }
     int32_t contextLength() const override { return contextLength_; }
@@ -138,6 +144,14 @@ public:
         const auto afterWait = Clock::now();
         const size_t vocab = static_cast<size_t>(config_.nVocab);
         std::memcpy(logits.data(), memory_.logitsHost().mapped(), vocab * sizeof(float) * static_cast<size_t>(wanted));
+        if (submitter_.timestamps()) {
+            const double seconds = submitter_.readTimestamps(plan.labels, rowsOpSeconds_);
+            if (seconds >= 0) {
+                rowsGpuSeconds_ += seconds;
+                rowsTimedSteps_ += 1;
+                rowsTimedRows_ += n;
+            }
+        }
         if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
     }
 
@@ -392,6 +406,9 @@ private:
     std::map<std::string, double> opSeconds_;         // decode GPU time by op label (timestamps)
     std::map<std::string, double> prefillOpSeconds_;  // batched evaluate() GPU time by op label
     int64_t prefillTimedTokens_ = 0;
+    std::map<std::string, double> rowsOpSeconds_;  // evaluateRows' GPU time by op label
+    double rowsGpuSeconds_ = 0;
+    int64_t rowsTimedSteps_ = 0, rowsTimedRows_ = 0;
 };
 
 }  // namespace
