@@ -112,7 +112,7 @@ public:
         s += describeOps("; GPU time per prefill token by op:", prefillOpSeconds_, static_cast<double>(prefillTimedTokens_));
         if (rowsTimedSteps_ > 0) {
             const double steps = static_cast<double>(rowsTimedSteps_);
-            s += fmt::format("; batched steps (evaluateRows): GPU {:.3f} ms a step of {:.1f} rows on average",
+            s += fmt::format("; batched decode steps (evaluateRows, every row wanting logits): GPU {:.3f} ms a step of {:.1f} rows on average",
                              rowsGpuSeconds_ / steps * 1e3, static_cast<double>(rowsTimedRows_) / steps);
             s += describeOps(", by op:", rowsOpSeconds_, steps);
         }
@@ -144,7 +144,7 @@ public:
         const auto afterWait = Clock::now();
         const size_t vocab = static_cast<size_t>(config_.nVocab);
         std::memcpy(logits.data(), memory_.logitsHost().mapped(), vocab * sizeof(float) * static_cast<size_t>(wanted));
-        if (submitter_.timestamps()) {
+        if (submitter_.timestamps() && wanted == n) {  // decode steps only: a prompt chunk is prefill's cost
             const double seconds = submitter_.readTimestamps(plan.labels, rowsOpSeconds_);
             if (seconds >= 0) {
                 rowsGpuSeconds_ += seconds;
@@ -406,7 +406,7 @@ private:
     std::map<std::string, double> opSeconds_;         // decode GPU time by op label (timestamps)
     std::map<std::string, double> prefillOpSeconds_;  // batched evaluate() GPU time by op label
     int64_t prefillTimedTokens_ = 0;
-    std::map<std::string, double> rowsOpSeconds_;  // evaluateRows' GPU time by op label
+    std::map<std::string, double> rowsOpSeconds_;  // evaluateRows' decode steps: GPU time by op label
     double rowsGpuSeconds_ = 0;
     int64_t rowsTimedSteps_ = 0, rowsTimedRows_ = 0;
 };
