@@ -7,7 +7,6 @@
 #include <cstring>
 #include <map>
 
-#include "graph/batched_step.h"
 #include "runtime/plan_cache.h"
 #include "runtime/queued_steps.h"
 #include "runtime/step_limits.h"
@@ -71,7 +70,7 @@ public:
           limits_("vulkan", graph, withDeviceActivationBudget(options, deviceIndex)),
           contextLength_(limits_.contextLength()),
           maxBatch_(limits_.maxBatch()),
-          sequences_(checkedSlots(graph, options.sequences)),
+          sequences_(limits_.sequenceSlots(options.sequences)),
           instance_(Instance::shared()),
           device_(instance_, deviceIndex),
           queue_(device_),
@@ -228,16 +227,6 @@ public:
     }
 
 private:
-    // Models with recurrent state hold it once: one slot (tiers.md, "Continuous batching").
-    static int32_t checkedSlots(const graph::Graph& graph, int32_t slots) {
-        const std::string blocker = graph::sequenceBatchingBlocker(graph);
-        if (slots > 1 && !blocker.empty())
-            throw runtime::TierError(fmt::format(
-                "vulkan tier: {} sequence slots asked for, but this model keeps recurrent state ('{}') once, not per "
-                "sequence: use one (serve --parallel 1)", slots, blocker));
-        return std::max(1, slots);
-    }
-
     // Feeds firstToken, then each token the plan's last kernel picks, with up to kQueueAhead
     // submissions in flight; reads the ids from the ring as each completes.
     std::vector<int32_t> runQueued(const Plan& plan, int32_t firstToken, int32_t startPos, int32_t n) {

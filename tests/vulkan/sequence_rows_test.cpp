@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/sampler.h"
+#include "tests/sequence_alone.h"
 #include "tests/tier_conformance.h"
 #include "tests/vulkan/vulkan_fixture.h"
 
@@ -29,15 +30,7 @@ std::unique_ptr<runtime::Tier> openTier(const test::Loaded& l, int32_t slots) {
 std::vector<std::vector<float>> alone(const test::Loaded& l, const std::vector<int32_t>& tokens,
                                       const std::vector<size_t>& wantAfter) {
     auto tier = openTier(l, 1);
-    runtime::Session session(l.model->config(), *tier);
-    std::vector<std::vector<float>> out;
-    size_t fed = 0;
-    for (size_t upTo : wantAfter) {
-        auto logits = session.feed(std::span(tokens).subspan(fed, upTo - fed));
-        out.emplace_back(logits.begin(), logits.end());
-        fed = upTo;
-    }
-    return out;
+    return test::logitsAlone(l.model->config(), *tier, tokens, wantAfter);
 }
 
 // Each sequence alone through evaluateRows on a one-slot tier: all of it in one step (every row
