@@ -142,7 +142,8 @@ public:
         submitter_.wait(value, fmt::format("vulkan tier: a step of {} rows of {} sequence slots", n, sequences_));
         const auto afterWait = Clock::now();
         const size_t vocab = static_cast<size_t>(config_.nVocab);
-        std::memcpy(logits.data(), memory_.logitsHost().mapped(), vocab * sizeof(float) * static_cast<size_t>(wanted));
+        if (wanted > 0)  // none wanted: `logits` may be empty, its data() null
+            std::memcpy(logits.data(), memory_.logitsHost().mapped(), vocab * sizeof(float) * static_cast<size_t>(wanted));
         if (submitter_.timestamps() && wanted == n) {  // decode steps only: a prompt chunk is prefill's cost
             const double seconds = submitter_.readTimestamps(plan.labels, rowsOpSeconds_);
             if (seconds >= 0) {

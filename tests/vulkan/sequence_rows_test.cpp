@@ -25,24 +25,22 @@ std::unique_ptr<runtime::Tier> openTier(const test::Loaded& l, int32_t slots) {
     return vulkan::makeVulkanTier(l.graph, options, 0);
 }
 
-// Each sequence alone on a one-slot vulkan tier: its logits after every count of tokens fed in
-// `wantAfter`.
-std::vector<std::vector<float>> alone(const test::Loaded& l, const std::vector<int32_t>& tokens,
+// Each sequence alone on a one-slot vulkan tier (one tier for all: each sequence starts at
+// position 0): its logits after every count of tokens fed in `wantAfter`.
+std::vector<std::vector<float>> alone(const test::Loaded& l, runtime::Tier& single, const std::vector<int32_t>& tokens,
                                       const std::vector<size_t>& wantAfter) {
-    auto tier = openTier(l, 1);
-    return test::logitsAlone(l.model->config(), *tier, tokens, wantAfter);
+    return test::logitsAlone(l.model->config(), single, tokens, wantAfter);
 }
 
 // Each sequence alone through evaluateRows on a one-slot tier: all of it in one step (every row
 // wanting logits), so each count of tokens fed has its logits.
-std::vector<std::vector<float>> aloneRows(const test::Loaded& l, const std::vector<int32_t>& tokens,
+std::vector<std::vector<float>> aloneRows(const test::Loaded& l, runtime::Tier& single, const std::vector<int32_t>& tokens,
                                           const std::vector<size_t>& wantAfter) {
-    auto tier = openTier(l, 1);
     std::vector<SequenceRow> rows;
     for (size_t p = 0; p < tokens.size(); ++p) rows.push_back({0, int32_t(p), tokens[p], true});
     const size_t vocab = size_t(l.model->config().nVocab);
     std::vector<float> logits(vocab * rows.size());
-    tier->evaluateRows(rows, logits);
+    single.evaluateRows(rows, logits);
     std::vector<std::vector<float>> out;
     for (size_t upTo : wantAfter) out.emplace_back(logits.begin() + long((upTo - 1) * vocab), logits.begin() + long(upTo * vocab));
     return out;
@@ -90,12 +88,14 @@ TEST_P(VulkanSequenceRows, SeveralSequencesInOneStepEqualEachAlone) {
         for (const SequenceRow& r : step)
             if (r.wantLogits) got[r.slot].emplace_back(logits.begin() + long(k * vocab), logits.begin() + long((k + 1) * vocab)), ++k;
     }
-    expectSame(got[0], alone(l, s0, {6, 7, 8}), file, "sequence 0");
-    expectSame(got[1], alone(l, s1, {20}), file, "sequence 1");
-    expectSame(got[2], alone(l, s2, {3}), file, "sequence 2");
-    EXPECT_EQ(got[0], aloneRows(l, s0, {6, 7, 8})) << file;
-    EXPECT_EQ(got[1], aloneRows(l, s1, {20})) << file;
-    EXPECT_EQ(got[2], aloneRows(l, s2, {3})) << file;
+    batched.reset();
+    auto single = openTier(l, 1);
+    expectSame(got[0], alone(l, *single, s0, {6, 7, 8}), file, "sequence 0");
+    expectSame(got[1], alone(l, *single, s1, {20}), file, "sequence 1");
+    expectSame(got[2], alone(l, *single, s2, {3}), file, "sequence 2");
+    EXPECT_EQ(got[0], aloneRows(l, *single, s0, {6, 7, 8})) << file;
+    EXPECT_EQ(got[1], aloneRows(l, *single, s1, {20})) << file;
+    EXPECT_EQ(got[2], aloneRows(l, *single, s2, {3})) << file;
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanSequenceRows,
@@ -124,9 +124,11 @@ TEST(VulkanSequenceRowsDecode, EightSequencesAtDifferentLengthsDecodeTogether) {
     for (int32_t s = 7; s >= 0; --s) step.push_back({s, int32_t(seqs[size_t(s)].size()) - 1, seqs[size_t(s)].back(), true});
     std::vector<float> logits(size_t(nVocab) * 8);
     batched->evaluateRows(step, logits);
+    batched.reset();
+    auto single = openTier(l, 1);
     for (size_t k = 0; k < 8; ++k) {
         const auto& seq = seqs[size_t(step[k].slot)];
-        const auto want = alone(l, seq, {seq.size()});
+        const auto want = alone(l, *single, seq, {seq.size()});
         expectSame({std::vector<float>(logits.begin() + long(k * size_t(nVocab)), logits.begin() + long((k + 1) * size_t(nVocab)))},
                    want, "qwen3-tiny.gguf", "slot " + std::to_string(step[k].slot));
     }
