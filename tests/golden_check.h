@@ -81,6 +81,17 @@ inline float maxAbsDiff(std::span<const float> a, std::span<const float> b) {
     return m;
 }
 
+// Two runs of one model that may round differently (a chunked against a token-by-token
+// prefill): every logit of `a` within the golden's tolerance of `b`, and the same top-1.
+inline void expectWithinGoldenTolerance(std::span<const float> a, std::span<const float> b, const GoldenTolerance& t) {
+    ASSERT_EQ(a.size(), b.size());
+    size_t misses = 0, first = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::fabs(a[i] - b[i]) > t.absolute + t.relative * std::fabs(b[i]) && misses++ == 0) first = i;
+    EXPECT_EQ(misses, 0u) << "first at id " << first << ": " << a[first] << " against " << b[first];
+    EXPECT_EQ(runtime::argmax(a), runtime::argmax(b));
+}
+
 inline std::string goldenCaseName(const testing::TestParamInfo<GoldenCase>& info) {
     std::string name = info.param.golden.substr(0, info.param.golden.find('.'));
     for (auto& ch : name)
