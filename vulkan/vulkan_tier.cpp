@@ -74,7 +74,8 @@ public:
           queue_(device_),
           pipelines_(device_),
           weights_(device_, queue_, graph, deviceMemoryBudget(graph, limits_.kv(), maxBatch_, options.deviceMemoryLimit)),
-          memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, std::chrono::milliseconds(options.waitTimeoutMs)),
+          memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, options.deltaChunk,
+                  std::chrono::milliseconds(options.waitTimeoutMs)),
           recorder_(pipelines_, graph, device_.caps().integerDotProduct),
           submitter_(device_, queue_, memory_, options.gpuTimestamps && device_.caps().timestamps,
                      std::chrono::milliseconds(options.waitTimeoutMs)) {
