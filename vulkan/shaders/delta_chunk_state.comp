@@ -23,12 +23,13 @@ const uint kTile = 16u;
 shared float tileA_[64 * 16];  // [t][i - i0]
 shared float tileB_[64 * 16];
 
-// Stages rows [0, n) x key dims [i0, i0 + kTile) of the [t][d] matrices at `at` and `at2`.
-void stage(uint at, uint at2, uint n, uint i0) {
+// Stages rows [0, n) x key dims [i0, i0 + kTile) of the [t][d] matrix at `at` into tileA_ and,
+// with `both`, of the one at `at2` into tileB_.
+void stage(uint at, uint at2, bool both, uint n, uint i0) {
     for (uint e = gl_LocalInvocationID.x; e < n * kTile; e += 64u) {
         const uint t = e / kTile, i = i0 + e % kTile;
         tileA_[e] = i < pc.d ? pc.scratch.v[at + t * pc.d + i] : 0.0;
-        tileB_[e] = i < pc.d ? pc.scratch.v[at2 + t * pc.d + i] : 0.0;
+        if (both) tileB_[e] = i < pc.d ? pc.scratch.v[at2 + t * pc.d + i] : 0.0;
     }
 }
 
@@ -46,7 +47,7 @@ void main() {
         for (uint t = 0u; t < n; ++t) u[t] = o[t] = 0.0;
         // W Sᵀ and Q Sᵀ, column j.
         for (uint i0 = 0u; i0 < d; i0 += kTile) {
-            stage(wBase, base, n, i0);
+            stage(wBase, base, true, n, i0);
             barrier();
             if (live)
                 for (uint ii = 0u; ii < kTile && i0 + ii < d; ++ii) {
@@ -71,7 +72,7 @@ void main() {
         // S = e^G_n S + Uᵀ diag(e^(G_n - G)) K, row j.
         const float decay = exp(gn);
         for (uint i0 = 0u; i0 < d; i0 += kTile) {
-            stage(kBase, kBase, n, i0);
+            stage(kBase, 0u, false, n, i0);
             barrier();
             if (live)
                 for (uint ii = 0u; ii < kTile && i0 + ii < d; ++ii) {
