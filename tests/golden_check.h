@@ -92,6 +92,18 @@ inline void expectWithinGoldenTolerance(std::span<const float> a, std::span<cons
     EXPECT_EQ(runtime::argmax(a), runtime::argmax(b));
 }
 
+// Greedy decoding on from two sessions' last logits: the same n tokens.
+inline void expectSameGreedyTokens(runtime::Session& a, runtime::Session& b, int n) {
+    std::vector<int32_t> idsA, idsB;
+    for (int i = 0; i < n; ++i) {
+        idsA.push_back(runtime::argmax(a.logits()));
+        idsB.push_back(runtime::argmax(b.logits()));
+        a.step(idsA.back());
+        b.step(idsB.back());
+    }
+    EXPECT_EQ(idsA, idsB);
+}
+
 inline std::string goldenCaseName(const testing::TestParamInfo<GoldenCase>& info) {
     std::string name = info.param.golden.substr(0, info.param.golden.find('.'));
     for (auto& ch : name)
