@@ -1,7 +1,7 @@
 // The qwen35 hybrid ops on the GPU (graph/hybrid_blocks.cpp has the math): causal conv1d over
 // the persistent window (ssm_conv.comp), the delta-rule step on the persistent state
 // (delta_net.comp; a batch in chunks: delta_chunk_prep.comp for every chunk at once, then
-// delta_chunk_state.comp carrying the state across them), the gated per-head norm (gated_norm.comp), and the query / output-gate split
+// delta_chunk_state.comp carrying the state across them, 16 state rows per workgroup), the gated per-head norm (gated_norm.comp), and the query / output-gate split
 // and sigmoid gate (gate.comp). The recurrent state is updated in place in the arena; nothing
 // is read back per token.
 #include <fmt/format.h>
@@ -68,7 +68,7 @@ void HybridOp::recordChunkedDelta(PlanContext& ctx, const graph::Op& op) const {
                            static_cast<uint32_t>(h.keyHeads), valueHeads, rows, chunk, c.normEps};
     ctx.rec.dispatch(chunkPrep_, prep, (rows + chunk - 1) / chunk, valueHeads);
     const ChunkStatePc state{ctx.mem.deltaChunks, ctx.at(op.state, 0), ctx.row0(op.out), d, valueHeads, rows, chunk};
-    ctx.rec.dispatch(chunkState_, state, valueHeads, (d + 63) / 64);
+    ctx.rec.dispatch(chunkState_, state, valueHeads, (d + 15) / 16);
 }
 
 void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
