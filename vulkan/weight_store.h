@@ -20,9 +20,10 @@ struct DeviceMemoryBudget {
     uint64_t kvCacheBytes = 0;
     uint64_t activationBytes = 0;
     uint64_t limitBytes = 0;  // 0: the device's largest device-local heap
+    int32_t sequences = 1;    // KV slots in kvCacheBytes (serve --parallel)
 };
 DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::KvLayout& kv, int32_t maxBatch,
-                                      uint64_t limitBytes);
+                                      uint64_t limitBytes, int32_t sequences = 1);
 
 class WeightStore {
 public:
@@ -31,11 +32,14 @@ public:
     // Throws TierError when the tensor was not uploaded.
     VkDeviceAddress address(const model::WeightRef& w) const;
     uint64_t bytes() const { return bytes_; }
+    // Wall time of the upload (staging fills and device copies), for `describe`.
+    double uploadSeconds() const { return uploadSeconds_; }
 
 private:
     std::vector<DeviceBuffer> chunks_;
     std::unordered_map<const uint8_t*, VkDeviceAddress> addresses_;
     uint64_t bytes_ = 0;
+    double uploadSeconds_ = 0;
 };
 
 }  // namespace zinc::vk
