@@ -28,6 +28,7 @@ public:
           kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml,
               limits_.sequenceSlots(options.sequences)),
           precision_(options.precision),
+          deltaChunk_(options.deltaChunk),
           crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
         ropeCos_.resize(half);
@@ -138,6 +139,7 @@ private:
     OpContext context(std::span<const int32_t> tokens, int32_t startPos, int32_t n) {
         OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
+        ctx.deltaChunk = deltaChunk_;
         if (!ropeCosSwa_.empty()) {
             ctx.ropeCosSwa = ropeCosSwa_.data();
             ctx.ropeSinSwa = ropeSinSwa_.data();
@@ -209,6 +211,7 @@ private:
     ThreadPool pool_;
     KvCache kv_;
     runtime::Precision precision_;
+    int32_t deltaChunk_;
     AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_, ropeCosSwa_, ropeSinSwa_;
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state
