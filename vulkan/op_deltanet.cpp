@@ -42,7 +42,7 @@ struct GatePc {
     uint32_t n, width, gateWidth, mode;
 };
 
-constexpr uint32_t kMaxHeadDim = 128;  // delta_net.comp / gated_norm.comp: one thread per row
+constexpr uint32_t kMaxHeadDim = 128;  // delta_net.comp (32 rows a thread) / gated_norm.comp (a thread a row)
 
 }  // namespace
 
@@ -75,8 +75,8 @@ void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
     const auto& h = c.hybrid;
     const auto rows = static_cast<uint32_t>(ctx.rows);
-    if (h.enabled() && h.headDim > static_cast<int32_t>(kMaxHeadDim))
-        throw runtime::TierError(fmt::format("vulkan tier: op {}: DeltaNet head dim {} (the shaders take up to {})",
+    if (h.enabled() && (h.headDim > static_cast<int32_t>(kMaxHeadDim) || h.headDim % 4 != 0))
+        throw runtime::TierError(fmt::format("vulkan tier: op {}: DeltaNet head dim {} (the shaders take multiples of 4 up to {})",
                                              op.label, h.headDim, kMaxHeadDim));
     switch (op.kind) {
         case graph::OpKind::SsmConv: {
@@ -94,7 +94,7 @@ void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
                              ctx.weights.address(*op.weight), ctx.weights.address(*op.biasWeight),
                              static_cast<uint32_t>(h.headDim), static_cast<uint32_t>(h.keyHeads),
                              static_cast<uint32_t>(h.valueHeads), rows, c.normEps};
-            ctx.rec.dispatch(delta_, pc, static_cast<uint32_t>(h.valueHeads));
+            ctx.rec.dispatch(delta_, pc, static_cast<uint32_t>(h.valueHeads), groupsFor(static_cast<uint64_t>(h.headDim), 32));
             break;
         }
         case graph::OpKind::GatedNorm: {
