@@ -79,15 +79,34 @@ struct KvStoreArgs {
     int32_t kvDim, inStride;
     int32_t slots;  // the layer's cache rows: position p in row p % slots (graph/kv_layout.h)
 };
-// attention
+// attention (split over the KV cache: kernels/cl/attention.cl)
 struct AttentionArgs {
     uint64_t q, kCache, vCache, out, state;
+    uint64_t partial;  // splits > 1: per (token, head, split) m, l and headDim sums (attentionPartialFloats)
     int32_t nHead, nHeadKv, headDim, kvStride, qStride, outStride;
     float scale;
     int32_t window = 0;    // > 0: keys at distance >= window are masked (sliding-window layers)
     int32_t preScale = 0;  // 1: q times scale before its F16 rounding (gemma3), scores unscaled
     int32_t slots = 0;     // the layer's cache rows: position p in row p % slots
+    int32_t splits = 1;    // workgroups along z per (token, head group); 1: no attention_combine
 };
+// attention_combine
+struct AttentionCombineArgs {
+    uint64_t partial, out, state;
+    int32_t nHead, headDim, outStride, window, splits;
+};
+// Splits of a decode token's attention for a layer of `slots` cache rows: one per 128 rows,
+// at most 32 (attention_combine's limit). The kernels size the chunks from the current length
+// (chunks of a multiple of 64 positions), so a short context uses one split whatever this is.
+inline constexpr int32_t kAttentionMaxSplits = 32;
+inline constexpr int32_t attentionSplits(int32_t slots) {
+    const int32_t s = (slots + 127) / 128;
+    return s < 1 ? 1 : s > kAttentionMaxSplits ? kAttentionMaxSplits : s;
+}
+// Floats of attention's partial results for `tokens` tokens.
+inline constexpr uint64_t attentionPartialFloats(int32_t tokens, int32_t nHead, int32_t headDim, int32_t splits) {
+    return uint64_t(tokens) * uint64_t(nHead) * uint64_t(splits) * uint64_t(headDim + 2);
+}
 // swiglu, geglu
 struct SwiGluArgs {
     uint64_t gate, up, out;
@@ -135,7 +154,7 @@ struct LaunchShape {
 };
 inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1},
     kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32},
-    kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
+    kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kAttentionCombineShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
     kMoeCombineShape{256, 256}, kArgmaxShape{256, 0};
 
 }  // namespace zinc::kernels

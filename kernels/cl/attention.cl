@@ -18,76 +18,173 @@ ZK_KERNEL(256) void kv_store(__global const float* k, __global const float* v, _
 
 #define ZK_ATT_WG 128
 #define ZK_ATT_MAX_HEAD_DIM 256
+#define ZK_ATT_GROUP 8       // query heads per workgroup, all on one kv head
+#define ZK_ATT_CHUNK_MIN 64  // a split covers a multiple of this many positions
+#define ZK_NEG_INF (-as_float(0x7f800000u))
 
-// attention: query head h of token t attends to cache rows [0, state[0] + t] (the last
-// `window` of them when window > 0) of kv head
-// h / (nHead / nHeadKv). Rows are kvStride halves apart; position p in row p % slots. headDim <= 256.
-// Grid: x = nHead, y = tokens. Workgroup 128: scores of 128 positions at a time (one
-// position per thread, its dot product in order), then thread 0 runs the softmax
-// bookkeeping over them in order and every thread updates its dims of the accumulator.
-ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kCache, __global const ushort* vCache,
-                              __global float* out, __global const int* state, int nHead, int nHeadKv, int headDim,
-                              int kvStride, int qStride, int outStride, float scale, int window, int preScale, int slots) {
-    __local float q16[ZK_ATT_MAX_HEAD_DIM];
-    __local float scores[ZK_ATT_WG];
-    __local float rescale[ZK_ATT_WG];  // ms: factor for the accumulator before position p
-    __local float weight[ZK_ATT_WG];   // vs: weight of V row p
-    __local float total[1];
-    const int lid = ZK_LID(), h = ZK_GROUP_X(), t = ZK_GROUP_Y();
-    const int valid = h < nHead && headDim <= ZK_ATT_MAX_HEAD_DIM;
-    const int n = valid ? state[0] + t + 1 : 0;
-    const int first = window > 0 ? zk_max_i(0, n - window) : 0;  // sliding window: positions first..n-1
-    const int kvOffset = (h / (nHead / nHeadKv)) * headDim;
-    __global const float* qh = q + (long)t * qStride + (long)h * headDim;
-    for (int i = lid; valid && i < headDim; i += ZK_ATT_WG) q16[i] = zk_round_half(preScale ? qh[i] * scale : qh[i]);
-    float acc0 = 0.0f, acc1 = 0.0f;  // dims lid and lid + 128
-    float maxScore = -as_float(0x7f800000u), sum = 0.0f;  // used by thread 0
-    if (lid == 0) total[0] = 0.0f;
+// How the positions [first, n) of one token split over `splits` workgroups: chunks of a
+// multiple of ZK_ATT_CHUNK_MIN positions, at most `splits` of them; returns how many are used
+// (1 when the range is short). attention and attention_combine agree through this.
+static inline int zk_att_chunk(int length, int splits) {
+    const int even = (length + splits - 1) / splits;
+    return zk_max_i(ZK_ATT_CHUNK_MIN, (even + ZK_ATT_CHUNK_MIN - 1) / ZK_ATT_CHUNK_MIN * ZK_ATT_CHUNK_MIN);
+}
+static inline int zk_att_used(int length, int splits) {
+    const int chunk = zk_att_chunk(length, splits);
+    return zk_max_i(1, (length + chunk - 1) / chunk);
+}
+
+static inline float zk_att_max(float a, float b) { return a > b ? a : b; }
+
+// Reduces red[g * ZK_ATT_WG + 0..127] for g < heads into red[g * ZK_ATT_WG] (max when isMax,
+// else sum), by a tree; every thread takes part; barriers before and after.
+static inline void zk_att_reduce(__local float* red, int heads, int isMax) {
+    const int lid = ZK_LID();
     zk_barrier();
-    for (int p0 = first; p0 < n; p0 += ZK_ATT_WG) {
-        const int p = p0 + lid;
-        if (p < n) {
-            __global const ushort* kr = kCache + (long)(p % slots) * kvStride + kvOffset;
-            float s = 0.0f;
-            for (int i = 0; i < headDim; ++i) s += zk_h2f(kr[i]) * q16[i];
-            scores[lid] = preScale ? s : s * scale;
-        }
-        zk_barrier();
-        const int count = zk_min_i(ZK_ATT_WG, n - p0);
-        if (lid == 0) {
-            for (int j = 0; j < count; ++j) {
-                const float s = scores[j];
-                float ms = 1.0f, vs = 1.0f;
-                if (s > maxScore) {
-                    ms = zk_expf(maxScore - s);
-                    maxScore = s;
-                } else {
-                    vs = zk_expf(s - maxScore);
-                }
-                rescale[j] = ms;
-                weight[j] = vs;
-                sum = sum * ms + vs;
-            }
-            total[0] = sum;
-        }
-        zk_barrier();
-        for (int j = 0; j < count; ++j) {
-            const float ms = rescale[j], vs = weight[j];
-            __global const ushort* vr = vCache + (long)((p0 + j) % slots) * kvStride + kvOffset;
-            if (lid < headDim) {
-                if (ms != 1.0f) acc0 = zk_round_half(acc0 * ms);
-                acc0 = zk_round_half(acc0 + zk_h2f(vr[lid]) * vs);
-            }
-            if (lid + ZK_ATT_WG < headDim) {
-                if (ms != 1.0f) acc1 = zk_round_half(acc1 * ms);
-                acc1 = zk_round_half(acc1 + zk_h2f(vr[lid + ZK_ATT_WG]) * vs);
+    for (int w = ZK_ATT_WG / 2; w > 0; w /= 2) {
+        if (lid < w) {
+            for (int g = 0; g < heads; ++g) {
+                __local float* r = red + g * ZK_ATT_WG + lid;
+                r[0] = isMax ? zk_att_max(r[0], r[w]) : r[0] + r[w];
             }
         }
         zk_barrier();
     }
-    const float all = total[0];
-    const float inv = all > 0.0f ? 1.0f / all : 0.0f;
+}
+
+// attention (decode split over the KV cache, flash-decoding): query heads of token t attend to
+// cache rows [0, state[0] + t] (the last `window` of them when window > 0); position p in row
+// p % slots, rows kvStride halves apart; headDim <= 256. Grid: x = nHeadKv * ceil(G / 8) with
+// G = nHead / nHeadKv (a workgroup takes up to 8 query heads of one kv head, so each K and V
+// row is read once for all of them), y = tokens, z = splits. Split z takes one chunk of the
+// token's positions (zk_att_chunk: the chunk follows the current length read from `state`, so
+// workgroups past the used ones only skip); splits == 1 writes `out`, else `partial` gets per
+// (token, head, split) the chunk's max score m, its sum of exp(s - m) l and the unnormalised
+// sum of exp(s - m) * V (headDim floats), for attention_combine. Workgroup 128: a block of 128
+// positions at a time, one per thread (its scores: the sequential fp32 dot product of the
+// F16-rounded q with the F16 K row, as the cpu tier), block max and exp-sum by tree
+// reductions, then each thread accumulates its dims (lid, lid + 128) of V in f32 with fma.
+// Not bit-compatible with the cpu tier's F16 accumulator: within tolerance (kernels/README.md).
+ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kCache, __global const ushort* vCache,
+                              __global float* out, __global const int* state, __global float* partial, int nHead, int nHeadKv,
+                              int headDim, int kvStride, int qStride, int outStride, float scale, int window, int preScale,
+                              int slots, int splits) {
+    __local float qs[ZK_ATT_GROUP * ZK_ATT_MAX_HEAD_DIM];
+    __local float prob[ZK_ATT_GROUP * ZK_ATT_WG];  // scores, then exp(s - m) of the block
+    __local float red[ZK_ATT_GROUP * ZK_ATT_WG];
+    const int lid = ZK_LID(), t = ZK_GROUP_Y(), split = ZK_GROUP_Z();
+    const int perKv = nHeadKv > 0 ? nHead / nHeadKv : 0, groupsPerKv = (perKv + ZK_ATT_GROUP - 1) / ZK_ATT_GROUP;
+    const int kvHead = groupsPerKv > 0 ? ZK_GROUP_X() / groupsPerKv : 0;
+    const int g0 = groupsPerKv > 0 ? (ZK_GROUP_X() - kvHead * groupsPerKv) * ZK_ATT_GROUP : 0;
+    const int heads = zk_min_i(ZK_ATT_GROUP, perKv - g0), h0 = kvHead * perKv + g0;
+    const int valid = groupsPerKv > 0 && kvHead < nHeadKv && headDim <= ZK_ATT_MAX_HEAD_DIM && splits > 0;
+    const int n = state[0] + t + 1;
+    const int first = window > 0 ? zk_max_i(0, n - window) : 0, length = n - first;
+    const int chunk = zk_att_chunk(length, zk_max_i(splits, 1));
+    const int live = valid && split < zk_att_used(length, splits);
+    const int begin = first + split * chunk, end = live ? zk_min_i(n, begin + chunk) : begin;
+    const int kvOffset = kvHead * headDim;
+    for (int i = lid; live && i < heads * headDim; i += ZK_ATT_WG) {
+        const int g = i / headDim, d = i - g * headDim;
+        const float x = q[(long)t * qStride + (long)(h0 + g) * headDim + d];
+        qs[g * ZK_ATT_MAX_HEAD_DIM + d] = zk_round_half(preScale ? x * scale : x);
+    }
+    float m[ZK_ATT_GROUP], l[ZK_ATT_GROUP], acc0[ZK_ATT_GROUP], acc1[ZK_ATT_GROUP];
+    for (int g = 0; g < ZK_ATT_GROUP; ++g) m[g] = ZK_NEG_INF, l[g] = 0.0f, acc0[g] = 0.0f, acc1[g] = 0.0f;
+    const int d0 = lid, d1 = lid + ZK_ATT_WG;
+    for (int p0 = begin; p0 < end; p0 += ZK_ATT_WG) {
+        const int count = zk_min_i(ZK_ATT_WG, end - p0);
+        const int row0 = p0 % slots;  // the block's rows, wrapping at most once (count <= slots)
+        zk_barrier();                 // the previous block's weights are read; q is stored
+        float s[ZK_ATT_GROUP];
+        for (int g = 0; g < ZK_ATT_GROUP; ++g) s[g] = 0.0f;
+        if (lid < count) {
+            const int r = row0 + lid >= slots ? row0 + lid - slots : row0 + lid;
+            __global const ushort* kr = kCache + (long)r * kvStride + kvOffset;
+            for (int i = 0; i < headDim; ++i) {
+                const float k = zk_h2f(kr[i]);
+                for (int g = 0; g < ZK_ATT_GROUP; ++g)
+                    if (g < heads) s[g] += k * qs[g * ZK_ATT_MAX_HEAD_DIM + i];
+            }
+        }
+        for (int g = 0; g < heads; ++g) {
+            const float v = lid < count ? (preScale ? s[g] : s[g] * scale) : ZK_NEG_INF;
+            prob[g * ZK_ATT_WG + lid] = v;
+            red[g * ZK_ATT_WG + lid] = v;
+        }
+        zk_att_reduce(red, heads, 1);
+        float mNew[ZK_ATT_GROUP];
+        for (int g = 0; g < heads; ++g) {
+            mNew[g] = zk_att_max(m[g], red[g * ZK_ATT_WG]);
+            const float e = lid < count ? zk_expf(prob[g * ZK_ATT_WG + lid] - mNew[g]) : 0.0f;
+            prob[g * ZK_ATT_WG + lid] = e;
+        }
+        zk_barrier();  // every thread has read the block max before red is reused
+        for (int g = 0; g < heads; ++g) red[g * ZK_ATT_WG + lid] = prob[g * ZK_ATT_WG + lid];
+        zk_att_reduce(red, heads, 0);
+        for (int g = 0; g < heads; ++g) {
+            const float alpha = zk_expf(m[g] - mNew[g]);  // 0 for the first block (m = -inf)
+            l[g] = l[g] * alpha + red[g * ZK_ATT_WG];
+            acc0[g] *= alpha;
+            acc1[g] *= alpha;
+            m[g] = mNew[g];
+        }
+        for (int j = 0; j < count; ++j) {
+            const int r = row0 + j >= slots ? row0 + j - slots : row0 + j;
+            __global const ushort* vr = vCache + (long)r * kvStride + kvOffset;
+            const float v0 = d0 < headDim ? zk_h2f(vr[d0]) : 0.0f, v1 = d1 < headDim ? zk_h2f(vr[d1]) : 0.0f;
+            for (int g = 0; g < ZK_ATT_GROUP; ++g) {
+                if (g < heads) {
+                    const float w = prob[g * ZK_ATT_WG + j];
+                    acc0[g] = zk_fma(w, v0, acc0[g]);
+                    acc1[g] = zk_fma(w, v1, acc1[g]);
+                }
+            }
+        }
+    }
+    if (!live) return;
+    for (int g = 0; g < heads; ++g) {
+        const int h = h0 + g;
+        if (splits == 1) {
+            const float inv = l[g] > 0.0f ? 1.0f / l[g] : 0.0f;
+            __global float* o = out + (long)t * outStride + (long)h * headDim;
+            if (d0 < headDim) o[d0] = acc0[g] * inv;
+            if (d1 < headDim) o[d1] = acc1[g] * inv;
+        } else {
+            __global float* pp = partial + (((long)t * nHead + h) * splits + split) * (headDim + 2);
+            if (lid == 0) pp[0] = m[g], pp[1] = l[g];
+            if (d0 < headDim) pp[2 + d0] = acc0[g];
+            if (d1 < headDim) pp[2 + d1] = acc1[g];
+        }
+    }
+}
+
+// attention_combine: out = sum over the used splits of exp(m_s - M) * acc_s / sum of
+// exp(m_s - M) * l_s (M the largest m_s), for each head h of token t; splits, window and state
+// as given to attention. Grid: x = nHead, y = tokens. Workgroup 128 (dims lid, lid + 128).
+ZK_KERNEL(128) void attention_combine(__global const float* partial, __global float* out, __global const int* state, int nHead,
+                                      int headDim, int outStride, int window, int splits) {
+    __local float weight[ZK_ATT_GROUP * 4];  // up to 32 splits
+    const int lid = ZK_LID(), h = ZK_GROUP_X(), t = ZK_GROUP_Y();
+    const int n = state[0] + t + 1;
+    const int first = window > 0 ? zk_max_i(0, n - window) : 0;
+    const int used = zk_min_i(zk_att_used(n - first, splits), ZK_ATT_GROUP * 4);
+    __global const float* pp = partial + ((long)t * nHead + h) * splits * (headDim + 2);
+    float top = ZK_NEG_INF;
+    for (int s = 0; s < used; ++s) top = zk_att_max(top, pp[s * (headDim + 2)]);
+    if (lid < used) weight[lid] = zk_expf(pp[lid * (headDim + 2)] - top);
+    zk_barrier();
+    float sum = 0.0f, o0 = 0.0f, o1 = 0.0f;
+    const int d0 = lid, d1 = lid + ZK_ATT_WG;
+    for (int s = 0; s < used; ++s) {
+        const float w = weight[s];
+        __global const float* ps = pp + s * (headDim + 2);
+        sum += ps[1] * w;
+        if (d0 < headDim) o0 = zk_fma(ps[2 + d0], w, o0);
+        if (d1 < headDim) o1 = zk_fma(ps[2 + d1], w, o1);
+    }
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     __global float* o = out + (long)t * outStride + (long)h * headDim;
-    if (valid && lid < headDim) o[lid] = acc0 * inv;
-    if (valid && lid + ZK_ATT_WG < headDim) o[lid + ZK_ATT_WG] = acc1 * inv;
+    if (h < nHead && d0 < headDim) o[d0] = o0 * inv;
+    if (h < nHead && d1 < headDim) o[d1] = o1 * inv;
 }

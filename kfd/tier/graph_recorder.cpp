@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/kernel_args.h"
@@ -155,6 +156,8 @@ private:
         const graph::Op& op = l.op;
         const int32_t kvDim = c_.kvDim();
         if (c_.headDim > 256) throw TierError(fmt::format("kfd tier: op {}: head size {} > 256", op.label, c_.headDim));
+        if (c_.nHeadKv <= 0 || c_.nHead % c_.nHeadKv)
+            throw TierError(fmt::format("kfd tier: op {}: {} query heads do not share {} kv heads evenly", op.label, c_.nHead, c_.nHeadKv));
         if (width(op.k) != width(op.v))
             throw TierError(fmt::format("kfd tier: op {}: k and v rows differ in width", op.label));
         const uint64_t kCache = m_.kCache(op.layer), vCache = m_.vCache(op.layer);
@@ -162,11 +165,28 @@ private:
         b_.launch("kv_store", ka::KvStoreArgs{row0(op.k), row0(op.v), kCache, vCache, m_.state(), kvDim, width(op.k), slots},
                   {ceilDiv(kvDim, 256), rows(), 1}, {op.k, op.v}, {l.kvCache}, op.label + ".kv_store");
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
-        b_.launch("attention",
-                  ka::AttentionArgs{row0(op.in), kCache, vCache, row0(op.out), m_.state(), c_.nHead, c_.nHeadKv, c_.headDim, kvDim,
-                                    width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0, slots},
-                  {uint32_t(c_.nHead), rows(), 1}, {op.in, l.kvCache}, {op.out}, op.label);
+        // A decode token's attention splits over the KV cache (kernels/cl/attention.cl): a
+        // workgroup per (kv head, split) reads each K/V row once for its query heads, then
+        // attention_combine merges the splits. Prefill rows have parallelism enough: one split.
+        const int32_t splits = rows() == 1 ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
+        const int32_t perKv = c_.nHead / c_.nHeadKv, groups = c_.nHeadKv * int32_t(ceilDiv(perKv, 8));
+        const graph::BufferId partials = attentionPartialsId();
+        ka::AttentionArgs args{row0(op.in), kCache, vCache, row0(op.out), m_.state(), m_.attentionPartials(), c_.nHead, c_.nHeadKv,
+                               c_.headDim, kvDim, width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0, slots, splits};
+        if (splits == 1) {
+            b_.launch("attention", args, {uint32_t(groups), rows(), 1}, {op.in, l.kvCache}, {op.out}, op.label);
+            return;
+        }
+        b_.launch("attention", args, {uint32_t(groups), rows(), uint32_t(splits)}, {op.in, l.kvCache}, {partials}, op.label);
+        b_.launch("attention_combine",
+                  ka::AttentionCombineArgs{m_.attentionPartials(), row0(op.out), m_.state(), c_.nHead, c_.headDim, width(op.out),
+                                           op.window, splits},
+                  {uint32_t(c_.nHead), rows(), 1}, {partials}, {op.out}, op.label + ".combine");
     }
+
+    // The attention partials buffer (TierMemory::attentionPartials) is scratch of this tier
+    // only: an id past the lowered graph's buffers, for barrier placement.
+    graph::BufferId attentionPartialsId() const { return static_cast<graph::BufferId>(l_.buffers.size()); }
 
     // `n` rows of k floats (stride floats apart) at `x` into the format's buffer.
     Act quantize(ActFormat f, uint64_t x, graph::BufferId source, int32_t k, int32_t stride, uint32_t n, const std::string& label) {

@@ -74,10 +74,16 @@ std::vector<ExpectedKernel> expectedKernels() {
                  sizeof(KvStoreArgs), kKvStoreShape.workgroup});
     using A = AttentionArgs;
     k.push_back({"attention",
-                 {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, nHead),
-                  ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride), ZK_ARG(A, outStride),
-                  ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale), ZK_ARG(A, slots)},
+                 {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, partial),
+                  ZK_ARG(A, nHead), ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride),
+                  ZK_ARG(A, outStride), ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale), ZK_ARG(A, slots),
+                  ZK_ARG(A, splits)},
                  sizeof(A), kAttentionShape.workgroup});
+    using AC = AttentionCombineArgs;
+    k.push_back({"attention_combine",
+                 {ZK_ARG(AC, partial), ZK_ARG(AC, out), ZK_ARG(AC, state), ZK_ARG(AC, nHead), ZK_ARG(AC, headDim),
+                  ZK_ARG(AC, outStride), ZK_ARG(AC, window), ZK_ARG(AC, splits)},
+                 sizeof(AC), kAttentionCombineShape.workgroup});
     for (const char* glu : {"swiglu", "geglu"})
         k.push_back({glu,
                      {ZK_ARG(SwiGluArgs, gate), ZK_ARG(SwiGluArgs, up), ZK_ARG(SwiGluArgs, out), ZK_ARG(SwiGluArgs, n),
@@ -182,6 +188,7 @@ TEST_P(EachTarget, DescriptorsAreLaunchableByAPm4Dispatcher) {
         EXPECT_EQ(again.kernelCodeEntryByteOffset, d.kernelCodeEntryByteOffset);
     }
     EXPECT_TRUE(co.find("attention")->descriptor.workgroupIdEnabled(1));
+    EXPECT_TRUE(co.find("attention")->descriptor.workgroupIdEnabled(2));
     EXPECT_TRUE(co.find("matvec_q4_k_expert")->descriptor.workgroupIdEnabled(2));
     EXPECT_THROW(co.kernel("no_such_kernel"), CodeObjectError);
     EXPECT_EQ(co.findByEntry(co.find("add")->entryAddress + 4), nullptr);

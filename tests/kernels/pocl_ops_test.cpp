@@ -150,13 +150,47 @@ TEST(PoclKernels, RopeScalingMatchesCpuOp) {
     checkRope(model::RopeStyle::Neox, "rope_neox", 12000, yarn);
 }
 
-// K/V rows of the batch stored as halves at their positions, then every (token, head)
-// attends over [0, its position] with GQA; earlier positions come from a filled cache.
-void checkAttention(int32_t headDim, int32_t position) {
+// Attention of every (token, head) over positions [0, its position] in double, from the same
+// F16 cache rows and the F16-rounded q the kernels use: the sum the kernels approximate.
+std::vector<float> exactAttention(const model::ModelConfig& c, const std::vector<float>& q, const std::vector<uint16_t>& cacheK,
+                                  const std::vector<uint16_t>& cacheV, int tokens, int position, float scale) {
+    const int kvDim = c.kvDim(), qDim = c.qDim(), hd = c.headDim;
+    std::vector<float> out(static_cast<size_t>(tokens) * qDim);
+    for (int t = 0; t < tokens; ++t)
+        for (int h = 0; h < c.nHead; ++h) {
+            const int kvOffset = h / (c.nHead / c.nHeadKv) * hd, n = position + t + 1;
+            std::vector<double> score(static_cast<size_t>(n));
+            double top = -INFINITY, sum = 0;
+            for (int p = 0; p < n; ++p) {
+                double s = 0;
+                for (int i = 0; i < hd; ++i)
+                    s += double(model::fp16ToFp32(model::fp32ToFp16(q[size_t(t) * qDim + size_t(h) * hd + i]))) *
+                         model::fp16ToFp32(cacheK[size_t(p) * kvDim + kvOffset + i]);
+                score[size_t(p)] = s * scale;
+                top = std::max(top, score[size_t(p)]);
+            }
+            for (double& s : score) sum += s = std::exp(s - top);
+            for (int d = 0; d < hd; ++d) {
+                double o = 0;
+                for (int p = 0; p < n; ++p) o += score[size_t(p)] * model::fp16ToFp32(cacheV[size_t(p) * kvDim + kvOffset + d]);
+                out[size_t(t) * qDim + size_t(h) * hd + d] = float(o / sum);
+            }
+        }
+    return out;
+}
+
+// K/V rows of the batch stored as halves at their positions, then every (token, head) attends
+// over [0, its position] with GQA, in `splits` workgroups per head group (and
+// attention_combine when more than one); earlier positions come from a filled cache. The
+// kernels keep f32 sums where the cpu tier rounds its accumulator to F16 after each position:
+// held to the exact attention (double) at f32 accuracy, and to the cpu tier at F16 accuracy.
+void checkAttention(int32_t headDim, int32_t position, int32_t splits, int32_t nHead = 8, int32_t nHeadKv = 2) {
     std::mt19937 rng(13);
     auto config = smallConfig();
     config.headDim = config.ropeDim = headDim;
-    const int tokens = 2, context = 512, kvDim = config.kvDim(), qDim = config.qDim();
+    config.nHead = nHead;
+    config.nHeadKv = nHeadKv;
+    const int tokens = splits > 1 ? 1 : 2, context = 512, kvDim = config.kvDim(), qDim = config.qDim();
     CpuOps cpu(config);
     const auto q = cpu.buffer("q", qDim), k = cpu.buffer("k", kvDim), v = cpu.buffer("v", kvDim), out = cpu.buffer("attn", qDim);
     cpu.allocate(tokens, context);
@@ -180,25 +214,42 @@ void checkAttention(int32_t headDim, int32_t position) {
 
     const std::vector<int32_t> state = {position, tokens, position + tokens};
     SvmBuffer dq(xq), dk(xk), dv(xv), dState(state), dCacheK(cacheK), dCacheV(cacheV), dOut(tokens * qDim * 4);
+    SvmBuffer dPartial(4 * attentionPartialFloats(tokens, nHead, headDim, splits));
     launch("kv_store", KvStoreArgs{dk.addr(), dv.addr(), dCacheK.addr(), dCacheV.addr(), dState.addr(), kvDim, kvDim, context},
            {ceilDiv(kvDim, 256), tokens, 1});
     const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
-    launch("attention", AttentionArgs{dq.addr(), dCacheK.addr(), dCacheV.addr(), dOut.addr(), dState.addr(), config.nHead,
-                                      config.nHeadKv, headDim, kvDim, qDim, qDim, scale, 0, 0, context},
-           {static_cast<uint32_t>(config.nHead), tokens, 1});
+    const uint32_t groups = uint32_t(nHeadKv) * ceilDiv(nHead / nHeadKv, 8);
+    launch("attention", AttentionArgs{dq.addr(), dCacheK.addr(), dCacheV.addr(), dOut.addr(), dState.addr(), dPartial.addr(), nHead,
+                                      nHeadKv, headDim, kvDim, qDim, qDim, scale, 0, 0, context, splits},
+           {groups, uint32_t(tokens), uint32_t(splits)});
+    if (splits > 1)
+        launch("attention_combine", AttentionCombineArgs{dPartial.addr(), dOut.addr(), dState.addr(), nHead, headDim, qDim, 0, splits},
+               {uint32_t(nHead), uint32_t(tokens), 1});
     const size_t used = static_cast<size_t>(position + tokens) * kvDim;
     EXPECT_TRUE(std::equal(dCacheK.as<uint16_t>(), dCacheK.as<uint16_t>() + used, cpu.kv().kHalf(0, 0))) << "K cache";
     EXPECT_TRUE(std::equal(dCacheV.as<uint16_t>(), dCacheV.as<uint16_t>() + used, cpu.kv().vHalf(0, 0))) << "V cache";
-    const Diff d = compare(dOut.read<float>(tokens * qDim), cpu.read(out, tokens));
-    EXPECT_LE(d.maxAbs, 2e-3 * std::max(1.0, d.maxRef)) << "headDim " << headDim << " position " << position;
-    EXPECT_LE(d.mismatches, static_cast<size_t>(tokens * qDim / 10)) << "headDim " << headDim << ": too many differences";
-    std::printf("attention headDim %d position %d: %zu of %d values differ, max abs %.3g of %.3g\n", headDim, position, d.mismatches, tokens * qDim, d.maxAbs, d.maxRef);
+    std::copy(dCacheK.as<uint16_t>(), dCacheK.as<uint16_t>() + used, cacheK.begin());
+    std::copy(dCacheV.as<uint16_t>(), dCacheV.as<uint16_t>() + used, cacheV.begin());
+    const std::vector<float> got = dOut.read<float>(tokens * qDim);
+    const std::vector<float> want = exactAttention(config, xq, cacheK, cacheV, tokens, position, scale);
+    const Diff exact = compare(got, want), cpuDiff = compare(got, cpu.read(out, tokens)), cpuExact = compare(cpu.read(out, tokens), want);
+    const std::string what = "headDim " + std::to_string(headDim) + " position " + std::to_string(position) + " splits " +
+                             std::to_string(splits) + " heads " + std::to_string(nHead) + "/" + std::to_string(nHeadKv);
+    EXPECT_LE(exact.maxAbs, 2e-6 * std::max(1.0, exact.maxRef)) << what;
+    // The cpu tier is as far from the kernels as from the exact result: its own rounding.
+    EXPECT_LE(cpuDiff.maxAbs, cpuExact.maxAbs + 2e-6 * std::max(1.0, exact.maxRef)) << what;
+    EXPECT_LE(cpuExact.maxAbs, 8e-3 * std::max(1.0, exact.maxRef)) << what << ": the cpu tier's F16 accumulator";
+    std::printf("attention %s: max abs %.3g from the exact (the cpu tier's F16 accumulator: %.3g; kernels to cpu %.3g), of %.3g\n",
+                what.c_str(), exact.maxAbs, cpuExact.maxAbs, cpuDiff.maxAbs, exact.maxRef);
 }
 
-TEST(PoclKernels, AttentionMatchesCpuF16Attention) {
-    checkAttention(64, 5);
-    checkAttention(128, 300);  // several chunks of 128 positions
-    checkAttention(256, 130);  // two dims per thread
+TEST(PoclKernels, AttentionMatchesExactAndCpuF16Attention) {
+    checkAttention(64, 5, 1);
+    checkAttention(128, 300, 1);  // several blocks of 128 positions
+    checkAttention(256, 130, 1);  // two dims per thread
+    checkAttention(128, 300, 4);  // three chunks of 128 used, the fourth workgroup skips
+    checkAttention(64, 200, 32, 16, 1);  // 16 query heads on one kv head: two head groups; four chunks of 64 used
+    checkAttention(64, 40, 8);    // one chunk: the other seven skip, the combine takes one
 }
 
 TEST(PoclKernels, SwiGluAndAddMatchCpuOps) {
