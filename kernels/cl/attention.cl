@@ -90,6 +90,7 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
         qs[g * ZK_ATT_MAX_HEAD_DIM + d] = zk_round_half(preScale ? x * scale : x);
     }
     float m[ZK_ATT_GROUP], l[ZK_ATT_GROUP], acc0[ZK_ATT_GROUP], acc1[ZK_ATT_GROUP];
+    #pragma unroll
     for (int g = 0; g < ZK_ATT_GROUP; ++g) m[g] = ZK_NEG_INF, l[g] = 0.0f, acc0[g] = 0.0f, acc1[g] = 0.0f;
     const int d0 = lid, d1 = lid + ZK_ATT_WG;
     for (int p0 = begin; p0 < end; p0 += ZK_ATT_WG) {
@@ -97,42 +98,56 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
         const int row0 = p0 % slots;  // the block's rows, wrapping at most once (count <= slots)
         zk_barrier();                 // the previous block's weights are read; q is stored
         float s[ZK_ATT_GROUP];
+        #pragma unroll
         for (int g = 0; g < ZK_ATT_GROUP; ++g) s[g] = 0.0f;
         if (lid < count) {
             const int r = row0 + lid >= slots ? row0 + lid - slots : row0 + lid;
             __global const ushort* kr = kCache + (long)r * kvStride + kvOffset;
             for (int i = 0; i < headDim; ++i) {
                 const float k = zk_h2f(kr[i]);
+                #pragma unroll
                 for (int g = 0; g < ZK_ATT_GROUP; ++g)
                     if (g < heads) s[g] += k * qs[g * ZK_ATT_MAX_HEAD_DIM + i];
             }
         }
-        for (int g = 0; g < heads; ++g) {
-            const float v = lid < count ? (preScale ? s[g] : s[g] * scale) : ZK_NEG_INF;
-            prob[g * ZK_ATT_WG + lid] = v;
-            red[g * ZK_ATT_WG + lid] = v;
+        #pragma unroll
+        for (int g = 0; g < ZK_ATT_GROUP; ++g) {  // constant bounds: registers, not indexed arrays
+            if (g < heads) {
+                const float v = lid < count ? (preScale ? s[g] : s[g] * scale) : ZK_NEG_INF;
+                prob[g * ZK_ATT_WG + lid] = v;
+                red[g * ZK_ATT_WG + lid] = v;
+            }
         }
         zk_att_reduce(red, heads, 1);
         float mNew[ZK_ATT_GROUP];
-        for (int g = 0; g < heads; ++g) {
-            mNew[g] = zk_att_max(m[g], red[g * ZK_ATT_WG]);
-            const float e = lid < count ? zk_expf(prob[g * ZK_ATT_WG + lid] - mNew[g]) : 0.0f;
-            prob[g * ZK_ATT_WG + lid] = e;
+        #pragma unroll
+        for (int g = 0; g < ZK_ATT_GROUP; ++g) {
+            if (g < heads) {
+                mNew[g] = zk_att_max(m[g], red[g * ZK_ATT_WG]);
+                const float e = lid < count ? zk_expf(prob[g * ZK_ATT_WG + lid] - mNew[g]) : 0.0f;
+                prob[g * ZK_ATT_WG + lid] = e;
+            }
         }
         zk_barrier();  // every thread has read the block max before red is reused
-        for (int g = 0; g < heads; ++g) red[g * ZK_ATT_WG + lid] = prob[g * ZK_ATT_WG + lid];
+        #pragma unroll
+        for (int g = 0; g < ZK_ATT_GROUP; ++g)
+            if (g < heads) red[g * ZK_ATT_WG + lid] = prob[g * ZK_ATT_WG + lid];
         zk_att_reduce(red, heads, 0);
-        for (int g = 0; g < heads; ++g) {
-            const float alpha = zk_expf(m[g] - mNew[g]);  // 0 for the first block (m = -inf)
-            l[g] = l[g] * alpha + red[g * ZK_ATT_WG];
-            acc0[g] *= alpha;
-            acc1[g] *= alpha;
-            m[g] = mNew[g];
+        #pragma unroll
+        for (int g = 0; g < ZK_ATT_GROUP; ++g) {
+            if (g < heads) {
+                const float alpha = zk_expf(m[g] - mNew[g]);  // 0 for the first block (m = -inf)
+                l[g] = l[g] * alpha + red[g * ZK_ATT_WG];
+                acc0[g] *= alpha;
+                acc1[g] *= alpha;
+                m[g] = mNew[g];
+            }
         }
         for (int j = 0; j < count; ++j) {
             const int r = row0 + j >= slots ? row0 + j - slots : row0 + j;
             __global const ushort* vr = vCache + (long)r * kvStride + kvOffset;
             const float v0 = d0 < headDim ? zk_h2f(vr[d0]) : 0.0f, v1 = d1 < headDim ? zk_h2f(vr[d1]) : 0.0f;
+            #pragma unroll
             for (int g = 0; g < ZK_ATT_GROUP; ++g) {
                 if (g < heads) {
                     const float w = prob[g * ZK_ATT_WG + j];
@@ -143,7 +158,9 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
         }
     }
     if (!live) return;
-    for (int g = 0; g < heads; ++g) {
+    #pragma unroll
+    for (int g = 0; g < ZK_ATT_GROUP; ++g) {
+        if (g >= heads) break;
         const int h = h0 + g;
         if (splits == 1) {
             const float inv = l[g] > 0.0f ? 1.0f / l[g] : 0.0f;
