@@ -181,9 +181,9 @@ std::vector<float> exactAttention(const model::ModelConfig& c, const std::vector
 
 // K/V rows of the batch stored as halves at their positions, then every (token, head) attends
 // over [0, its position] with GQA, in `splits` workgroups per head group (and
-// attention_combine when more than one); earlier positions come from a filled cache. The
-// kernels keep f32 sums where the cpu tier rounds its accumulator to F16 after each position:
-// held to the exact attention (double) at f32 accuracy, and to the cpu tier at F16 accuracy.
+// attention_combine when more than one); earlier positions come from a filled cache. One chunk
+// of positions is the cpu tier's F16-accumulator recurrence; chunks combined are held to the
+// exact attention (double) as closely as the cpu tier is.
 void checkAttention(int32_t headDim, int32_t position, int32_t splits, int32_t nHead = 8, int32_t nHeadKv = 2) {
     std::mt19937 rng(13);
     auto config = smallConfig();
@@ -235,10 +235,16 @@ void checkAttention(int32_t headDim, int32_t position, int32_t splits, int32_t n
     const Diff exact = compare(got, want), cpuDiff = compare(got, cpu.read(out, tokens)), cpuExact = compare(cpu.read(out, tokens), want);
     const std::string what = "headDim " + std::to_string(headDim) + " position " + std::to_string(position) + " splits " +
                              std::to_string(splits) + " heads " + std::to_string(nHead) + "/" + std::to_string(nHeadKv);
-    EXPECT_LE(exact.maxAbs, 2e-6 * std::max(1.0, exact.maxRef)) << what;
-    // The cpu tier is as far from the kernels as from the exact result: its own rounding.
-    EXPECT_LE(cpuDiff.maxAbs, cpuExact.maxAbs + 2e-6 * std::max(1.0, exact.maxRef)) << what;
-    EXPECT_LE(cpuExact.maxAbs, 8e-3 * std::max(1.0, exact.maxRef)) << what << ": the cpu tier's F16 accumulator";
+    if (splits == 1 || position + tokens <= 128) {
+        // One chunk: the cpu tier's recurrence, so its values (exp may differ in the last bit,
+        // and the F16 accumulator then round one step apart).
+        EXPECT_LE(cpuDiff.maxAbs, 2e-3 * std::max(1.0, cpuDiff.maxRef)) << what;
+        EXPECT_LE(cpuDiff.mismatches, static_cast<size_t>(tokens * qDim / 10)) << what << ": too many differences";
+    } else {
+        // Chunks combined in f32: as close to the exact result as the cpu tier's F16 accumulator is.
+        EXPECT_LE(exact.maxAbs, cpuExact.maxAbs + 2e-6 * std::max(1.0, exact.maxRef)) << what;
+        EXPECT_LE(cpuDiff.maxAbs, 2 * cpuExact.maxAbs + 2e-6 * std::max(1.0, exact.maxRef)) << what;
+    }
     std::printf("attention %s: max abs %.3g from the exact (the cpu tier's F16 accumulator: %.3g; kernels to cpu %.3g), of %.3g\n",
                 what.c_str(), exact.maxAbs, cpuExact.maxAbs, cpuDiff.maxAbs, exact.maxRef);
 }
@@ -248,8 +254,8 @@ TEST(PoclKernels, AttentionMatchesExactAndCpuF16Attention) {
     checkAttention(128, 300, 1);  // several blocks of 128 positions
     checkAttention(256, 130, 1);  // two dims per thread
     checkAttention(128, 300, 4);  // three chunks of 128 used, the fourth workgroup skips
-    checkAttention(64, 200, 32, 16, 1);  // 16 query heads on one kv head: two head groups; four chunks of 64 used
-    checkAttention(64, 40, 8);    // one chunk: the other seven skip, the combine takes one
+    checkAttention(64, 200, 32, 16, 1);  // 16 query heads on one kv head: two head groups; two chunks used of 32
+    checkAttention(64, 40, 8);    // one chunk: the other seven skip, the combine takes one (bit-compatible)
 }
 
 TEST(PoclKernels, SwiGluAndAddMatchCpuOps) {

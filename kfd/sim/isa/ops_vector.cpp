@@ -228,6 +228,11 @@ void v_readfirstlane_b32(Wave& w, const Inst& i) {
     const uint32_t lane = e ? uint32_t(std::countr_zero(e)) : 0u;
     writeSdst(w, i.op[0], read32(w, i.op[1], lane));
 }
+// v_readlane_b32 sdst, vsrc, lane: one lane's value into an SGPR; v_writelane_b32 vdst, ssrc,
+// lane: an SGPR into one lane (whatever EXEC says). The lane select uses its low 5 bits (wave32).
+// clang spills SGPRs into VGPR lanes with them.
+void v_readlane_b32(Wave& w, const Inst& i) { writeSdst(w, i.op[0], read32(w, i.op[1], readScalar(w, i.op[2]) & 31u)); }
+void v_writelane_b32(Wave& w, const Inst& i) { w.v(dst(i), readScalar(w, i.op[2]) & 31u) = readScalar(w, i.op[1]); }
 // Sums of four byte products (VOP3P; neg_lo bits 0 and 1 say which of a, b are signed bytes).
 void v_dot4_i32_iu8(Wave& w, const Inst& i) {
     const bool sa = i.negLo & 1u, sb = i.negLo & 2u;
@@ -477,6 +482,7 @@ std::vector<OpEntry> vectorOps() {
         {"v_add_co_u32", v_add_co_u32}, {"v_sub_co_u32", v_sub_co_u32}, {"v_add_co_ci_u32", v_add_co_ci_u32}, {"v_sub_co_ci_u32", v_sub_co_ci_u32},
         {"v_mad_u64_u32", v_mad_u64_u32}, {"v_mad_co_u64_u32", v_mad_u64_u32}, {"v_mad_i64_i32", v_mad_i64_i32},
         {"v_mad_co_i64_i32", v_mad_i64_i32}, {"v_cndmask_b32", v_cndmask_b32}, {"v_readfirstlane_b32", v_readfirstlane_b32},
+        {"v_readlane_b32", v_readlane_b32}, {"v_writelane_b32", v_writelane_b32},
         {"v_dot4_i32_iu8", v_dot4_i32_iu8},
         {"v_fmamk_f32", v_fmamk_f32}, {"v_fmaak_f32", v_fmamk_f32}, {"v_s_sqrt_f32", v_s_sqrt_f32},
         {"v_add_f32", v_add_f32}, {"v_sub_f32", v_sub_f32}, {"v_subrev_f32", v_subrev_f32}, {"v_mul_f32", v_mul_f32}, {"v_fma_f32", v_fma_f32},
