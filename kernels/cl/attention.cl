@@ -92,6 +92,7 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
         if (lid < count) {
             const int r = row0 + lid >= slots ? row0 + lid - slots : row0 + lid;
             __global const ushort* kr = kCache + (long)r * kvStride + kvOffset;
+#pragma unroll 4
             for (int i = 0; i < headDim; ++i) {
                 const float k = zk_h2f(kr[i]);
 #pragma unroll
