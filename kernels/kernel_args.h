@@ -147,7 +147,7 @@ inline constexpr uint32_t kSampleWorkgroup = 256;
 
 // Workgroup size of each kernel (its reqd_work_group_size) and how many items one group
 // covers along x: groups.x = ceil(extent / perGroupX), where extent is cols / n / rows / heads
-// as the kernel's comment says; y = tokens (or rows), z = expert slots for *_expert.
+// as the kernel's comment says; y = tokens (or rows), z = expert slots for *_expert, splits for attention.
 struct LaunchShape {
     uint32_t workgroup;
     uint32_t perGroupX;

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "tests/kfd_tier/kfd_tier_fixture.h"
+#include "tests/run_zinc.h"
 #include "tests/tier_conformance.h"
 
 namespace zinc {
@@ -48,6 +49,17 @@ TEST(KfdAttentionSplit, DecodePastOneChunkMatchesCpu) {
     const int32_t token = 1;
     short_.tier->evaluate({&token, 1}, 0, runtime::LogitsWanted::Last, logits);
     EXPECT_EQ(decodeDispatches(*gpu.tier), decodeDispatches(*short_.tier) + nLayer) << gpu.tier->describe();
+}
+
+// `zinc-rt kernels --position P` counts a decode token at depth P: its attention in splits and
+// their combine, one of each per layer (stories260K: 5 layers; --ctx grows to P + 1 = 301 rows,
+// so 3 splits, all used).
+TEST(KfdAttentionSplit, KernelsReportCountsATokenAtItsPosition) {
+    const auto r = test::runZinc("kernels --model " + test::sharedPath("models/stories260K.gguf") + " --position 300");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("one decode token at position 300"), std::string::npos) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\nattention +5 )"))) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\nattention_combine +5 )"))) << r.output;
 }
 
 }  // namespace
