@@ -94,7 +94,8 @@ void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
     g.sim = true;
     setenv("ZINC_SIM_EXEC", "isa", 1);  // the counts come from the interpreter
     if (o.position < 1) throw CLI::ValidationError("--position", "must be at least 1");
-    if (g.contextLength <= o.position) g.contextLength = o.position + 1;
+    // --ctx 0 means min(model, 4096) (runtime::TierOptions): grow it only when P needs more.
+    if ((g.contextLength > 0 ? g.contextLength : 4096) <= o.position) g.contextLength = o.position + 1;
     auto engine = openEngine(o.model, g);
     runtime::Tier& tier = *engine->tier;
     std::vector<float> logits(size_t(engine->model->config().nVocab));
