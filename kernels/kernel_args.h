@@ -66,6 +66,7 @@ struct MatVecArgs {
     uint64_t w, act, y;
     uint64_t rowBytes, actStride;
     int32_t k, rows, yStride;
+    int32_t accumulate = 0;  // 1: y += the product (graph::fuse's MatMulAdd)
 };
 // matvec_<type>_expert
 struct MatVecExpertArgs {
@@ -131,6 +132,7 @@ struct MoeTopkArgs {
 struct MoeCombineArgs {
     uint64_t down, ids, weights, out;
     int32_t n, nUsed, downTokenStride, downSlotStride, idsStride, outStride;
+    int32_t accumulate = 0;  // 1: out += the combination (graph::fuse's MoeFfnAdd)
 };
 // argmax
 struct ArgmaxArgs {

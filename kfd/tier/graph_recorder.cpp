@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "kernels/kernel_args.h"
@@ -92,11 +93,11 @@ private:
                 quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label + ".quantize");
                 return;
             }
-            case OpKind::MatMul: return matMul(l);
+            case OpKind::MatMul: return matMul(l, false);
             case OpKind::SwiGlu: return elementwise(op, op.gelu ? "geglu" : "swiglu");
             case OpKind::Add: return elementwise(op, "add");
             case OpKind::MoeRoute: return moeRoute(l);
-            case OpKind::MoeFfn: return moeFfn(l);
+            case OpKind::MoeFfn: return moeFfn(l, false);
             case OpKind::SsmConv:
             case OpKind::DeltaNet:
             case OpKind::GatedNorm:
@@ -104,8 +105,8 @@ private:
             case OpKind::SigmoidGate:
                 throw TierError(fmt::format("kfd tier: op {} ({}) of the qwen35 hybrid models has no kernel yet; use "
                                             "--tier=cpu", op.label, graph::opKindName(op.kind)));
-            case OpKind::MatMulAdd:
-            case OpKind::MoeFfnAdd:
+            case OpKind::MatMulAdd: return matMul(l, true);
+            case OpKind::MoeFfnAdd: return moeFfn(l, true);
             case OpKind::GateUpSwiGlu:
             case OpKind::SwiGluQuantize:
             case OpKind::NormQuantize:
@@ -225,13 +226,19 @@ private:
     }
     static graph::BufferId source(graph::BufferId in, graph::BufferId act) { return act == graph::kNoBuffer ? in : act; }
 
-    void matMul(const graph::LoweredOp& l) {
+    // MatMul, or MatMulAdd (`accumulate`): the product added into op.out, the residual.
+    void matMul(const graph::LoweredOp& l, bool accumulate) {
         const graph::Op& op = l.op;
         const auto& w = *op.weight;
         const Act act = input(w, op.in, l.act);
         const std::string kernel = fmt::format("matvec_{}", typeSuffix(w, "weight"));
-        b_.launch(kernel, ka::MatVecArgs{m_.weight(w), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols), int32_t(w.rows), width(op.out)},
-                  {ceilDiv(w.rows, ka::kMatVecShape.perGroupX), rows(), 1}, {source(op.in, l.act)}, {op.out}, op.label);
+        const ka::MatVecArgs args{m_.weight(w), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols), int32_t(w.rows),
+                                  width(op.out), accumulate ? 1 : 0};
+        const std::array<uint32_t, 3> groups{ceilDiv(w.rows, ka::kMatVecShape.perGroupX), rows(), 1};
+        if (accumulate)
+            b_.launch(kernel, args, groups, {source(op.in, l.act), op.out}, {op.out}, op.label);
+        else
+            b_.launch(kernel, args, groups, {source(op.in, l.act)}, {op.out}, op.label);
         if (op.bias) addBias(op);
     }
 
@@ -283,7 +290,8 @@ private:
                   {ceilDiv(m, ka::kMatVecShape.perGroupX), rows(), uint32_t(nUsed)}, {source, op.expertIds}, {out}, label);
     }
 
-    void moeFfn(const graph::LoweredOp& l) {
+    // MoeFfn, or MoeFfnAdd (`accumulate`): moe_combine adds into op.out, the residual.
+    void moeFfn(const graph::LoweredOp& l, bool accumulate) {
         const graph::Op& op = l.op;
         const int32_t nUsed = c_.nExpertUsed, ff = c_.nFfExpert, n = c_.nEmbd;
         const uint32_t slots = rows() * uint32_t(nUsed);
@@ -302,10 +310,14 @@ private:
         }
         const Act down{hidden.address, hidden.rowBytes * uint64_t(nUsed)};
         expertMatVec(op, *op.downWeight, down, hidden.rowBytes, hiddenId, m_.downSlots(), l_.expertDown, op.label + ".down");
-        b_.launch("moe_combine",
-                  ka::MoeCombineArgs{m_.downSlots(), row0(op.expertIds), row0(op.expertWeights), row0(op.out), n, nUsed, nUsed * n, n,
-                                     width(op.expertIds), width(op.out)},
-                  {ceilDiv(n, 256), rows(), 1}, {l_.expertDown, op.expertIds, op.expertWeights}, {op.out}, op.label + ".combine");
+        const ka::MoeCombineArgs combine{m_.downSlots(), row0(op.expertIds), row0(op.expertWeights), row0(op.out), n, nUsed, nUsed * n,
+                                         n, width(op.expertIds), width(op.out), accumulate ? 1 : 0};
+        const std::array<uint32_t, 3> groups{ceilDiv(n, 256), rows(), 1};
+        if (accumulate)
+            b_.launch("moe_combine", combine, groups, {l_.expertDown, op.expertIds, op.expertWeights, op.out}, {op.out},
+                      op.label + ".combine");
+        else
+            b_.launch("moe_combine", combine, groups, {l_.expertDown, op.expertIds, op.expertWeights}, {op.out}, op.label + ".combine");
     }
 
     PlanBuilder& b_;
@@ -318,16 +330,17 @@ private:
     int32_t rows_;
 };
 
-// No fused kernel is in kernels/cl yet: the PM4 tier declines every fused op of graph::fuse
-// (tiers.md "How a token is lowered" has the table).
-bool acceptsFused(const graph::LoweredOp&) { return false; }
+// The fused ops of graph::fuse the kernels carry out (tiers.md "How a token is lowered" has the
+// table): the residual adds, by the matvec and moe_combine accumulating into the residual.
+bool acceptsFused(const graph::LoweredOp& l) { return l.op.kind == OpKind::MatMulAdd || l.op.kind == OpKind::MoeFfnAdd; }
 
 }  // namespace
 
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
-                         const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches, const SamplerBlock* sampler) {
+                         const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches, const SamplerBlock* sampler,
+                         bool fuseOps) {
     graph::Lowered lowered = graph::lower(graph, actFormatFor);
-    graph::fuse(lowered, acceptsFused);
+    if (fuseOps) graph::fuse(lowered, acceptsFused);
     // Dispatches per op: at most 8 (MoE: 2 quantize + 3 experts + swiglu + quantize + combine).
     PlanBuilder builder(device, kernels, uint32_t(graph.ops.size()) * 8 + 8 + extraDispatches);
     Recorder recorder(builder, lowered, memory, shape);

@@ -34,7 +34,7 @@ std::vector<ExpectedKernel> expectedKernels() {
                                    ZK_ARG(EmbedArgs, scale)};
     const auto matvec = std::vector{ZK_ARG(MatVecArgs, w), ZK_ARG(MatVecArgs, act), ZK_ARG(MatVecArgs, y),
                                     ZK_ARG(MatVecArgs, rowBytes), ZK_ARG(MatVecArgs, actStride), ZK_ARG(MatVecArgs, k),
-                                    ZK_ARG(MatVecArgs, rows), ZK_ARG(MatVecArgs, yStride)};
+                                    ZK_ARG(MatVecArgs, rows), ZK_ARG(MatVecArgs, yStride), ZK_ARG(MatVecArgs, accumulate)};
     using E = MatVecExpertArgs;
     const auto expert = std::vector{ZK_ARG(E, w), ZK_ARG(E, act), ZK_ARG(E, y), ZK_ARG(E, ids), ZK_ARG(E, rowBytes),
                                     ZK_ARG(E, actStride), ZK_ARG(E, actSlotStride), ZK_ARG(E, expertBytes), ZK_ARG(E, k),
@@ -103,7 +103,8 @@ std::vector<ExpectedKernel> expectedKernels() {
     using C = MoeCombineArgs;
     k.push_back({"moe_combine",
                  {ZK_ARG(C, down), ZK_ARG(C, ids), ZK_ARG(C, weights), ZK_ARG(C, out), ZK_ARG(C, n), ZK_ARG(C, nUsed),
-                  ZK_ARG(C, downTokenStride), ZK_ARG(C, downSlotStride), ZK_ARG(C, idsStride), ZK_ARG(C, outStride)},
+                  ZK_ARG(C, downTokenStride), ZK_ARG(C, downSlotStride), ZK_ARG(C, idsStride), ZK_ARG(C, outStride),
+                  ZK_ARG(C, accumulate)},
                  sizeof(C), kMoeCombineShape.workgroup});
     k.push_back({"argmax",
                  {ZK_ARG(ArgmaxArgs, logits), ZK_ARG(ArgmaxArgs, out), ZK_ARG(ArgmaxArgs, n), ZK_ARG(ArgmaxArgs, stride)},
