@@ -416,7 +416,9 @@ private:
 
     const RecordedPlan& planFor(const PlanShape& shape) {
         return plans_.get(shape, [&] {
-            if (!shape.sample) return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp, 1, &sampler_);
+            // A test hook injects packets after graph op i: op i must then have dispatches of its own.
+            const bool fuseOps = !kfd_.afterOp;
+            if (!shape.sample) return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp, 1, &sampler_, fuseOps);
             // The sampling plan also keeps, per op, the IB dword its packets end at and its layer,
             // so a fault inside the loop can name the layer.
             sampleLayers_.clear();
@@ -424,7 +426,7 @@ private:
                 if (kfd_.afterOp) kfd_.afterOp(b, index, op);
                 sampleLayers_.emplace_back(b.stream().size(), op.layer);
             };
-            return recordGraph(*device_, kernels_, graph_, memory_, shape, marks, 1, &sampler_);
+            return recordGraph(*device_, kernels_, graph_, memory_, shape, marks, 1, &sampler_, fuseOps);
         });
     }
 

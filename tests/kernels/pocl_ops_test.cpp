@@ -318,6 +318,15 @@ TEST(PoclKernels, MoeRouterMatchesCpuOp) {
     launch("matvec_f32", MatVecArgs{dw.addr(), dx.addr(), dLogits.addr(), static_cast<uint64_t>(n) * 4, static_cast<uint64_t>(n) * 4,
                                     n, e, e},
            {ceilDiv(e, kMatVecShape.perGroupX), tokens, 1});
+    {  // MatMulAdd: with accumulate, y + the product (y holds the logits: exactly twice them)
+        const std::vector<float> logits = dLogits.read<float>(tokens * e);
+        SvmBuffer dTwice(logits);
+        launch("matvec_f32", MatVecArgs{dw.addr(), dx.addr(), dTwice.addr(), static_cast<uint64_t>(n) * 4, static_cast<uint64_t>(n) * 4,
+                                        n, e, e, 1},
+               {ceilDiv(e, kMatVecShape.perGroupX), tokens, 1});
+        const std::vector<float> twice = dTwice.read<float>(tokens * e);
+        for (size_t i = 0; i < logits.size(); ++i) ASSERT_EQ(twice[i], logits[i] + logits[i]) << "logit " << i;
+    }
     launch("moe_topk", MoeTopkArgs{dLogits.addr(), dIds.addr(), dWeights.addr(), e, used, e, used, 1}, {1, tokens, 1});
     const auto gotIds = dIds.read<int32_t>(tokens * used);
     const auto gotWeights = dWeights.read<float>(tokens * used);
@@ -376,8 +385,14 @@ TEST(PoclKernels, MoeExpertsMatchCpuOp) {
            {ceilDiv(n, kMatVecShape.perGroupX), tokens, static_cast<uint32_t>(used)});
     launch("moe_combine", MoeCombineArgs{dD.addr(), dIds.addr(), dW.addr(), dOut.addr(), n, used, used * n, n, used, n},
            {ceilDiv(n, 256), tokens, 1});
-    const Diff d = compare(dOut.read<float>(tokens * n), cpu.read(out, tokens));
+    const std::vector<float> once = dOut.read<float>(tokens * n);
+    const Diff d = compare(once, cpu.read(out, tokens));
     EXPECT_LE(d.maxAbs, 1e-5 * std::max(1.0, d.maxRef)) << d.mismatches << " values differ";
+    // MoeFfnAdd: accumulating into a residual that holds the same values doubles them exactly.
+    launch("moe_combine", MoeCombineArgs{dD.addr(), dIds.addr(), dW.addr(), dOut.addr(), n, used, used * n, n, used, n, 1},
+           {ceilDiv(n, 256), tokens, 1});
+    const std::vector<float> twice = dOut.read<float>(tokens * n);
+    for (size_t i = 0; i < once.size(); ++i) ASSERT_EQ(twice[i], once[i] + once[i]) << "element " << i;
 }
 
 TEST(PoclKernels, ArgmaxTakesTheFirstLargest) {
