@@ -49,11 +49,12 @@ struct RopeArgs {
     uint64_t freqFactors;
     float freqScale, extFactor, mscale, corrLow, corrHigh;
 };
-// quantize_q8_0, quantize_q8_k (outStride in bytes)
+// quantize_q8_0, quantize_q8_1, quantize_q8_k (outStride in bytes)
 struct QuantizeArgs {
     uint64_t in, out;
     int32_t n, inStride;
     uint64_t outStride;
+    uint64_t up = 0;  // not 0: quantize swiglu(in, up), `up` laid out as `in` (graph::fuse's SwiGluQuantize)
 };
 // quantize_f16, quantize_bf16 (outStride in halves)
 struct ConvertF16Args {

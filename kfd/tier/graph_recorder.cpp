@@ -53,6 +53,12 @@ struct Act {
     uint64_t rowBytes = 0;
 };
 
+// The up rows of a SwiGluQuantize: the rows quantized are swiglu(x, up).
+struct Up {
+    uint64_t address = 0;
+    graph::BufferId id = graph::kNoBuffer;
+};
+
 class Recorder {
 public:
     Recorder(PlanBuilder& b, const graph::Lowered& l, const TierMemory& m, const PlanShape& shape)
@@ -107,8 +113,14 @@ private:
                                             "--tier=cpu", op.label, graph::opKindName(op.kind)));
             case OpKind::MatMulAdd: return matMul(l, true);
             case OpKind::MoeFfnAdd: return moeFfn(l, true);
+            case OpKind::SwiGluQuantize: {
+                // silu(gate) * up straight into the down projection's quantized input
+                const int32_t k = width(op.in);
+                if (width(op.up) != k) throw TierError(fmt::format("kfd tier: op {}: gate and up rows differ in width", op.label));
+                quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label + ".quantize", Up{row0(op.up), op.up});
+                return;
+            }
             case OpKind::GateUpSwiGlu:
-            case OpKind::SwiGluQuantize:
             case OpKind::NormQuantize:
             case OpKind::QkRopeAttention: break;  // declined by acceptsFused
         }
@@ -190,24 +202,34 @@ private:
     graph::BufferId attentionPartialsId() const { return static_cast<graph::BufferId>(l_.buffers.size()); }
 
     // `n` rows of k floats (stride floats apart) at `x` into the format's buffer.
-    Act quantize(ActFormat f, uint64_t x, graph::BufferId source, int32_t k, int32_t stride, uint32_t n, const std::string& label) {
+    Act quantize(ActFormat f, uint64_t x, graph::BufferId source, int32_t k, int32_t stride, uint32_t n, const std::string& label,
+                 Up up = {}) {
         const uint64_t out = m_.actSlot(f), rowBytes = actRowBytes(f, k);
         const graph::BufferId slot = l_.actBuffer[size_t(f)];
+        if (up.address && f != ActFormat::Q8_0 && f != ActFormat::Q8_1 && f != ActFormat::Q8_K)
+            throw TierError(fmt::format("kfd tier: op {}: no SwiGLU quantize kernel for {}", label, graph::actFormatName(f)));
+        auto launchQuantize = [&](const char* kernel, uint32_t groupsX) {
+            const ka::QuantizeArgs args{x, out, k, stride, rowBytes, up.address};
+            if (up.address)
+                b_.launch(kernel, args, {groupsX, n, 1}, {source, up.id}, {slot}, label);
+            else
+                b_.launch(kernel, args, {groupsX, n, 1}, {source}, {slot}, label);
+        };
         switch (f) {
             case ActFormat::F16:
                 b_.launch("quantize_f16", ka::ConvertF16Args{x, out, k, stride, k}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
                 break;
             case ActFormat::Q8_0:
                 if (k % 32) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_0 blocks", label, k));
-                b_.launch("quantize_q8_0", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                launchQuantize("quantize_q8_0", ceilDiv(k, 256));
                 break;
             case ActFormat::Q8_K:
                 if (k % 256) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_K blocks", label, k));
-                b_.launch("quantize_q8_k", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {uint32_t(k / 256), n, 1}, {source}, {slot}, label);
+                launchQuantize("quantize_q8_k", uint32_t(k / 256));
                 break;
             case ActFormat::Q8_1:
                 if (k % 32) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_1 blocks", label, k));
-                b_.launch("quantize_q8_1", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                launchQuantize("quantize_q8_1", ceilDiv(k, 256));
                 break;
             case ActFormat::BF16:
                 b_.launch("quantize_bf16", ka::ConvertF16Args{x, out, k, stride, k}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
@@ -331,8 +353,16 @@ private:
 };
 
 // The fused ops of graph::fuse the kernels carry out (tiers.md "How a token is lowered" has the
-// table): the residual adds, by the matvec and moe_combine accumulating into the residual.
-bool acceptsFused(const graph::LoweredOp& l) { return l.op.kind == OpKind::MatMulAdd || l.op.kind == OpKind::MoeFfnAdd; }
+// table): the residual adds, by the matvec and moe_combine accumulating into the residual, and
+// SwiGLU into an 8-bit quantization (the quantize kernels computing swiglu on the way in).
+bool acceptsFused(const graph::LoweredOp& l) {
+    switch (l.op.kind) {
+        case OpKind::MatMulAdd:
+        case OpKind::MoeFfnAdd: return true;
+        case OpKind::SwiGluQuantize: return l.format == ActFormat::Q8_0 || l.format == ActFormat::Q8_1 || l.format == ActFormat::Q8_K;
+        default: return false;
+    }
+}
 
 }  // namespace
 

@@ -60,7 +60,7 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"rope_norm", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     k.push_back({"rope_neox", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     const auto quantize = std::vector{ZK_ARG(QuantizeArgs, in), ZK_ARG(QuantizeArgs, out), ZK_ARG(QuantizeArgs, n),
-                                      ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride)};
+                                      ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride), ZK_ARG(QuantizeArgs, up)};
     k.push_back({"quantize_q8_0", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
     k.push_back({"quantize_q8_1", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
     k.push_back({"quantize_q8_k", quantize, sizeof(QuantizeArgs), kQuantizeQ8_KShape.workgroup});

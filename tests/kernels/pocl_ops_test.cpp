@@ -395,6 +395,28 @@ TEST(PoclKernels, MoeExpertsMatchCpuOp) {
     for (size_t i = 0; i < once.size(); ++i) ASSERT_EQ(twice[i], once[i] + once[i]) << "element " << i;
 }
 
+// graph::fuse's SwiGluQuantize: the quantize kernels given `up` write the bytes swiglu then
+// quantize write (Q8_K: the block's scale from the recomputed element of largest magnitude).
+TEST(PoclKernels, SwiGluIntoQuantizeEqualsSwiGluThenQuantize) {
+    std::mt19937 rng(18);
+    const int rows = 2, n = 512;
+    const auto gate = randomFloats(rng, rows * n, 4.0f), up = randomFloats(rng, rows * n);
+    SvmBuffer dg(gate), du(up), dProduct(rows * n * 4);
+    launch("swiglu", SwiGluArgs{dg.addr(), du.addr(), dProduct.addr(), n, n}, {ceilDiv(n, 256), rows, 1});
+    struct Format {
+        const char* kernel;
+        uint64_t rowBytes;
+        uint32_t groups;
+    };
+    for (const Format& f : {Format{"quantize_q8_k", n / 256 * sizeof(model::BlockQ8_K), n / 256},
+                            Format{"quantize_q8_0", n / 32 * 34, ceilDiv(n, 256)}, Format{"quantize_q8_1", n / 32 * 36, ceilDiv(n, 256)}}) {
+        SvmBuffer twoSteps(rows * f.rowBytes), fused(rows * f.rowBytes);
+        launch(f.kernel, QuantizeArgs{dProduct.addr(), twoSteps.addr(), n, n, f.rowBytes}, {f.groups, rows, 1});
+        launch(f.kernel, QuantizeArgs{dg.addr(), fused.addr(), n, n, f.rowBytes, du.addr()}, {f.groups, rows, 1});
+        EXPECT_EQ(fused.read<uint8_t>(rows * f.rowBytes), twoSteps.read<uint8_t>(rows * f.rowBytes)) << f.kernel;
+    }
+}
+
 TEST(PoclKernels, ArgmaxTakesTheFirstLargest) {
     std::mt19937 rng(17);
     const int rows = 3, n = 5003;

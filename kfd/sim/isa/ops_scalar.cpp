@@ -180,6 +180,7 @@ ZK_CMPF(s_cmp_le_f32, <=)
 ZK_CMPF(s_cmp_gt_f32, >)
 #undef ZK_CMPF
 void s_cmp_lg_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) != read64(w, i.op[1], 0, false); }
+void s_cmp_eq_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) == read64(w, i.op[1], 0, false); }
 void s_cmpk_eq_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) == sext16(i.op[1].value); }
 void s_cmpk_lg_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) != sext16(i.op[1].value); }
 void s_cmpk_lt_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) < sext16(i.op[1].value); }
@@ -301,7 +302,7 @@ std::vector<OpEntry> scalarOps() {
         {"s_cvt_f32_i32", s_cvt_f32_i32}, {"s_cvt_f32_u32", s_cvt_f32_u32}, {"s_cvt_u32_f32", s_cvt_u32_f32}, {"s_mul_f32", s_mul_f32},
         {"s_sub_f32", s_sub_f32}, {"s_max_i32", s_max_i32}, {"s_cmp_neq_f32", s_cmp_neq_f32}, {"s_cmp_nlt_f32", s_cmp_nlt_f32},
         {"s_fmac_f32", s_fmac_f32},
-        {"s_cmp_lg_u64", s_cmp_lg_u64}, {"s_cmpk_lg_i32", s_cmpk_lg_i32}, {"s_load_u16", s_load_u16},
+        {"s_cmp_lg_u64", s_cmp_lg_u64}, {"s_cmp_eq_u64", s_cmp_eq_u64}, {"s_cmpk_lg_i32", s_cmpk_lg_i32}, {"s_load_u16", s_load_u16},
         {"s_cmp_eq_u32", s_cmp_eq_u32}, {"s_cmp_lg_u32", s_cmp_lg_u32}, {"s_cmp_lt_u32", s_cmp_lt_u32}, {"s_cmp_le_u32", s_cmp_le_u32},
         {"s_cmp_gt_u32", s_cmp_gt_u32}, {"s_cmp_ge_u32", s_cmp_ge_u32}, {"s_cmp_eq_i32", s_cmp_eq_i32}, {"s_cmp_lg_i32", s_cmp_lg_i32},
         {"s_cmp_lt_i32", s_cmp_lt_i32}, {"s_cmp_le_i32", s_cmp_le_i32}, {"s_cmp_gt_i32", s_cmp_gt_i32}, {"s_cmp_ge_i32", s_cmp_ge_i32},
