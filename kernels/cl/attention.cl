@@ -107,8 +107,9 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
                 scan[g * ZK_ATT_WG + lid] = s[g];
             }
         }
-        // Inclusive prefix max of the block's scores (Hillis-Steele).
-        for (int offset = 1; offset < ZK_ATT_WG; offset *= 2) {
+        // Inclusive prefix max of the block's scores (Hillis-Steele; as many steps as its
+        // positions need, so a short context pays for its length).
+        for (int offset = 1; offset < count; offset *= 2) {
             float x[ZK_ATT_GROUP];
             zk_barrier();
 #pragma unroll
