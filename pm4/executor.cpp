@@ -431,6 +431,7 @@ Executor::Step Executor::stepReleaseMem(const PacketView& v) {
         default: return Step::fail(FaultKind::MalformedPacket, format("DATA_SEL %u is undefined", e.dataSel));
     }
     if (dispatch_) dispatch_->invalidate(releaseInvalidates(gfx_, e.gcrCntl, v.get(RM::GLK_INV) != 0));
+    if (words > 0 && observer_) e.data = observer_->releaseData(e, e.data);
     if (words > 0) {
         if (e.address % (4 * words) != 0)
             return Step::fail(FaultKind::BadAddress,

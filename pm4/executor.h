@@ -122,6 +122,8 @@ public:
     // Before each packet runs: its IB depth (0 = the top-level stream or ring) and GPU address
     // (0 for a host stream). Where the CP is when a wait never ends.
     virtual void onPacket(uint32_t /*depth*/, uint64_t /*address*/) {}
+    // Before a RELEASE_MEM writes its data: the value written (a simulated GPU corrupts it on request).
+    virtual uint64_t releaseData(const ReleaseEvent&, uint64_t data) { return data; }
 };
 
 enum class FaultKind {

@@ -1,9 +1,10 @@
 #pragma once
 // A GPU tier copies each weight out of the model file's read-only mapping into device memory
-// once; after that the host copy only costs resident memory. giveBackPages() asks the kernel
-// to reclaim the whole pages of such a range (madvise MADV_PAGEOUT): the contents stay, a page
-// touched again is read back from the file. Best effort: a kernel without MADV_PAGEOUT keeps
-// the pages.
+// once; after that the host copy only costs resident memory. giveBackPages() unmaps the whole
+// pages of such a range from this process (madvise MADV_DONTNEED on the read-only file mapping):
+// the contents stay, a page touched again faults back in from the page cache. It used to be
+// MADV_PAGEOUT, which may also drop them from the page cache, so that the next load of the same
+// file reads it from disk again.
 #include <cstddef>
 #include <cstdint>
 

@@ -46,14 +46,18 @@ inline std::vector<GoldenCase> goldenCases() {
 }
 
 // gemma3 (sqrt(d) input scale, stored 1+w norms, post norms, GeGLU, sliding-window layers
-// with their own rope base; a 36-token prompt past the window of 8). Not yet within the dense
-// tolerance: measured on the cpu tier, logits up to 0.123 off and top-1 flips at gaps of 0.091
-// and 0.115 (the x8 post norms amplify rounding; the reference README has not calibrated this
-// model against an fp64 pass). Held to what was measured, 0.15 + 1 % and top-1 past a 0.12 gap,
-// until that calibration says whether the remaining error is ours.
+// with their own rope base; a 36-token prompt past the window of 8). The README holds it to the
+// dense tolerance without having calibrated it; the fp64 pass of tests/cpu/fp64_forward.h does
+// (tests/cpu/fp64_calibration_test.cpp, which also reproduces the README's 0.073 on qwen3-tiny):
+// exact arithmetic itself misses this golden by up to 0.132 + 1 % and flips a top-1 at a gap of
+// 0.0915 (0.153 with the reference's 8-bit activations and F16 KV emulated: the x8-x14 post norms
+// amplify rounding). So the dense 0.1 + 1 % / 0.05 cannot be met here by anything; the measured
+// need, with a margin, is 0.15 + 1 % and top-1 past 0.12. The cpu tier is also held to the exact
+// pass directly (within 0.2, the same top-1 wherever exact's gap > 0.05; measured 0.180, none):
+// it is as close to exact as the reference is (0.190).
 // The vulkan tier (lavapipe) lands elsewhere in the same noise: logits at most 0.136 off, one
 // top-1 flip at a gap of 0.141 (pos 28), traced with `zinc-rt ab --validate` to q's F16
-// rounding flipping on 1-ulp differences of the float ops before it, which the x8-x14 post norms
+// rounding flipping on 1-ulp differences of the float ops before it, which the post norms
 // carry to the logits. It passes top1Gap = 0.15: the logit tolerance, since a flip needs two
 // logits' errors to add up past the gap.
 inline std::vector<GoldenCase> gemmaGoldenCases(float top1Gap = 0.12f) {

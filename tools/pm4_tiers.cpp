@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "kfd/linux/host_gpus.h"
@@ -116,6 +117,11 @@ kfd::Pm4TierOptions pm4TierOptions(const std::string& name, const runtime::TierO
     o.loop = g.loop;
     // The GPU sampler keeps the first kMaxStopIds; the host still stops on every one of them.
     o.stopTokens.assign(g.stopTokens.begin(), g.stopTokens.begin() + std::min<ptrdiff_t>(ptrdiff_t(g.stopTokens.size()), kfd::SamplerChain::kMaxStopIds));
+    // Tests: a fault the simulated GPU makes once (kfd/tier/fault_spec.h); never on hardware.
+    if (const char* fault = std::getenv("ZINC_SIM_FAULT"); fault && *fault) {
+        if (!g.sim) throw TierError(fmt::format("{} tier: ZINC_SIM_FAULT is for the simulated GPU (--sim) only", name));
+        o.injectFault = kfd::parseFaultSpec(fault);
+    }
     return o;
 }
 

@@ -128,5 +128,9 @@ static_assert(sizeof(drm_amdgpu_cs_chunk_ib) == 32);
 static_assert(sizeof(drm_amdgpu_cs_chunk) == 16);
 static_assert(sizeof(drm_amdgpu_bo_list_in) == 24);
 static_assert(AMDGPU_HW_IP_COMPUTE == 1 && AMDGPU_CHUNK_ID_IB == 1 && AMDGPU_CHUNK_ID_SYNCOBJ_OUT == 5 && AMDGPU_CHUNK_ID_BO_HANDLES == 6);
+// Resets (Linux amdgpu_drm.h): CTX op QUERY_STATE2 answers out.state.flags, a u64 at offset 0.
+static_assert(AMDGPU_CTX_OP_QUERY_STATE2 == 4 && AMDGPU_CTX_QUERY2_FLAGS_RESET == 1 && AMDGPU_CTX_QUERY2_FLAGS_VRAMLOST == 2 &&
+              AMDGPU_CTX_QUERY2_FLAGS_GUILTY == 4);
+static_assert(offsetof(drm_amdgpu_ctx_out, state.flags) == 0 && sizeof(drm_amdgpu_ctx) == 16);
 
 }  // namespace zinc::umq::uapi

@@ -32,6 +32,12 @@ public:
     std::string name() const override { return "amdgpu CS, context " + std::to_string(ctx_) + ", compute ring 0 (" + render_ + ")"; }
     kfd::Result<uint64_t> submit(std::span<const kfd::IbRange> ibs) override;
     kfd::Status wait(uint64_t job, uint32_t timeoutMs) override;
+    std::string resetState() override;
+    std::optional<kfd::QueueState> queueState() const override {
+        kfd::QueueState s;
+        sys_.addSimulatorState(nullptr, s);
+        return s.insideIb || s.fault ? std::optional<kfd::QueueState>(s) : std::nullopt;
+    }
     std::string describe() const override {
         std::lock_guard lock(mutex_);
         return name() + ": " + std::to_string(submitted_) + " job(s) submitted, " + std::to_string(retired_) + " known retired";
@@ -152,6 +158,23 @@ kfd::Status CsRing::wait(uint64_t job, uint32_t timeoutMs) {
     std::lock_guard lock(mutex_);
     retired_ = std::max(retired_, job);
     return {};
+}
+
+// AMDGPU_CTX_OP_QUERY_STATE2 (amdgpu_ctx_query2): RESET when the GPU was reset since the
+// context was made, GUILTY when a job of this context caused it, VRAMLOST when VRAM contents
+// were lost. A guilty context's later CS ioctls fail with ECANCELED.
+std::string CsRing::resetState() {
+    drm_amdgpu_ctx c{};
+    c.in.op = AMDGPU_CTX_OP_QUERY_STATE2;
+    c.in.ctx_id = ctx_;
+    if (kfd::Status s = drmIoctl(sys_, fd_, DRM_IOCTL_AMDGPU_CTX, &c, "AMDGPU_CTX", "QUERY_STATE2 of context " + std::to_string(ctx_)); !s)
+        return "the context's state is unknown: " + s.error().describe();
+    const uint64_t flags = c.out.state.flags;
+    if (!(flags & (AMDGPU_CTX_QUERY2_FLAGS_RESET | AMDGPU_CTX_QUERY2_FLAGS_GUILTY | AMDGPU_CTX_QUERY2_FLAGS_VRAMLOST))) return "";
+    std::string state = "context " + std::to_string(ctx_) + " was reset by the kernel";
+    if (flags & AMDGPU_CTX_QUERY2_FLAGS_GUILTY) state += " (guilty: its job caused the reset)";
+    if (flags & AMDGPU_CTX_QUERY2_FLAGS_VRAMLOST) state += " (VRAM contents lost)";
+    return state;
 }
 
 }  // namespace

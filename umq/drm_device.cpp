@@ -87,6 +87,7 @@ public:
     kfd::Result<kfd::LoadedCodeObject> loadCodeObject(std::shared_ptr<const kernels::CodeObject> object) override;
     kfd::Status unloadCodeObject(kfd::LoadedCodeObject& loaded) override;
     kfd::Result<std::unique_ptr<kfd::KernelRing>> openKernelRing() override;
+    kfd::Status injectFault(const kfd::InjectedFault& fault) override { return sys_.injectFault(fault); }
 
 protected:
     void doorbellRung(const kfd::Queue& queue) override { sys_.doorbellWritten(queue.doorbell); }
@@ -96,6 +97,7 @@ private:
     kfd::Status fillCaps();
     kfd::Status gemClose(uint32_t handle);
     std::vector<uint32_t> liveHandles() const;
+    kfd::Status faultedQueue() const;  // EFAULT naming a user queue the device reports faulted
     void freeQueueMemory(kfd::Queue& queue, kfd::Memory& doorbell);
 
     struct UserQueue {
@@ -399,7 +401,7 @@ kfd::Status RenderNodeDevice::setEvent(const kfd::Event& event) {
 
 kfd::Status RenderNodeDevice::waitEvents(std::span<const kfd::Event> events, uint32_t timeoutMs, bool waitAll) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-    for (;;) {
+    for (uint32_t poll = 0;; ++poll) {
         size_t signalled = 0;
         for (const kfd::Event& e : events) signalled += loadAcquire(e.mailbox) != kUnsignalled;
         if (!events.empty() && (waitAll ? signalled == events.size() : signalled > 0)) {
@@ -409,6 +411,9 @@ kfd::Status RenderNodeDevice::waitEvents(std::span<const kfd::Event> events, uin
             return {};
         }
         if (std::chrono::steady_clock::now() >= deadline) break;
+        // A queue the device reports faulted will not signal (only the simulated driver reports it).
+        if (poll % 20 == 19)  // about every millisecond
+            if (kfd::Status f = faultedQueue(); !f) return f;
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     std::vector<kfd::QueueState> states;
@@ -421,6 +426,21 @@ kfd::Status RenderNodeDevice::waitEvents(std::span<const kfd::Event> events, uin
     return kfd::waitTimeoutError("mailbox event(s) " + ids, timeoutMs, states);
 }
 
+kfd::Status RenderNodeDevice::faultedQueue() const {
+    std::vector<kfd::Queue> live;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [id, q] : queues_) live.push_back(q.queue);
+    }
+    for (const kfd::Queue& q : live)
+        if (const kfd::QueueState s = readQueueState(q); s.fault) {
+            std::string message = "GPU fault on user queue " + std::to_string(q.id) + "\n  " + s.describe();
+            if (!s.fault->decoded.empty()) message += "\n" + s.fault->decoded;
+            return kfd::Error{"waitEvents", EFAULT, std::move(message)};
+        }
+    return {};
+}
+
 kfd::QueueState RenderNodeDevice::readQueueState(const kfd::Queue& queue) const {
     kfd::QueueState s;
     s.queueId = queue.id;
@@ -430,6 +450,7 @@ kfd::QueueState RenderNodeDevice::readQueueState(const kfd::Queue& queue) const 
     s.wptr = loadAcquire(queue.wptr());
     if (queue.doorbell) s.doorbell = loadAcquire(queue.doorbell);
     kfd::fillPacketAtRptr(queue, s);
+    if (queue.doorbell) sys_.addSimulatorState(queue.doorbell, s);
     return s;
 }
 

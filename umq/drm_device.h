@@ -27,6 +27,15 @@ public:
     virtual void doorbellWritten(const volatile uint64_t* /*doorbell*/) {}
     virtual void codeObjectLoaded(const kfd::LoadedCodeObject& /*loaded*/) {}
     virtual void codeObjectUnloaded(const kfd::LoadedCodeObject& /*loaded*/) {}
+    // Tests: a fault for the simulated GPU to make (kfd::Device::injectFault); hardware refuses.
+    virtual kfd::Status injectFault(const kfd::InjectedFault&) {
+        return kfd::plainError("inject fault", "faults are injected only on the simulated amdgpu driver");
+    }
+    // The simulated GPU also knows what the hardware does not show through these ioctls: where
+    // its CP is in an IB and why a queue faulted. Adds it to `state` of the user queue whose
+    // doorbell this is (null doorbell: the kernel ring, as it stood at its last reset if it was
+    // reset since). Hardware adds nothing.
+    virtual void addSimulatorState(const volatile uint64_t* /*doorbell*/, kfd::QueueState& /*state*/) {}
 };
 DrmSyscalls& hostDrmSyscalls();
 

@@ -19,6 +19,7 @@
 #include "kernels/pocl_runner.h"
 #include "kfd/device/kernel_ring.h"
 #include "kfd/sim/sim_dispatch.h"
+#include "kfd/sim/sim_faults.h"
 #include "kfd/sim/sim_memory.h"
 #include "kfd/sim/sim_queue.h"
 #include "pm4/stream.h"
@@ -46,7 +47,7 @@ public:
     Driver(kfd::GpuCaps caps, SimAmdgpuOptions options, std::shared_ptr<kernels::PoclRunner> runner, kfd::SimExec exec)
         : caps_(std::move(caps)), options_(std::move(options)), runner_(std::move(runner)),
           svm_(runner_ ? std::make_unique<kfd::PoclSvm>(runner_->svm()) : nullptr), memory_(svm_.get()),
-          dispatcher_(memory_, runner_.get(), exec), gfx_(caps_.gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11) {}
+          dispatcher_(memory_, runner_.get(), exec, &faults_), gfx_(caps_.gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11) {}
     ~Driver() override;
 
     kfd::Status init();
@@ -79,6 +80,8 @@ public:
             dispatcher_.add(kfd::SimKernel{loaded.object, &k, loaded.image.gpuVa + k.descriptorAddress, loaded.image.gpuVa + k.entryAddress});
     }
     void codeObjectUnloaded(const kfd::LoadedCodeObject& loaded) override { dispatcher_.removeRange(loaded.image.gpuVa, loaded.image.size); }
+    kfd::Status injectFault(const kfd::InjectedFault& fault) override { return faults_.arm(fault); }
+    void addSimulatorState(const volatile uint64_t* doorbell, kfd::QueueState& state) override;
 
 private:
     struct Bo {
@@ -88,6 +91,15 @@ private:
     };
     struct Syncobj {
         uint64_t job = 0;  // the kernel-ring job whose fence it holds; 0: none yet
+    };
+    struct Context {
+        uint64_t resetCounter = 0;  // the driver's reset count when it was made (amdgpu_ctx reset_counter)
+        bool guilty = false;        // a job of its own was on the ring when it was reset
+        uint32_t hangs = 0;
+    };
+    struct Job {
+        uint32_t ctx = 0;
+        std::chrono::steady_clock::time_point submitted;
     };
 
     // Caller holds mutex_.
@@ -107,6 +119,8 @@ private:
     int cs(drm_amdgpu_cs& a);
     int syncobjWait(drm_syncobj_wait& a, std::unique_lock<std::mutex>& lock);
     int runJob(std::span<const kfd::IbRange> ibs, uint64_t& job);
+    bool ringNeedsReset() const;
+    void resetKernelRing(std::unique_lock<std::mutex>& lock);
     uint64_t kernelFence() const { return std::atomic_ref<uint64_t>(*kernelFence_.as<uint64_t>()).load(std::memory_order_acquire); }
 
     void interrupt(uint32_t, uint32_t) override { wakeWaiters(); }
@@ -121,6 +135,7 @@ private:
     std::shared_ptr<kernels::PoclRunner> runner_;
     std::unique_ptr<kfd::SvmSource> svm_;
     kfd::SimMemory memory_;
+    kfd::SimFaults faults_;  // before the dispatcher and the queues, which hold a pointer to it
     kfd::SimDispatcher dispatcher_;
     pm4::Gfx gfx_;
 
@@ -133,7 +148,10 @@ private:
     std::map<uint32_t, std::unique_ptr<kfd::SimQueue>> userQueues_;
     std::unique_ptr<kfd::SimQueue> dying_;  // freed by USERQ FREE, joined once the lock is dropped
     uint32_t nextQueue_ = 1;
-    std::map<uint32_t, bool> contexts_;
+    std::map<uint32_t, Context> contexts_;
+    std::map<uint64_t, Job> pendingJobs_;  // submitted, not known retired
+    uint64_t resets_ = 0;                  // ring resets so far (amdgpu's gpu_reset_counter)
+    std::optional<kfd::QueueState> resetState_;  // the kernel ring's CP as it stood at the last reset
     uint32_t nextContext_ = 1;
     std::map<uint32_t, Syncobj> syncobjs_;
     uint32_t nextSyncobj_ = 1;
@@ -166,7 +184,7 @@ kfd::Status Driver::init() {
     kernelQueue_.ring = kernelRing_;
     kernelQueue_.pointers = kernelPointers_;
     kernelQueue_.doorbell = kernelDoorbell_.as<volatile uint64_t>();
-    kernelCp_ = std::make_unique<kfd::SimQueue>(kernelQueue_, gfx_, memory_, &dispatcher_, static_cast<kfd::SimInterruptSink&>(*this));
+    kernelCp_ = std::make_unique<kfd::SimQueue>(kernelQueue_, gfx_, memory_, &dispatcher_, static_cast<kfd::SimInterruptSink&>(*this), &faults_);
     return {};
 }
 
@@ -387,7 +405,7 @@ int Driver::userq(uapi::drm_amdgpu_userq& a) {
     q.pointers = kfd::Memory{in.rptr_va, reinterpret_cast<void*>(in.rptr_va), 16, MemoryKind::Gtt, 0};
     q.doorbell = const_cast<volatile uint64_t*>(doorbell);
     *q.doorbell = 0;
-    userQueues_[q.id] = std::make_unique<kfd::SimQueue>(q, gfx_, memory_, &dispatcher_, static_cast<kfd::SimInterruptSink&>(*this));
+    userQueues_[q.id] = std::make_unique<kfd::SimQueue>(q, gfx_, memory_, &dispatcher_, static_cast<kfd::SimInterruptSink&>(*this), &faults_);
     a.out = {};
     a.out.queue_id = q.id;
     return 0;
@@ -403,18 +421,35 @@ int Driver::ctx(drm_amdgpu_ctx& a) {
     if (a.in.op == AMDGPU_CTX_OP_ALLOC_CTX) {
         if (a.in.priority > AMDGPU_CTX_PRIORITY_NORMAL) return refuse(EACCES, "CTX: priority above NORMAL needs CAP_SYS_NICE");
         const uint32_t id = nextContext_++;
-        contexts_[id] = true;
+        contexts_[id] = Context{resets_, false, 0};
+        resetState_.reset();  // a new context starts on the ring as it is now
         a.out = {};
         a.out.alloc.ctx_id = id;
         return 0;
     }
     if (a.in.op == AMDGPU_CTX_OP_FREE_CTX) return contexts_.erase(a.in.ctx_id) ? 0 : refuse(EINVAL, "CTX: no context " + std::to_string(a.in.ctx_id));
-    return refuse(EINVAL, "CTX: op " + std::to_string(a.in.op) + " (the simulator allocates and frees)");
+    if (a.in.op == AMDGPU_CTX_OP_QUERY_STATE2) {
+        // amdgpu_ctx_query2: RESET when the GPU was reset since the context was made, GUILTY when
+        // one of its jobs caused it.
+        const auto it = contexts_.find(a.in.ctx_id);
+        if (it == contexts_.end()) return refuse(EINVAL, "CTX QUERY_STATE2: no context " + std::to_string(a.in.ctx_id));
+        a.out = {};
+        if (it->second.resetCounter != resets_) a.out.state.flags |= AMDGPU_CTX_QUERY2_FLAGS_RESET;
+        if (it->second.guilty) a.out.state.flags |= AMDGPU_CTX_QUERY2_FLAGS_GUILTY;
+        a.out.state.hangs = it->second.hangs;
+        return 0;
+    }
+    return refuse(EINVAL, "CTX: op " + std::to_string(a.in.op) + " (the simulator allocates, frees and answers QUERY_STATE2)");
 }
 
 // amdgpu_cs_ioctl: parse the chunks, check the IBs and the BO list, then run the job.
 int Driver::cs(drm_amdgpu_cs& a) {
-    if (!contexts_.count(a.in.ctx_id)) return refuse(EINVAL, "CS: no context " + std::to_string(a.in.ctx_id));
+    const auto context = contexts_.find(a.in.ctx_id);
+    if (context == contexts_.end()) return refuse(EINVAL, "CS: no context " + std::to_string(a.in.ctx_id));
+    // amdgpu refuses work from a context whose job caused a GPU reset (amdgpu_cs_parser_init,
+    // "skip guilty context job": -ECANCELED).
+    if (context->second.guilty)
+        return refuse(ECANCELED, "CS: context " + std::to_string(a.in.ctx_id) + " is guilty of a GPU reset (make a new context)");
     if (a.in.num_chunks == 0 || !a.in.chunks) return refuse(EINVAL, "CS: no chunks");
     const auto* pointers = reinterpret_cast<const uint64_t*>(a.in.chunks);
     std::vector<kfd::IbRange> ibs;
@@ -465,6 +500,8 @@ int Driver::cs(drm_amdgpu_cs& a) {
     }
     uint64_t job = 0;
     if (const int rc = runJob(ibs, job); rc != 0) return rc;
+    pendingJobs_.erase(pendingJobs_.begin(), pendingJobs_.upper_bound(kernelFence()));  // retired
+    pendingJobs_[job] = Job{a.in.ctx_id, std::chrono::steady_clock::now()};
     for (uint32_t h : signal) syncobjs_[h].job = job;
     a.out.handle = job;
     return 0;
@@ -492,6 +529,53 @@ int Driver::runJob(std::span<const kfd::IbRange> ibs, uint64_t& job) {
     return 0;
 }
 
+void Driver::addSimulatorState(const volatile uint64_t* doorbell, kfd::QueueState& state) {
+    std::lock_guard lock(mutex_);
+    std::optional<kfd::QueueState> sim;
+    if (!doorbell) {
+        sim = resetState_ ? resetState_ : std::optional<kfd::QueueState>(kernelCp_->state());
+    } else {
+        for (const auto& [id, q] : userQueues_)
+            if (q->queue().doorbell == doorbell) sim = q->state();
+    }
+    if (!sim) return;
+    state.insideIb = sim->insideIb;
+    state.fault = sim->fault;
+    state.lastFence = sim->lastFence;
+}
+
+// The ring faulted, or its oldest pending job has run past the job timeout. Caller holds mutex_.
+bool Driver::ringNeedsReset() const {
+    const auto oldest = pendingJobs_.upper_bound(kernelFence());
+    if (oldest == pendingJobs_.end()) return false;
+    return kernelCp_->fault().has_value() ||
+           std::chrono::steady_clock::now() - oldest->second.submitted >= std::chrono::milliseconds(options_.jobTimeoutMs);
+}
+
+// amdgpu's job timeout handler, reduced: the ring's CP is stopped and made anew on an empty ring,
+// every pending job is signalled (their own fences stay short: the work did not run), the context
+// of the job that was running is guilty, and the reset counter every context compares with moves.
+void Driver::resetKernelRing(std::unique_lock<std::mutex>& lock) {
+    const auto oldest = pendingJobs_.upper_bound(kernelFence());
+    if (const auto ctx = contexts_.find(oldest->second.ctx); ctx != contexts_.end()) {
+        ctx->second.guilty = true;
+        ++ctx->second.hangs;
+    }
+    ++resets_;
+    resetState_ = kernelCp_->state();
+    std::unique_ptr<kfd::SimQueue> old = std::move(kernelCp_);
+    lock.unlock();
+    old.reset();  // stops a hung packet and joins the CP thread (which takes mutex_ to wake waiters)
+    lock.lock();
+    std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(kernelQueue_.rptr())).store(0, std::memory_order_release);
+    std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(kernelQueue_.wptr())).store(0, std::memory_order_release);
+    std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(kernelQueue_.doorbell)).store(0, std::memory_order_release);
+    kernelWptr_ = 0;
+    std::atomic_ref<uint64_t>(*kernelFence_.as<uint64_t>()).store(jobs_, std::memory_order_release);
+    pendingJobs_.clear();
+    kernelCp_ = std::make_unique<kfd::SimQueue>(kernelQueue_, gfx_, memory_, &dispatcher_, static_cast<kfd::SimInterruptSink&>(*this), &faults_);
+}
+
 int Driver::syncobjWait(drm_syncobj_wait& a, std::unique_lock<std::mutex>& lock) {
     if (a.count_handles == 0) return refuse(EINVAL, "SYNCOBJ_WAIT: no handles");
     const auto* handles = reinterpret_cast<const uint32_t*>(a.handles);
@@ -499,6 +583,7 @@ int Driver::syncobjWait(drm_syncobj_wait& a, std::unique_lock<std::mutex>& lock)
     // timeout_nsec is absolute CLOCK_MONOTONIC, which is steady_clock on Linux.
     const auto deadline = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(a.timeout_nsec));
     for (;;) {
+        if (ringNeedsReset()) resetKernelRing(lock);
         uint32_t done = 0;
         bool faulted = kernelCp_->fault().has_value();
         for (uint32_t i = 0; i < a.count_handles; ++i) {
@@ -511,7 +596,11 @@ int Driver::syncobjWait(drm_syncobj_wait& a, std::unique_lock<std::mutex>& lock)
             if (it->second.job != 0 && (kernelFence() >= it->second.job || faulted)) ++done;
         }
         if (all ? done == a.count_handles : done > 0) return 0;
-        if (fenceChanged_.wait_until(lock, deadline) == std::cv_status::timeout && std::chrono::steady_clock::now() >= deadline)
+        // Wake for the deadline, or for the oldest pending job's timeout (the TDR).
+        auto until = deadline;
+        if (const auto oldest = pendingJobs_.upper_bound(kernelFence()); oldest != pendingJobs_.end())
+            until = std::min(until, oldest->second.submitted + std::chrono::milliseconds(options_.jobTimeoutMs) + std::chrono::milliseconds(1));
+        if (fenceChanged_.wait_until(lock, until) == std::cv_status::timeout && std::chrono::steady_clock::now() >= deadline)
             return refuse(ETIME, "SYNCOBJ_WAIT: timed out; kernel ring: " + kernelCp_->state().describe());
     }
 }

@@ -13,7 +13,8 @@
 //                at the address of its CPU mapping (the simulated GPU's VA is the host pointer)
 //   USERQ        CREATE/FREE: a SimQueue over the caller's ring, rptr/wptr and doorbell BO
 //   CTX, CS, SYNCOBJ_CREATE/DESTROY/WAIT   the kernel's compute ring: a SimQueue of its own on
-//                which each job's IBs are INDIRECT_BUFFERs followed by the kernel's fence
+//                which each job's IBs are INDIRECT_BUFFERs followed by the kernel's fence; a job
+//                that faults or outlives jobTimeoutMs resets the ring (CTX QUERY_STATE2 reports it)
 // Limits (refused with a reason): wptr_va must be rptr_va + 8; one doorbell page per queue.
 #include <memory>
 #include <string>
@@ -36,6 +37,11 @@ struct SimAmdgpuOptions {
     // 24-byte one with a context-save area (the user-queue CWSR series). Either refuses the other
     // size with EINVAL, as mes_userq_mqd_create does.
     bool cwsrMqd = false;
+    // The kernel's job timeout (amdgpu's `lockup_timeout`): a CS job that has not retired this long
+    // after its submission, or one whose ring faulted, is ended by a ring reset (the TDR): every
+    // job pending on the ring is signalled, the submitting context is marked guilty (its later CS
+    // ioctls fail with ECANCELED) and every context sees the reset in CTX QUERY_STATE2.
+    uint32_t jobTimeoutMs = 10000;
 };
 
 class SimAmdgpu : public DrmSyscalls {

@@ -50,6 +50,7 @@ struct SplitPc {
     float scale;
     uint32_t exactMax;
     float qScale;
+    uint32_t window, slots;
 };
 
 }  // namespace
@@ -116,13 +117,15 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
     const auto headDim = static_cast<uint32_t>(c.headDim);
     // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs. A
-    // sliding window's few positions never do.
+    // sliding-window layer splits its window (the split count follows the whole KV length, so
+    // workgroups past the window's chunks return at once).
     const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
-                       c.headDim % 8 == 0 && cache.window == 0;
+                       c.headDim % 8 == 0;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
     if (split) {
         const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
-                         kvDim, ctx.width(op.in), ctx.mem.attnSplits, scoreScale, exactMax, qScale};
+                         kvDim, ctx.width(op.in), ctx.mem.attnSplits, scoreScale, exactMax, qScale,
+                         cache.window, cache.slots};
         if (!ctx.attnArgsRecorded) {  // the split count follows the current KV length: once per plan
             const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead, ctx.mem.attnSplits, exactMax};
             ctx.rec.dispatch(args_, args, 1);

@@ -87,11 +87,13 @@ public:
 
     std::string describe() const override {
         const auto& c = device_.caps();
-        std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {}, weights {:.1f} MiB, context {}, "
+        std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {}, weights {:.1f} MiB (uploaded at {:.1f} GiB/s), context {}, "
                                     "KV cache F16 {:.1f} MiB, {}, decode plan {} dispatches",
                                     c.index, c.name, c.type, c.driverName, c.subgroupSize,
                                     c.integerDotProduct ? "dot4 matvec" : "unpacked matvec",
-                                    static_cast<double>(weights_.bytes()) / (1 << 20), contextLength_,
+                                    static_cast<double>(weights_.bytes()) / (1 << 20),
+                                    static_cast<double>(weights_.bytes()) / double(1 << 30) / std::max(weights_.uploadSeconds(), 1e-9),
+                                    contextLength_,
                                     static_cast<double>(memory_.kvCacheBytes()) / (1 << 20), limits_.describe(),
                                     stats_.dispatchesPerToken);
         if (stats_.decodeTokens > 0) {

@@ -31,11 +31,14 @@ public:
     // Throws TierError when the tensor was not uploaded.
     VkDeviceAddress address(const model::WeightRef& w) const;
     uint64_t bytes() const { return bytes_; }
+    // Wall time of the upload (staging fills and device copies), for `describe`.
+    double uploadSeconds() const { return uploadSeconds_; }
 
 private:
     std::vector<DeviceBuffer> chunks_;
     std::unordered_map<const uint8_t*, VkDeviceAddress> addresses_;
     uint64_t bytes_ = 0;
+    double uploadSeconds_ = 0;
 };
 
 }  // namespace zinc::vk

@@ -37,6 +37,19 @@ Result<std::unique_ptr<KernelRing>> Device::openKernelRing() {
     return plainError("open kernel ring", name() + " has no command-submission ioctl; the CS route needs an amdgpu render node");
 }
 
+Status Device::injectFault(const InjectedFault& fault) {
+    return plainError("inject fault", std::string("a ") + std::string(injectedFaultName(fault.kind)) + " can be injected only on the simulated GPU, not on " + name());
+}
+
+std::string_view injectedFaultName(InjectedFault::Kind kind) {
+    switch (kind) {
+        case InjectedFault::Kind::PageFault: return "fault";
+        case InjectedFault::Kind::Hang: return "hang";
+        case InjectedFault::Kind::BadFence: return "fence";
+    }
+    return "?";
+}
+
 void fillPacketAtRptr(const Queue& queue, QueueState& state) {
     const uint32_t n = queue.ringDwords();
     if (n == 0 || !queue.ring.cpuPtr) return;

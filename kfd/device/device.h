@@ -106,6 +106,27 @@ struct QueueFault {
     std::string decoded;             // the packet decoded field by field, when it could be read
 };
 
+// Tests on the simulated GPU (`ZINC_SIM_FAULT`, kfd/sim/sim_faults.h): one fault the GPU is to
+// make, once. The tier aims it (it knows where its plan's ops and its fence are); only the
+// simulated doors take it (Device::injectFault), hardware makes its own.
+struct InjectedFault {
+    enum class Kind : uint8_t { PageFault, Hang, BadFence };
+    Kind kind = Kind::PageFault;
+    // PageFault: the dispatch whose kernarg segment is at this address finds its kernarg pointer
+    // pointing at unmapped memory (the dispatcher's own check faults the queue).
+    uint64_t kernargAddress = 0;
+    // Hang: the CP stops before the packet at this address and never goes on (until the queue
+    // is destroyed or the ring reset).
+    uint64_t packetAddress = 0;
+    // PageFault and Hang: only while the 32-bit word at whenAddress holds whenValue (the token
+    // state's position: the fault hits the chosen token, not the first to run the op). 0: always.
+    uint64_t whenAddress = 0;
+    uint32_t whenValue = 0;
+    // BadFence: the RELEASE_MEM that writes fenceValue at fenceAddress writes a wrong value.
+    uint64_t fenceAddress = 0, fenceValue = 0;
+};
+std::string_view injectedFaultName(InjectedFault::Kind kind);  // "fault", "hang", "fence"
+
 struct FenceRecord {
     uint64_t address = 0;  // where the last RELEASE_MEM wrote
     uint64_t value = 0;
@@ -188,6 +209,9 @@ public:
     // The kernel's compute ring behind a submit ioctl (kfd/kernel_ring.h), for devices that have
     // one (amdgpu render nodes, umq/); KFD has none, so by default an error saying so.
     virtual Result<std::unique_ptr<KernelRing>> openKernelRing();
+
+    // Tests: arms one fault on the simulated GPU (kfd/sim/sim_faults.h). Hardware doors refuse.
+    virtual Status injectFault(const InjectedFault& fault);
 
 protected:
     Device() = default;

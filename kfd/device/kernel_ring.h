@@ -5,9 +5,11 @@
 // command processor, beside a KFD queue + doorbell and an amdgpu user queue + doorbell: the same
 // IBs, but no ring or doorbell of ours.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "kfd/device/device.h"
 #include "kfd/device/result.h"
 
 namespace zinc::kfd {
@@ -28,6 +30,13 @@ public:
     virtual Status wait(uint64_t job, uint32_t timeoutMs) = 0;
     // Jobs submitted and known retired, for error reports.
     virtual std::string describe() const = 0;
+    // After a failed job: whether the kernel reset the GPU or ring since this ring was opened and
+    // whether this ring's context caused it ("" when no reset is reported). A ring whose context
+    // was reset takes no more work: the caller opens a new one.
+    virtual std::string resetState() { return ""; }
+    // Where the ring's CP is, when the device can tell (the simulated driver: also inside an IB
+    // and why it faulted, as it stood at its last reset); hardware gives nothing.
+    virtual std::optional<QueueState> queueState() const { return std::nullopt; }
 };
 
 }  // namespace zinc::kfd

@@ -15,6 +15,7 @@
 #include "kernels/pocl_runner.h"
 #include "kfd/device/kfd_uapi.h"
 #include "kfd/sim/sim_dispatch.h"
+#include "kfd/sim/sim_faults.h"
 #include "kfd/sim/sim_memory.h"
 #include "kfd/sim/sim_queue.h"
 
@@ -29,7 +30,7 @@ public:
     SimDevice(GpuCaps caps, std::shared_ptr<kernels::PoclRunner> runner, SimExec exec)
         : caps_(std::move(caps)), runner_(std::move(runner)),
           svm_(runner_ ? std::make_unique<PoclSvm>(runner_->svm()) : nullptr),
-          memory_(svm_.get()), dispatcher_(memory_, runner_.get(), exec) {}
+          memory_(svm_.get()), dispatcher_(memory_, runner_.get(), exec, &faults_) {}
     ~SimDevice() override;
 
     Status init();
@@ -51,6 +52,7 @@ public:
     QueueState readQueueState(const Queue& queue) const override;
     Result<LoadedCodeObject> loadCodeObject(std::shared_ptr<const kernels::CodeObject> object) override;
     Status unloadCodeObject(LoadedCodeObject& loaded) override;
+    Status injectFault(const InjectedFault& fault) override { return faults_.arm(fault); }
 
 protected:
     void doorbellRung(const Queue& queue) override;
@@ -70,6 +72,7 @@ private:
     std::shared_ptr<kernels::PoclRunner> runner_;
     std::unique_ptr<SvmSource> svm_;
     SimMemory memory_;
+    SimFaults faults_;  // before the dispatcher and the queues, which hold a pointer to it
     SimDispatcher dispatcher_;
     Memory doorbellFrame_;  // the process doorbell frame: 1024 8-byte doorbells
     Memory eventPage_;      // 4096 8-byte signal mailboxes
@@ -177,7 +180,7 @@ Result<Queue> SimDevice::createQueue(const QueueOptions& options) {
     q.doorbell = doorbellFrame_.as<volatile uint64_t>(uint64_t(slot) * uapi::kDoorbellBytes);
     *q.doorbell = 0;
     const pm4::Gfx gfx = caps_.gfxMajor >= 12 ? pm4::Gfx::Gfx12 : pm4::Gfx::Gfx11;
-    queues_[q.id] = std::make_unique<SimQueue>(q, gfx, memory_, &dispatcher_, static_cast<SimInterruptSink&>(*this));
+    queues_[q.id] = std::make_unique<SimQueue>(q, gfx, memory_, &dispatcher_, static_cast<SimInterruptSink&>(*this), &faults_);
     return q;
 }
 

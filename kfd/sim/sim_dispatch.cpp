@@ -167,9 +167,15 @@ pm4::DispatchResult SimDispatcher::dispatch(const pm4::DispatchInfo& info) {
         const uint32_t sgpr = kd.kernargPtrSgpr();
         if (sgpr + 1 >= info.userSgprCount) return refuse(name + ": the kernarg pointer SGPR s" + std::to_string(sgpr) + " is past the user SGPRs loaded");
         kernargAddress = uint64_t(info.userData[sgpr]) | uint64_t(info.userData[sgpr + 1]) << 32;
+        std::string injected;
+        if (faults_)
+            if (const std::optional<uint64_t> bad = faults_->faultKernarg(kernargAddress, memory_)) {
+                injected = " (injected page fault: the kernarg pointer " + hex(kernargAddress) + " replaced)";
+                kernargAddress = *bad;
+            }
         if (!kernarg.empty() && !memory_.readBytes(kernargAddress, kernarg))
             return refuse(name + ": kernarg segment of " + std::to_string(kernarg.size()) + " bytes at COMPUTE_USER_DATA_" +
-                          std::to_string(sgpr) + "/" + std::to_string(sgpr + 1) + " = " + memory_.describeAddress(kernargAddress) + " is not mapped");
+                          std::to_string(sgpr) + "/" + std::to_string(sgpr + 1) + " = " + memory_.describeAddress(kernargAddress) + " is not mapped" + injected);
     }
     if (exec_ == SimExec::Isa) return runIsa(kernel, info);
     if (!runner_) return refuse(name + ": this simulated GPU has no PoCL runner to execute kernels");

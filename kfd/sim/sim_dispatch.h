@@ -14,6 +14,7 @@
 
 #include "kernels/code_object.h"
 #include "kfd/sim/isa/stale_memory.h"
+#include "kfd/sim/sim_faults.h"
 #include "kfd/sim/sim_memory.h"
 #include "pm4/executor.h"
 
@@ -43,8 +44,9 @@ struct SimKernel {
 class SimDispatcher final : public pm4::DispatchHandler {
 public:
     // `runner` may be null: every Pocl dispatch then fails with "no PoCL runner".
-    SimDispatcher(SimMemory& memory, kernels::PoclRunner* runner, SimExec exec = SimExec::Pocl)
-        : memory_(memory), runner_(runner), exec_(exec) {}
+    // `faults`: where an armed page fault comes from (null: none).
+    SimDispatcher(SimMemory& memory, kernels::PoclRunner* runner, SimExec exec = SimExec::Pocl, SimFaults* faults = nullptr)
+        : memory_(memory), runner_(runner), exec_(exec), faults_(faults) {}
 
     void add(const SimKernel& kernel);
     // Forgets every kernel whose entry lies in [base, base + bytes) (the image was freed).
@@ -65,6 +67,7 @@ private:
     SimMemory& memory_;
     kernels::PoclRunner* runner_;
     SimExec exec_;
+    SimFaults* faults_;
     uint64_t dispatches_ = 0;  // seeds each dispatch's workgroup order
     std::map<const kernels::CodeObject*, std::shared_ptr<const isa::Program>> programs_;  // decoded once per object
     mutable std::mutex mutex_;

@@ -29,8 +29,9 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-SimQueue::SimQueue(const Queue& queue, pm4::Gfx gfx, SimMemory& memory, pm4::DispatchHandler* dispatch, SimInterruptSink& sink)
-    : queue_(queue), memory_(memory), sink_(sink), clock_(std::make_unique<SimClock>()) {
+SimQueue::SimQueue(const Queue& queue, pm4::Gfx gfx, SimMemory& memory, pm4::DispatchHandler* dispatch, SimInterruptSink& sink,
+                   SimFaults* faults)
+    : queue_(queue), memory_(memory), sink_(sink), faults_(faults), clock_(std::make_unique<SimClock>()) {
     pm4::ExecutorOptions options;
     options.stop = &stop_;  // hardware waits forever; only destroying the queue ends a wait
     executor_ = std::make_unique<pm4::Executor>(gfx, memory_, *clock_, dispatch, static_cast<pm4::ExecutionObserver*>(this), options);
@@ -121,6 +122,15 @@ void SimQueue::onRptr(uint64_t rptr) {
 void SimQueue::onPacket(uint32_t depth, uint64_t address) {
     cpAddress_.store(address, std::memory_order_relaxed);
     cpDepth_.store(depth, std::memory_order_release);
+    // An injected hang: the CP never gets past this packet. Only destroying the queue (or the
+    // driver resetting its ring) ends it; the executor then stops before the next packet.
+    if (faults_ && faults_->hangBefore(address, memory_))
+        while (!stop_.load(std::memory_order_acquire)) clock_->idle();
+}
+
+uint64_t SimQueue::releaseData(const pm4::ReleaseEvent& release, uint64_t data) {
+    if (!faults_) return data;
+    return faults_->fenceValue(release.address, data).value_or(data);
 }
 
 QueueState SimQueue::state() const {

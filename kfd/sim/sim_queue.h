@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "kfd/device/device.h"
+#include "kfd/sim/sim_faults.h"
 #include "kfd/sim/sim_memory.h"
 #include "pm4/executor.h"
 
@@ -27,7 +28,9 @@ public:
 
 class SimQueue final : private pm4::ExecutionObserver {
 public:
-    SimQueue(const Queue& queue, pm4::Gfx gfx, SimMemory& memory, pm4::DispatchHandler* dispatch, SimInterruptSink& sink);
+    // `faults`: where an armed hang or bad fence comes from (null: none).
+    SimQueue(const Queue& queue, pm4::Gfx gfx, SimMemory& memory, pm4::DispatchHandler* dispatch, SimInterruptSink& sink,
+             SimFaults* faults = nullptr);
     ~SimQueue() override;  // stops a waiting packet and joins the thread
     SimQueue(const SimQueue&) = delete;
     SimQueue& operator=(const SimQueue&) = delete;
@@ -46,10 +49,12 @@ private:
     void onRelease(const pm4::ReleaseEvent& release) override;
     void onRptr(uint64_t rptr) override;
     void onPacket(uint32_t depth, uint64_t address) override;
+    uint64_t releaseData(const pm4::ReleaseEvent& release, uint64_t data) override;
 
     const Queue queue_;
     SimMemory& memory_;
     SimInterruptSink& sink_;
+    SimFaults* faults_;
     std::atomic<bool> stop_{false};
     std::unique_ptr<pm4::Clock> clock_;
     std::unique_ptr<pm4::Executor> executor_;  // used by the CP thread only

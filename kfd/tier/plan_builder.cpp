@@ -122,4 +122,6 @@ std::string PlanBuilder::Finished::describeCpPosition(const QueueState& state) c
     return where + fmt::format(" in op '{}' (dispatch {} of {})", std::prev(op)->second, std::prev(op) - ops.begin() + 1, ops.size());
 }
 
+uint64_t PlanBuilder::Finished::kernargAddress(size_t dispatch) const { return kernargs.gpu(uint64_t(dispatch) * kKernargSlot); }
+
 }  // namespace zinc::kfd

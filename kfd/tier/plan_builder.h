@@ -82,6 +82,8 @@ public:
         // Where in this plan the CP of `state` is, as "; the CP is at IB dword N (PACKET) in op
         // 'LABEL' (dispatch i of n)", or "" when it is not inside this IB.
         std::string describeCpPosition(const QueueState& state) const;
+        // Where dispatch `i`'s kernarg segment is (tests aim an injected page fault at it).
+        uint64_t kernargAddress(size_t dispatch) const;
     };
     // Copies the IB into GPU memory. The kernarg arena was written as dispatches were added.
     Finished finish(const std::string& what);

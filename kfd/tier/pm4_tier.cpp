@@ -7,7 +7,9 @@
 #include <cstring>
 #include <thread>
 
+#include "kfd/tier/gpu_failure.h"
 #include "kfd/tier/graph_recorder.h"
+#include "kfd/tier/op_marks.h"
 #include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/sampler_block.h"
@@ -44,7 +46,7 @@ public:
           kernels_(*device_),
           memory_(*device_, graph, limits_.contextLength(), limits_.maxBatch(), options.deviceMemoryLimit),
           sampler_(*device_, int32_t(config_.nVocab)),
-          submitter_(*device_, kernels_.gfx(), {.timeoutMs = kfd.timeoutMs, .dumpDir = kfd.dumpPm4Dir, .route = kfd.route}),
+          submitter_(makeSubmitter()),
           timestamps_(options.gpuTimestamps) {
         if (options.precision != runtime::Precision::Ggml)
             throw TierError(kfd_.tierName + " tier: only the ggml precision (8-bit activations, F16 KV cache) is implemented");
@@ -65,7 +67,7 @@ public:
         std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM{}, context {}, KV cache F16 {:.1f} MiB, {}, submit: {}",
                                     kfd_.tierName, device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20), memory_.stagingNote(),
                                     limits_.contextLength(), double(memory_.kvCacheBytes()) / (1 << 20), limits_.describe(),
-                                    submitter_.route());
+                                    submitter_ ? submitter_->route() : std::string("none (recovery failed)"));
         if (const RecordedPlan* decode = plans_.find(PlanShape{1, false, false}))
             s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", decode->built.ibDwords, decode->built.dispatches,
                              decode->built.barriers);
@@ -83,7 +85,7 @@ public:
 
     runtime::TierStats stats() const override {
         runtime::TierStats s = stats_;
-        const Submitter::HostCounts c = submitter_.hostCounts();
+        const Submitter::HostCounts c = submitter_ ? submitter_->hostCounts() : Submitter::HostCounts{};
         s.doorbells = c.doorbells;
         s.hostSyscalls = c.syscalls;
         s.tokensInFlight = kfd_.loop ? limits_.contextLength() : std::max(16, kfd_.tokensPerSubmission);
@@ -91,6 +93,7 @@ public:
     }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which, std::span<float> logits) override {
+        ready();
         stopLoop();
         const auto start = Clock::now();
         const auto n = static_cast<int32_t>(tokens.size());
@@ -103,7 +106,7 @@ public:
         TokenSubmission s = submission(plan, startPos, fmt::format("{} token(s) at position {}", n, startPos));
         s.tokens = tokens;
         if (instrumented) s.ibName += "-instrumented";
-        const uint64_t value = submitter_.submit(s, plan.built.hostCopy);
+        const uint64_t value = submit(s, plan, startPos, n);
         const auto submitted = Clock::now();
         const double hostBefore = secondsSince(start);
         waitFor(value, plan);
@@ -114,7 +117,7 @@ public:
         const size_t offset = memory_.plan().offsets[size_t(graph_.logits)];
         std::memcpy(logits.data(), arena + offset + vocab * 4 * size_t(all ? 0 : n - 1), vocab * 4 * size_t(rows));
         if (n == 1) account(1, hostBefore + secondsSince(afterWait), value);
-        if (instrumented) instrument_->collect(submitter_.gpuStamps(value));
+        if (instrumented) instrument_->collect(submitter_->gpuStamps(value));
         if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
     }
 
@@ -131,6 +134,7 @@ public:
     std::vector<int32_t> generateGreedy(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) override {
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
+        ready();
         stopLoop();
         const RecordedPlan& plan = planFor({1, false, true});
         const int32_t one[] = {firstToken};
@@ -142,12 +146,12 @@ public:
             TokenSubmission s = submission(plan, pos, fmt::format("greedy token {} at position {}", i, pos));
             if (i == 0) s.tokens = one;
             s.copySampledId = true;
-            return submitter_.submit(s, plan.built.hostCopy);
+            return submit(s, plan, pos, 1);
         };
         steps.wait = [&](int32_t, uint64_t value) { waitFor(value, plan); };
         steps.collect = [&](int32_t, uint64_t value, bool) {
             if (timestamps_) addGpuTime(value);
-            return submitter_.sampledId(value);
+            return submitter_->sampledId(value);
         };
         return runtime::runQueuedSteps(n, kfd_.queueAhead, steps, stats_);
     }
@@ -163,6 +167,7 @@ public:
         if (!samplesOnDevice(p)) return Tier::generateSampled(firstToken, startPos, n, sampler, std::move(history), nVocab);
         if (n <= 0) return {};
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
+        ready();
         runtime::EventLog* log = traceLog();
         if (kfd_.loop && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
         stopLoop();
@@ -196,7 +201,7 @@ public:
             s.gateAddress = sampler_.live();
             if (log) s.ibName += "-instrumented";
             const int64_t submitBegin = runtime::EventLog::hostNs();
-            inFlight.push_back(submitter_.submit(s, plan.built.hostCopy));
+            inFlight.push_back(submit(s, plan, startPos + queued, k));
             stats_.decodeSubmissions += 1;
             queued += k;
             if (log) {
@@ -204,7 +209,7 @@ public:
                 const uint64_t value = inFlight.back();
                 waitOldest();
                 log->beginStep(startPos + queued - 1, 1);
-                instrument_->collect(submitter_.gpuStamps(value));
+                instrument_->collect(submitter_->gpuStamps(value));
                 log->addHostStep(submitBegin, submitted, runtime::EventLog::hostNs(), runtime::EventLog::hostNs());
             }
             if (check) {
@@ -276,8 +281,9 @@ private:
             s.ibAddress = ib.gpu();
             s.ibDwords = uint32_t(loopHostCopy_.size());
             s.ibName = "loop";
-            submitter_.dumpIb("1tok-sample", plan.built.hostCopy);  // the IB the loop calls
-            loop_ = {.running = true, .value = submitter_.submit(s, loopHostCopy_), .params = p, .drawBase = draws};
+            submitter_->dumpIb("1tok-sample", plan.built.hostCopy);  // the IB the loop calls
+            loop_ = {.running = true, .value = submit(s, plan, startPos, n, loopHostCopy_), .params = p, .drawBase = draws,
+                     .nextPosition = startPos};  // where token 0 runs: a failure names positions from it
             stats_.decodeSubmissions += 1;
         } else {
             awaitPause(plan);
@@ -294,7 +300,7 @@ private:
                 sampler_.cancel();  // the GPU stops within the token it is on
                 cancelled = true;
             }
-            if (sampler_.endReason() != EndReason::Running || submitter_.completed() >= loop_.value) {
+            if (sampler_.endReason() != EndReason::Running || submitter_->completed() >= loop_.value) {
                 ended = true;
                 break;
             }
@@ -325,26 +331,35 @@ private:
     // No progress for a while: a faulted queue is reported with the token and the op the CP is
     // in; past the wait bound the loop is called hung the same way.
     void checkLoop(const RecordedPlan& plan, Clock::time_point lastProgress) {
-        const std::optional<QueueState> state = submitter_.queueState();
+        const std::optional<QueueState> state = submitter_->queueState();
         const bool timedOut = Clock::now() - lastProgress > std::chrono::milliseconds(kfd_.timeoutMs);
         if (!(state && state->fault) && !timedOut) return;
         const int32_t token = sampler_.steps();
         loop_.running = false;
-        throw TierError(fmt::format("{} tier: --loop: token {} (position {}){} {}: {}{}", kfd_.tierName, token,
-                                    loop_.nextPosition + token - loop_.taken, state ? layerAt(plan, *state) : std::string(),
-                                    state && state->fault ? "faulted" : fmt::format("made no progress for {} ms", kfd_.timeoutMs),
-                                    submitter_.describeState(), state ? plan.built.describeCpPosition(*state) : std::string()));
+        failed(fmt::format("{} tier: --loop: token {} (position {}){} {}: {}{}", kfd_.tierName, token,
+                           loop_.nextPosition + token - loop_.taken, state ? layerAt(plan, *state) : std::string(),
+                           state && state->fault ? "faulted" : fmt::format("made no progress for {} ms", kfd_.timeoutMs),
+                           submitter_->describeState(), state ? plan.built.describeCpPosition(*state) : std::string()),
+               &plan, fmt::format("token {} (position {})", token, loop_.nextPosition + token - loop_.taken));
     }
 
     runtime::EventLog* traceLog() const { return instrument_ ? instrument_->log() : nullptr; }
 
     // ", layer 3" for the CP inside an op of a layer of the sampling plan, else "".
     std::string layerAt(const RecordedPlan& plan, const QueueState& state) const {
-        if (!state.insideIb || state.insideIb->packetAddress < plan.built.ib.gpu()) return "";
-        const auto dword = uint32_t((state.insideIb->packetAddress - plan.built.ib.gpu()) / 4);
-        for (const auto& [end, layer] : sampleLayers_)
-            if (dword < end) return layer >= 0 ? fmt::format(", layer {}", layer) : "";
-        return "";
+        const std::optional<uint32_t> dword = ibDword(plan, state);
+        const auto marks = opMarks_.find(plan.shape);
+        if (!dword || marks == opMarks_.end()) return "";
+        const int32_t layer = marks->second.layerAt(*dword);
+        return layer >= 0 ? fmt::format(", layer {}", layer) : "";
+    }
+
+    // The dword of `plan`'s IB the CP of `state` is at, when it is inside that IB.
+    static std::optional<uint32_t> ibDword(const RecordedPlan& plan, const QueueState& state) {
+        if (!state.insideIb || !plan.built.ib) return std::nullopt;
+        const uint64_t address = state.insideIb->packetAddress, base = plan.built.ib.gpu();
+        if (address < base || address >= base + uint64_t(plan.built.ibDwords) * 4) return std::nullopt;
+        return uint32_t((address - base) / 4);
     }
 
     // The loop paused at its budget: the kernel's go = 0 is its last write for the token.
@@ -367,17 +382,105 @@ private:
         if (!loop_.running) return;
         sampler_.cancel();
         loop_.running = false;
-        submitter_.wait(loop_.value);
+        try {
+            submitter_->wait(loop_.value);
+        } catch (const TierError& e) {
+            failed(e.what(), nullptr, "the persistent loop");
+        }
     }
 
-    // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in.
+    // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in,
+    // and the tier recovers (failed()).
     void waitFor(uint64_t value, const RecordedPlan& plan) {
         try {
-            submitter_.wait(value);
+            submitter_->wait(value);
         } catch (const TierError& e) {
-            const std::optional<QueueState> state = submitter_.queueState();
-            throw TierError(e.what() + (state ? plan.built.describeCpPosition(*state) : std::string()));
+            const std::optional<QueueState> state = submitter_->queueState();
+            // A bad fence is written after the plan: where the CP is now says nothing about it.
+            const bool badFence = std::string_view(e.what()).find("bad fence") != std::string_view::npos;
+            failed(e.what() + (state && !badFence ? plan.built.describeCpPosition(*state) : std::string()), &plan, tokenAt(plan, value));
         }
+    }
+
+    // Submits `s` (running `plan` for positions first..first + count - 1) after arming the
+    // injected fault when it aims there; a submission that fails (the ring stays full behind a
+    // hung queue, the kernel refuses a reset context) goes through failed() like a wait.
+    uint64_t submit(const TokenSubmission& s, const RecordedPlan& plan, int32_t first, int32_t count,
+                    std::span<const uint32_t> hostCopy = {}) {
+        armFault(plan, first, count);
+        try {
+            return submitter_->submit(s, hostCopy.empty() ? std::span<const uint32_t>(plan.built.hostCopy) : hostCopy);
+        } catch (const TierError& e) {
+            failed(e.what(), &plan, s.what);
+        }
+    }
+
+    // The token submission `value` was on: its own words ("greedy token 3 at position 7"); for a
+    // sampling plan also the token of the generation the GPU's sampler had reached.
+    std::string tokenAt(const RecordedPlan& plan, uint64_t value) const {
+        if (!plan.shape.sample) return submitter_->what(value);
+        return fmt::format("sampled token {} ({})", sampler_.steps(), submitter_->what(value));
+    }
+
+    // Arms kfd_.injectFault on the device when it aims at a token of this submission: the op's
+    // first dispatch in `plan`, while the token state says the aimed position (a prefill step's
+    // state holds its first position), or the submission's fence. Once.
+    void armFault(const RecordedPlan& plan, int32_t first, int32_t count) {
+        if (!kfd_.injectFault || faultArmed_) return;
+        const auto marks = opMarks_.find(plan.shape);
+        const std::optional<InjectedFault> fault =
+            aimFault(*kfd_.injectFault, plan, marks == opMarks_.end() ? nullptr : &marks->second, first, count,
+                     {memory_.state(), submitter_->fenceAddress(), submitter_->nextValue()}, kfd_.tierName);
+        if (!fault) return;
+        if (Status armed = device_->injectFault(*fault); !armed)
+            throw TierError(fmt::format("{} tier: ZINC_SIM_FAULT {}: {}", kfd_.tierName, kfd_.injectFault->describe(), armed.error().describe()));
+        faultArmed_ = true;
+    }
+
+    // A submission or a wait failed: a GPU fault, a hang, a bad fence, or a reset the kernel
+    // reports. Throws a TierError naming the token and the layer and op the CP was in (where the
+    // door shows it), after recovering: the queue (on the CS route the kernel ring's context) is
+    // destroyed and made anew, and after a fault the plans are recorded anew (new IBs and kernarg
+    // arenas). Weights, the KV cache, the token state and the sampler block stay where they are:
+    // nothing is uploaded again, and the next request runs as on a fresh tier.
+    [[noreturn]] void failed(const std::string& error, const RecordedPlan* plan, const std::string& token) {
+        std::optional<QueueState> state;
+        try {
+            if (submitter_) state = submitter_->queueState();
+        } catch (const std::exception&) {
+        }
+        const GpuFailure failure = classifyGpuFailure(error, state);
+        std::string where;
+        if (plan && state && failure.cpPositionMeans)
+            if (const std::optional<uint32_t> dword = ibDword(*plan, *state))
+                if (const auto marks = opMarks_.find(plan->shape); marks != opMarks_.end()) where = marks->second.describe(*dword);
+        if (where.empty() && failure.cpPositionMeans) where = "op unknown (this door does not show where the CP was)";
+        std::string message = fmt::format("{} tier: {}{}{}: {}", kfd_.tierName, failure.kind, token.empty() ? "" : " at " + token,
+                                          where.empty() ? "" : ", " + where, error);
+        // A reset that lost VRAM took the weights with it: this tier cannot go on (uploading them
+        // again is what a new process does).
+        if (failure.vramLost) {
+            vramLost_ = fmt::format("{} tier: a GPU reset lost VRAM (weights, KV cache): restart the process", kfd_.tierName);
+            throw TierError(message + "; " + vramLost_);
+        }
+        const bool replan = failure.replan;
+        loop_.running = false;
+        if (submitter_) submitter_->abandon();
+        try {
+            submitter_.reset();  // destroys the queue or closes the context: the CP stops
+            submitter_ = makeSubmitter();
+            if (replan) {
+                plans_.clear();
+                opMarks_.clear();
+                loopIb_ = DeviceMemory();
+                loopHostCopy_.clear();
+            }
+            message += fmt::format("; recovered: {} made anew{}, weights and KV cache kept", submitter_->usesKernelRing() ? "kernel-ring context" : "queue",
+                                   replan ? ", plans recorded anew" : "");
+        } catch (const std::exception& e) {
+            message += fmt::format("; recovering failed: {}", e.what());
+        }
+        throw TierError(message);
     }
 
     TokenSubmission submission(const RecordedPlan& plan, int32_t position, std::string what) const {
@@ -403,7 +506,7 @@ private:
     }
 
     void addGpuTime(uint64_t value) {
-        if (const uint64_t ticks = submitter_.gpuTicks(value)) {
+        if (const uint64_t ticks = submitter_->gpuTicks(value)) {
             stats_.decodeGpuSeconds += double(ticks) / kGpuClockHz;
             stats_.gpuTimedTokens += 1;
         }
@@ -414,20 +517,30 @@ private:
         return *instrument_;
     }
 
+    // Every plan also keeps, per op, the IB dwords of its packets, its layer and label, so a
+    // fault or hang names the op the CP was in (and a test aims an injected fault at one).
     const RecordedPlan& planFor(const PlanShape& shape) {
         return plans_.get(shape, [&] {
             // A test hook injects packets after graph op i: op i must then have dispatches of its own.
             const bool fuseOps = !kfd_.afterOp;
-            if (!shape.sample) return recordGraph(*device_, kernels_, graph_, memory_, shape, kfd_.afterOp, 1, &sampler_, fuseOps);
-            // The sampling plan also keeps, per op, the IB dword its packets end at and its layer,
-            // so a fault inside the loop can name the layer.
-            sampleLayers_.clear();
-            const AfterOp marks = [&](PlanBuilder& b, size_t index, const graph::Op& op) {
+            OpMarks& marks = opMarks_[shape] = OpMarks();
+            const AfterOp mark = [&](PlanBuilder& b, size_t index, const graph::Op& op) {
                 if (kfd_.afterOp) kfd_.afterOp(b, index, op);
-                sampleLayers_.emplace_back(b.stream().size(), op.layer);
+                marks.add(b.stream().size(), op);
             };
-            return recordGraph(*device_, kernels_, graph_, memory_, shape, marks, 1, &sampler_, fuseOps);
+            return recordGraph(*device_, kernels_, graph_, memory_, shape, mark, 1, &sampler_, fuseOps);
         });
+    }
+
+    // A queue to submit to: made anew here when recovering from a failure could not make one.
+    void ready() {
+        if (!vramLost_.empty()) throw TierError(vramLost_);
+        if (!submitter_) submitter_ = makeSubmitter();
+    }
+
+    std::unique_ptr<Submitter> makeSubmitter() {
+        return std::make_unique<Submitter>(*device_, kernels_.gfx(),
+                                           SubmitterOptions{.timeoutMs = kfd_.timeoutMs, .dumpDir = kfd_.dumpPm4Dir, .route = kfd_.route});
     }
 
     const graph::Graph& graph_;
@@ -443,7 +556,9 @@ private:
     const std::atomic<bool>* cancelFlag_ = nullptr;
     EndReason lastEnd_ = EndReason::Running;
     DeviceMemory loopIb_;
-    std::vector<std::pair<uint32_t, int32_t>> sampleLayers_;  // sampling plan: (end dword, layer) per op
+    std::map<PlanShape, OpMarks> opMarks_;  // per recorded plan: its ops by IB dword
+    bool faultArmed_ = false;               // the injected fault (kfd_.injectFault) was handed to the device
+    std::string vramLost_;                  // set when a reset lost VRAM: every later call fails with it
     std::vector<uint32_t> loopHostCopy_;
     struct Loop {
         bool running = false;
@@ -454,7 +569,7 @@ private:
         int32_t nextPosition = 0;  // where the host's next call goes on
         int32_t lastId = 0;
     } loop_;
-    Submitter submitter_;  // after the plans: destroyed first, waiting for what is in flight
+    std::unique_ptr<Submitter> submitter_;  // after the plans: destroyed first, waiting for what is in flight
     bool timestamps_;
     runtime::TierStats stats_;
 };

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
 #include "kfd/device/device.h"
+#include "kfd/tier/fault_spec.h"
 #include "kfd/tier/submitter.h"
 #include "runtime/tier.h"
 
@@ -44,6 +46,9 @@ struct Pm4TierOptions {
     // op), to inject packets (a WAIT_REG_MEM nobody releases) or take barriers out. Plans recorded
     // with it take no fused ops (graph::fuse), so every graph op has its own dispatches.
     std::function<void(PlanBuilder&, size_t, const graph::Op&)> afterOp;
+    // Tests (`ZINC_SIM_FAULT` with --sim): a fault the simulated GPU makes once, at the first
+    // token at that position that runs the op (kfd/tier/fault_spec.h).
+    std::optional<FaultSpec> injectFault;
 };
 
 std::unique_ptr<runtime::Tier> makePm4Tier(const graph::Graph& graph, const runtime::TierOptions& options,

@@ -56,7 +56,10 @@ Submitter::~Submitter() {
     try {
         // Bounded more tightly than a token: a hung GPU must not hold the process at exit.
         options_.timeoutMs = std::min<uint32_t>(options_.timeoutMs, 5000);
-        if (completed() < submitted()) wait(submitted());
+        if (!abandoned_ && completed() < submitted()) wait(submitted());
+        // Abandoned on the CS route: the kernel still runs (or has signalled after a reset) the
+        // jobs in flight, whose head and tail IBs are freed below; wait for their syncobjs.
+        if (abandoned_ && kernelRing_ && submitted() > 0) (void)kernelRing_->wait(jobOf_[submitted() % jobOf_.size()], options_.timeoutMs);
     } catch (const std::exception&) {
         // Destroying the queue below stops the CP whatever it was doing.
     }
@@ -197,25 +200,46 @@ void Submitter::submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRa
 }
 
 void Submitter::wait(uint64_t value) {
-    if (completed() >= value) return;
+    if (completed() >= value) return checkFence(value);
     ++counts_.syscalls;
     if (kernelRing_) {
         const uint64_t job = jobOf_[value % jobOf_.size()];
         if (Status s = kernelRing_->wait(job, options_.timeoutMs); !s)
-            throw TierError(fmt::format("kfd tier: {}: {} (timeline value {}, {} retired) did not retire: {}", route(), what_[value % what_.size()], value,
-                                        completed(), s.error().describe()));
+            throw TierError(fmt::format("kfd tier: {}: {} (timeline value {}, {} retired) did not retire: {}{}", route(), what_[value % what_.size()], value,
+                                        completed(), s.error().describe(), resetNote()));
         if (completed() < value)
             throw TierError(fmt::format("kfd tier: {}: {}: the kernel signalled job {} but the fence at {:#x} holds {} (waited for {}): the job did "
-                                        "not run to its end (a GPU fault or reset; on Linux see dmesg)",
-                                        route(), what_[value % what_.size()], job, fences_.gpu(kFenceOffset), completed(), value));
-        return;
+                                        "not run to its end (a GPU fault or reset; on Linux see dmesg){}",
+                                        route(), what_[value % what_.size()], job, fences_.gpu(kFenceOffset), completed(), value, resetNote()));
+        return checkFence(value);
     }
     const Fence fence{fences_.cpu<uint64_t>(kFenceOffset), fences_.gpu(kFenceOffset), &event_};
-    if (Status s = waitFence(device_, queue_, fence, value, options_.timeoutMs); !s)
+    if (Status s = waitFence(device_, queue_, fence, value, options_.timeoutMs); !s) {
+        // A queue that ran dry with the fence short wrote the fence wrong (or skipped it).
+        const QueueState state = device_.readQueueState(queue_);
+        const bool dry = !state.fault && state.ringDwords && state.pendingDwords() == 0;
         throw TierError(fmt::format("kfd tier: queue {} on {}: {} (timeline value {}, {} retired) did not retire: {}; event {} "
-                                    "mailbox at {:#x} holds {:#x}",
+                                    "mailbox at {:#x} holds {:#x}{}",
                                     queue_.id, device_.name(), what_[value % what_.size()], value, completed(), s.error().describe(),
-                                    event_.id, event_.mailboxGpuVa, loadAcquire(const_cast<const uint64_t*>(event_.mailbox))));
+                                    event_.id, event_.mailboxGpuVa, loadAcquire(const_cast<const uint64_t*>(event_.mailbox)),
+                                    dry ? "; the queue ran dry (rptr == wptr) without writing this value: a bad fence" : ""));
+    }
+    checkFence(value);
+}
+
+// The timeline only moves forward to values we submitted: anything past them is a fence the GPU
+// wrote wrong, and every wait it would let through is unfounded.
+void Submitter::checkFence(uint64_t value) const {
+    const uint64_t fence = completed();
+    if (fence <= submitted()) return;
+    throw TierError(fmt::format("kfd tier: {}: {} (timeline value {}): bad fence: the fence at {:#x} holds {:#x}, past the {} submission(s) made",
+                                route(), what_[value % what_.size()], value, fences_.gpu(kFenceOffset), fence, submitted()));
+}
+
+std::string Submitter::resetNote() const {
+    if (!kernelRing_) return "";
+    const std::string state = kernelRing_->resetState();
+    return state.empty() ? "" : "; " + state;
 }
 
 void Submitter::dumpIb(const std::string& ibName, std::span<const uint32_t> ib) {

@@ -58,7 +58,7 @@ public:
     static constexpr uint32_t kIdRing = 4096;  // sampled ids, one slot per submission (mod)
 
     Submitter(Device& device, pm4::Gfx gfx, SubmitterOptions options);
-    ~Submitter();  // waits (bounded) for what is in flight, then destroys the queue
+    ~Submitter();  // waits (bounded) for what is in flight, unless abandoned, then destroys the queue
     Submitter(const Submitter&) = delete;
     Submitter& operator=(const Submitter&) = delete;
 
@@ -70,6 +70,15 @@ public:
     void wait(uint64_t value);
     uint64_t completed() const;
     uint64_t submitted() const { return next_ - 1; }
+    // After a failure: what is in flight is given up; the destructor then destroys the queue (or
+    // closes the kernel ring's context) at once instead of waiting for it.
+    void abandon() { abandoned_ = true; }
+    // The timeline fence a submission's RELEASE_MEM writes, and the value the next one writes
+    // (tests aim an injected bad fence at it).
+    uint64_t fenceAddress() const { return fences_.gpu(kFenceOffset); }
+    uint64_t nextValue() const { return next_; }
+    // What submission `value` carried ("greedy token 3 at position 7"), while it is recent.
+    const std::string& what(uint64_t value) const { return what_[value % what_.size()]; }
     // The id the argmax of submission `value` wrote (valid once it retired).
     int32_t sampledId(uint64_t value) const;
     // The start and end GPU-clock stamps of submission `value` themselves, for traces.
@@ -88,10 +97,12 @@ public:
     std::string route() const;
     // The route's state for an error report: the queue's rptr/wptr/packet, or the CS jobs.
     std::string describeState() const;
-    // Doorbell route: the queue's state (the simulated GPU also says where its CP is in an IB).
+    // The queue's state (the simulated GPU also says where its CP is in an IB); on the CS route
+    // what the kernel ring can tell (the simulated driver: its CP as it stood at its last reset).
     std::optional<QueueState> queueState() const {
-        return kernelRing_ ? std::nullopt : std::optional<QueueState>(device_.readQueueState(queue_));
+        return kernelRing_ ? kernelRing_->queueState() : std::optional<QueueState>(device_.readQueueState(queue_));
     }
+    bool usesKernelRing() const { return kernelRing_ != nullptr; }
     Device& device() { return device_; }
     // --dump-pm4: writes `ib` as ib-NAME.pm4 once (submit() does it for the IB it submits).
     void dumpIb(const std::string& ibName, std::span<const uint32_t> ib);
@@ -100,6 +111,8 @@ private:
     // Puts head, the IB (when ib.dwords), tail and the fence on the route.
     uint64_t finishSubmission(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
     void submitOnRing(std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
+    void checkFence(uint64_t value) const;
+    std::string resetNote() const;  // cs: "; context 1 was reset by the kernel (guilty: ...)", or ""
     void submitAsJob(uint64_t value, std::span<const uint32_t> head, IbRange ib, pm4::Stream& tail, const std::string& what);
 
     static constexpr uint32_t kStampSlots = 256;
@@ -122,6 +135,7 @@ private:
     std::ofstream ringDump_;
     std::vector<std::string> dumpedIbs_;
     HostCounts counts_;
+    bool abandoned_ = false;
 };
 
 }  // namespace zinc::kfd

@@ -149,6 +149,13 @@ const std::vector<ModelPreset>& modelPresets() {
         gemmaTiny.nLayers = 6, gemmaTiny.dModel = 256, gemmaTiny.nHeads = 4, gemmaTiny.nKvHeads = 2, gemmaTiny.headDim = 32;
         gemmaTiny.ffn = 512, gemmaTiny.vocab = 1024, gemmaTiny.contextLength = 4096, gemmaTiny.slidingWindow = 8;
         p.push_back(gemmaTiny);
+        // The same with a window longer than the GPU tiers' exact-attention length (256), so a
+        // sliding layer's decode attention is split across its ring: for tests.
+        ModelPreset gemmaTinyLong = gemmaTiny;
+        gemmaTinyLong.name = "gemma3-tiny-long-window";
+        gemmaTinyLong.description = "tiny gemma3 with a window of 320 (split attention over the ring), for tests";
+        gemmaTinyLong.slidingWindow = 320;
+        p.push_back(gemmaTinyLong);
 
         ModelPreset llama = llama31;  // Llama 2's rope: base 1e4, no rope_freqs
         llama.name = "llama-tiny";

@@ -6,6 +6,14 @@
 #                                          tests/fuzz/meson.build, fixed seed): what CI runs
 #   tests/fuzz/run.sh --time 3600 [NAME..] each target (or the named ones) for 3600 s; the
 #                                          corpus grows in build-fuzz/tests/fuzz/corpus/NAME
+#   tests/fuzz/run.sh --runs 1000000 --jobs 2 [NAME..]
+#                                          each target for that many executions in all, split
+#                                          over J libFuzzer jobs, every target at once (so
+#                                          targets x J cores); prints each target's executions
+#                                          and crash inputs (results/fuzzing.md)
+#
+# ZINC_FUZZ_PREBUILT=1 skips the build and keeps seeds already in build-fuzz/tests/fuzz/seeds
+# (for running the binaries on another machine).
 #
 # ZINC_RT (default build-asan/tools/zinc-rt, else build/tools/zinc-rt) writes the PM4 seeds;
 # code-object seeds are the kernels that build compiled. A crash leaves its input in
@@ -18,16 +26,28 @@ out=$build/tests/fuzz
 shared=${ZINC_SHARED:-$root/../shared}
 
 seconds=0
+runs=0
+jobs=1
 if [ "${1:-}" = "--time" ]; then
   seconds=$2
   shift 2
+elif [ "${1:-}" = "--runs" ]; then
+  runs=$2
+  shift 2
+  if [ "${1:-}" = "--jobs" ]; then
+    jobs=$2
+    shift 2
+  fi
 fi
+prebuilt=${ZINC_FUZZ_PREBUILT:-0}
 
-if [ ! -f $build/build.ninja ]; then
+if [ "$prebuilt" = 1 ]; then
+  :
+elif [ ! -f $build/build.ninja ]; then
   CXX=clang++-19 meson setup $build -Dfuzz=true -Dtests=disabled --buildtype=plain -Doptimization=1 \
     -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-gline-tables-only >/dev/null
 fi
-ninja -C $build fuzz
+[ "$prebuilt" = 1 ] || ninja -C $build fuzz
 
 first_built() {
   for f in "$@"; do [ -f "$f" ] && { echo "$f"; return; }; done
@@ -95,6 +115,7 @@ done
 
 mkdir -p "$out/artifacts"
 for name in "${targets[@]}"; do
+  if [ "$prebuilt" = 1 ] && [ -d "$out/seeds/$name" ]; then continue; fi
   rm -rf "$out/seeds/$name"
   mkdir -p "$out/seeds/$name" "$out/corpus/$name"
   if declare -F "seeds_$name" >/dev/null; then "seeds_$name" "$out/seeds/$name"; fi
@@ -103,7 +124,7 @@ done
 
 export ZINC_SHARED=$shared
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-if [ "$seconds" -eq 0 ]; then
+if [ "$seconds" -eq 0 ] && [ "$runs" -eq 0 ]; then
   # Bounded: a fresh corpus each time, so the same executions run on every machine.
   for name in "${targets[@]}"; do
     rm -rf "$out/corpus/$name" "$out/artifacts/$name-"*
@@ -112,6 +133,29 @@ if [ "$seconds" -eq 0 ]; then
   suites=()
   [ $# -gt 0 ] && for name in "${targets[@]}"; do suites+=("fuzz_$name"); done
   meson test -C $build --no-rebuild --print-errorlogs --num-processes 2 --suite fuzz "${suites[@]}"
+elif [ "$runs" -gt 0 ]; then
+  # Every target at once, each split over $jobs jobs of runs/jobs executions; libFuzzer writes
+  # each job's log (with its final stats) as fuzz-N.log in the target's log folder.
+  per=$(( (runs + jobs - 1) / jobs ))
+  for name in "${targets[@]}"; do
+    extra=()
+    [ -d "tests/fuzz/seeds/$name" ] && extra+=("$root/tests/fuzz/seeds/$name")
+    rm -rf "$out/logs/$name" "$out/artifacts/$name-"*
+    mkdir -p "$out/logs/$name"
+    (cd "$out/logs/$name" && "$root/$out/fuzz_$name" -runs=$per -jobs=$jobs -workers=$jobs -timeout=10 \
+       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$root/$out/artifacts/$name-" \
+       "$root/$out/corpus/$name" "$root/$out/seeds/$name" "${extra[@]}" >/dev/null 2>&1) &
+  done
+  wait
+  status=0
+  for name in "${targets[@]}"; do
+    executed=$(cat "$out/logs/$name"/fuzz-*.log 2>/dev/null | sed -n 's/^stat::number_of_executed_units: *//p' |
+               awk '{s += $1} END {print s + 0}')
+    crashes=$(find "$out/artifacts" -name "$name-*" 2>/dev/null | wc -l)
+    echo "$name: $executed executions in $jobs jobs, $crashes crash inputs"
+    [ "$executed" -ge "$runs" ] && [ "$crashes" -eq 0 ] || status=1
+  done
+  exit $status
 else
   status=0
   for name in "${targets[@]}"; do

@@ -107,6 +107,37 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
     EXPECT_LT(worst, 2e-2f);
 }
 
+// A make-model file (random weights, real block layouts) in this process's scratch folder.
+std::string makeTestModel(const std::string& preset, const std::string& mix, uint32_t seed) {
+    const auto path = (test::scratchDir() / (preset + "-" + mix + ".gguf")).string();
+    model::MakeModelOptions options;
+    options.preset = preset;
+    options.quantMix = mix;
+    options.outputPath = path;
+    options.seed = seed;
+    options.progress = false;
+    options.threads = 2;
+    model::makeModel(options);
+    return path;
+}
+
+// A sliding-window layer's decode attention past kExactAttentionMax positions is split across
+// its ring of rows too (gemma3 with a window of 320): 400 tokens in, the window has wrapped, and
+// every step stays near the cpu tier, which reads the same ring.
+TEST(VulkanTier, SplitAttentionOverASlidingWindowRing) {
+    ZINC_REQUIRE_VULKAN();
+    const auto path = makeTestModel("gemma3-tiny-long-window", "q8_0", 3);
+    auto cpu = test::loadPath(path, false);
+    auto gpu = test::loadPath(path, true);
+    std::vector<int32_t> prompt(400);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 53 + 1) % 1000) + 1;
+    cpu.session->feed(prompt);
+    gpu.session->feed(prompt);
+    for (int32_t t : {4, 99, 7, 512})
+        test::expectNearCpu(gpu.session->step(t), cpu.session->step(t), {0.1f, 0.01f}, "decode after token " + std::to_string(t));
+    std::filesystem::remove(path);
+}
+
 // Every weight type and the fusions each quant mix enables (gate+up pairs in Q4_K_M, Q4_0 and
 // F16 matvecs, Q8_0 everywhere), on make-model's tiny shapes with random weights.
 class VulkanQuantMixTest : public testing::TestWithParam<std::pair<const char*, const char*>> {};
@@ -114,15 +145,7 @@ class VulkanQuantMixTest : public testing::TestWithParam<std::pair<const char*, 
 TEST_P(VulkanQuantMixTest, MatchesCpu) {
     ZINC_REQUIRE_VULKAN();
     const auto [preset, mix] = GetParam();
-    const auto path = (test::scratchDir() / (std::string(preset) + "-" + mix + ".gguf")).string();
-    model::MakeModelOptions options;
-    options.preset = preset;
-    options.quantMix = mix;
-    options.outputPath = path;
-    options.seed = 7;
-    options.progress = false;
-    options.threads = 2;
-    model::makeModel(options);
+    const auto path = makeTestModel(preset, mix, 7);
     auto cpu = test::loadPath(path, false);
     auto gpu = test::loadPath(path, true);
     // 40 tokens: the tiled matmul of prefill (16 or more), a partial tile of tokens and rows.

@@ -58,9 +58,16 @@ void EngineWorker::runJob(Job& job) {
         generate(generation);
     } catch (const PrefillCancelled&) {
         result.reason = FinishReason::Cancelled;
-    } catch (const std::exception& e) {
+    } catch (const runtime::ContextFull& e) {
         result.reason = FinishReason::Error;
         result.error = e.what();
+    } catch (const std::exception& e) {
+        // A tier failure (on the GPU tiers: a fault, a hang, a bad fence; the tier has recovered
+        // its queue by now): the cache may hold part of the failed step, so the next request
+        // starts from an empty history, as in a fresh process.
+        result.reason = FinishReason::Error;
+        result.error = e.what();
+        session_.reset();
     }
     auto& count = result.reason == FinishReason::Cancelled ? cancelled_
                   : result.reason == FinishReason::Error   ? failed_

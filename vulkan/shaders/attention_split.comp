@@ -5,7 +5,9 @@
 // most nSplits) in fp32 with an online softmax, and writes its partial (max score, sum of
 // weights, weighted V sum); attention.comp merges the partials.
 // Only for KV lengths past exactMax; shorter ones are computed exactly as the cpu tier does.
-// Needs headDim % 8 == 0 (the host splits only then).
+// Needs headDim % 8 == 0 (the host splits only then). A sliding-window layer (window > 0) reads
+// its last `window` positions from its ring of rows, as attention.comp does: the i-th of them
+// is row (first + i) % slots.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
@@ -29,7 +31,16 @@ layout(push_constant) uniform PC {
     float scale;
     uint exactMax;
     float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
+    uint window;   // 0: every position
+    uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
 } pc;
+
+uint firstSlot_;
+// The cache row of the i-th key this query reads (in position order).
+uint rowOf(uint i) {
+    const uint r = firstSlot_ + i;
+    return r >= pc.slots ? r - pc.slots : r;
+}
 
 const uint kChunk = 64u;
 shared float qh[256];
@@ -50,7 +61,10 @@ float workgroupMax(float x) {
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint split = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z;
-    const uint n = uint(pc.state.v[kStatePosition]) + t + 1u;
+    const uint pos = uint(pc.state.v[kStatePosition]) + t;
+    const uint first = pc.window > 0u && pos >= pc.window ? pos + 1u - pc.window : 0u;
+    const uint n = pos + 1u - first;
+    firstSlot_ = first % pc.slots;
     if (n <= pc.exactMax || split * kChunk >= n) return;  // whole workgroup
     const uint kvHead = h / pc.group, hd = pc.headDim;
     for (uint i = tid; i < hd; i += 256u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i] * pc.qScale);
@@ -69,7 +83,7 @@ void main() {
             const uint p = tid / 4u, part = tid % 4u, words = hd / 8u;
             float dot = 0.0;
             if (p < count && wide) {  // a quarter is hd / 32 16-byte loads, all in flight
-                const uint row = ((start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 8u, quads = hd / 32u;
+                const uint row = (rowOf(start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 8u, quads = hd / 32u;
                 const uint q0 = part * (hd / 4u);
                 uvec4 k[8];
                 for (uint i = 0u; i < 8u; ++i)
@@ -85,7 +99,7 @@ void main() {
                     dot += k3.x * qh[qi + 6u] + k3.y * qh[qi + 7u];
                 }
             } else if (p < count) {
-                const uint row = ((start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 2u;
+                const uint row = (rowOf(start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 2u;
                 const uint q0 = part * (hd / 4u);
                 uint i = 0u;
                 for (; i + 2u <= words; i += 2u) {
@@ -118,7 +132,7 @@ void main() {
             for (uint p = g; p < count; p += 8u * groups) {  // eight rows in flight
                 vec2 v[8];
                 for (uint u = 0u; u < 8u; ++u)
-                    if (p + u * groups < count) v[u] = unpackHalf2x16(pc.vCache.v[((start + p + u * groups) * pc.kvDim) / 2u + col]);
+                    if (p + u * groups < count) v[u] = unpackHalf2x16(pc.vCache.v[(rowOf(start + p + u * groups) * pc.kvDim) / 2u + col]);
                 for (uint u = 0u; u < 8u; ++u)
                     if (p + u * groups < count) acc += weights[p + u * groups] * v[u];
             }
