@@ -70,7 +70,10 @@ public:
             firstRow_ = cut ? shape_.nTokens - 1 : 0;
             rows_ = cut ? 1 : shape_.nTokens;
             recordOp(l);
-            if (l.count > 0 && afterOp) afterOp(b_, l.last(), g_.ops[l.last()]);
+            // Each graph op the lowered op carries out, in order (a fused op's first ones own its
+            // dispatches in the op marks; the later ones none).
+            if (afterOp)
+                for (size_t i = l.first; i < l.first + l.count; ++i) afterOp(b_, i, g_.ops[i]);
         }
         if (shape_.argmax) {
             const auto n = static_cast<int32_t>(c_.nVocab);

@@ -31,7 +31,8 @@ struct RecordedPlan {
 };
 
 // Called after each lowered op that carries out graph ops (graph/lower.h; not after its Quantize
-// steps) with the last graph op it carries out (index, op); a tracer appends its launches.
+// steps) once per graph op it carries out (index, op), in order: a fused op (graph::fuse) calls
+// it for each of its ops after all its dispatches. A tracer appends its launches.
 using AfterOp = std::function<void(PlanBuilder&, size_t, const graph::Op&)>;
 
 // `fuseOps` false: graph::fuse's fused ops are declined, so every graph op writes its output
