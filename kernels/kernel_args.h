@@ -148,6 +148,41 @@ struct SampleArgs {
 };
 inline constexpr uint32_t kSampleWorkgroup = 256;
 
+// The qwen35 hybrid ops (cl/deltanet.cl). `state`: the token-state block (position 0 clears the
+// recurrent state first). ssm_conv
+struct SsmConvArgs {
+    uint64_t x, window, w, out, state;
+    int32_t channels, taps, tokens, inStride, outStride;
+};
+// delta_net (S: the layer's per-head state matrices, updated in place)
+struct DeltaNetArgs {
+    uint64_t qkv, alpha, beta, out, S, a, dtBias, state;
+    int32_t d, keyHeads, tokens, inStride, gateStride, outStride;
+    float eps, qScale;
+};
+// gated_norm
+struct GatedNormArgs {
+    uint64_t x, z, w, out;
+    int32_t n;
+    float eps;
+    int32_t inStride, gateStride, outStride;
+};
+// split_gate
+struct SplitGateArgs {
+    uint64_t in, out, gate;
+    int32_t headDim, inStride, outStride, gateStride;
+};
+// sigmoid_gate
+struct SigmoidGateArgs {
+    uint64_t x, gate, out;
+    int32_t n, stride, gateStride, perToken;
+};
+// copy_words
+struct CopyWordsArgs {
+    uint64_t src, dst;
+    int32_t n;
+};
+
 // Workgroup size of each kernel (its reqd_work_group_size) and how many items one group
 // covers along x: groups.x = ceil(extent / perGroupX), where extent is cols / n / rows / heads
 // as the kernel's comment says; y = tokens (or rows), z = expert slots for *_expert, splits for attention.
@@ -159,5 +194,7 @@ inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHead
     kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32},
     kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kAttentionCombineShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
     kMoeCombineShape{256, 256}, kArgmaxShape{256, 0};
+inline constexpr LaunchShape kSsmConvShape{64, 64}, kDeltaNetShape{128, 1}, kGatedNormShape{128, 1}, kSplitGateShape{64, 1},
+    kSigmoidGateShape{256, 256}, kCopyWordsShape{256, 256};
 
 }  // namespace zinc::kernels

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "graph/batched_step.h"
+
 #include <algorithm>
 
 namespace zinc::runtime {
@@ -30,9 +32,17 @@ StepLimits::StepLimits(std::string tier, const graph::Graph& graph, const TierOp
                                  std::clamp(options.maxBatch, 1, std::max(1, batchCap)))),
       budget_(options.activationBudget ? options.activationBudget : kHostActivationBudget),
       plan_(graph::planMemory(graph, maxBatch_)),
-      kv_(graph::planKv(*graph.config, contextLength_, maxBatch_)) {
+      kv_(graph::planKv(*graph.config, contextLength_, maxBatch_)),
+      sequenceBlocker_(graph::sequenceBatchingBlocker(graph)) {
     if (contextLength_ <= 0)
         throw TierError(fmt::format("{} tier: the model declares no context length; pass --ctx", tier_));
+}
+
+int32_t StepLimits::sequenceSlots(int32_t slots) const {
+    if (slots > 1 && !sequenceBlocker_.empty())
+        throw TierError(fmt::format("{} tier: {} sequence slots asked for, but this model keeps recurrent state ('{}') once, "
+                                    "not per sequence: use one (serve --parallel 1)", tier_, slots, sequenceBlocker_));
+    return std::max(1, slots);
 }
 
 void StepLimits::checkStep(std::span<const int32_t> tokens, int32_t startPos, LogitsWanted which, size_t logitsSize) const {

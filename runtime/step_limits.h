@@ -34,6 +34,10 @@ public:
     // evaluateRows(): 1..maxBatch() rows, each in a slot below `slots`, inside the context, with a
     // known token id, a slot's rows in increasing positions; a logits buffer for the wanted rows.
     void checkRows(std::span<const SequenceRow> rows, int32_t slots, size_t logitsSize) const;
+    // The KV slots a tier holds when `slots` are asked for (TierOptions::sequences): at least 1;
+    // more than 1 of a model whose recurrent state is held once (graph::sequenceBatchingBlocker)
+    // is a TierError naming the tier and the buffer.
+    int32_t sequenceSlots(int32_t slots) const;
     // generateGreedy()/generateSampled(): firstToken at startPos and n - 1 more after it.
     void checkGeneration(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) const;
 
@@ -48,6 +52,7 @@ private:
     uint64_t budget_;
     graph::MemoryPlan plan_;
     graph::KvLayout kv_;
+    std::string sequenceBlocker_;
 };
 
 // The tokens of one step whose activations (the arena less the persistent recurrent state) fit

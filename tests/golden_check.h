@@ -85,6 +85,9 @@ inline float maxAbsDiff(std::span<const float> a, std::span<const float> b) {
     return m;
 }
 
+// A copy of logits a session will overwrite on its next step.
+inline std::vector<float> copyOf(std::span<const float> logits) { return {logits.begin(), logits.end()}; }
+
 inline std::string goldenCaseName(const testing::TestParamInfo<GoldenCase>& info) {
     std::string name = info.param.golden.substr(0, info.param.golden.find('.'));
     for (auto& ch : name)

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "graph/batched_step.h"
 #include "kfd/tier/pm4_tier.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "tools/models/model_cache.h"
@@ -75,17 +76,28 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
     return o;
 }
 
+namespace {
+
+// The vulkan tier's options: GlobalOptions::gpuSequences KV slots where asked for and the model
+// can batch sequences.
+runtime::TierOptions vulkanOptions(const graph::Graph& graph, runtime::TierOptions options, const GlobalOptions& g) {
+    if (g.gpuSequences > 0 && graph::sequenceBatchingBlocker(graph).empty()) options.sequences = g.gpuSequences;
+    return options;
+}
+
+}  // namespace
+
 std::unique_ptr<runtime::Tier> makeTier(const std::string& name, const graph::Graph& graph,
                                         const runtime::TierOptions& options, const GlobalOptions* global) {
-    if (name == "cpu") return cpu::makeCpuTier(graph, options);
-    if (name == "vulkan") return vulkan::makeVulkanTier(graph, options, options.device);
     const GlobalOptions defaults;
     const GlobalOptions& g = global ? *global : defaults;
+    if (name == "cpu") return cpu::makeCpuTier(graph, options);
+    if (name == "vulkan") return vulkan::makeVulkanTier(graph, vulkanOptions(graph, options, g), options.device);
     if (name == "kfd" || name == "umq") return makePm4Tier(name, graph, options, g);
     if (name == "auto") {
         AutoChoice choice = chooseAutoTier(g);
         std::fprintf(stderr, "%s\n", describe(choice).c_str());
-        if (choice.tier == "vulkan") return vulkan::makeVulkanTier(graph, options, choice.vulkanDevice);
+        if (choice.tier == "vulkan") return vulkan::makeVulkanTier(graph, vulkanOptions(graph, options, g), choice.vulkanDevice);
         if (choice.tier == "cpu") return cpu::makeCpuTier(graph, options);
         if (!choice.device) return makePm4Tier(choice.tier, graph, options, g);
         kfd::Pm4TierOptions o = pm4TierOptions(choice.tier, options, g);

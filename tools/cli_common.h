@@ -33,6 +33,9 @@ struct GlobalOptions {
     uint32_t waitTimeoutMs = 120000;  // GPU tiers: bound on every wait for the GPU
     uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
     int32_t sequences = 1;            // KV slots the tier holds (serve --parallel)
+    // Not an option: serve's default --parallel. > 0: the vulkan tier holds this many KV slots
+    // instead of `sequences` where the model can batch sequences (graph::sequenceBatchingBlocker).
+    int32_t gpuSequences = 0;
     std::string ropeScaling;          // how to run past the model's trained context: "none" (as trained)
     bool printConfig = false;
     // Not an option: openEngine fills it from the model's tokenizer (its end-of-generation ids), for

@@ -24,6 +24,7 @@ struct BenchOptions {
     uint64_t seed = 1;
     bool gpuGreedy = false;  // decode through Tier::generateGreedy (tokens sampled and queued on the device)
     bool gpuSample = false;  // decode as chat does: the sampler chain on the device, 16 tokens per call
+    int32_t sequences = 0;   // > 0: that many sequences decode together (Tier::evaluateRows), greedy on the host
 };
 
 // What the host did per decoded token in steady state (after a generation's first call): PM4
@@ -37,7 +38,71 @@ double mean(const std::vector<double>& v) {
     return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
+// Continuous batching's decode without the server: `n` sequences, each its own random prompt
+// in its own KV slot (prefilled through evaluateRows, a slot at a time), then steps of one row
+// per sequence, each row's argmax fed back. Reports the aggregate decode tok/s (n rows a step).
+void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
+    GlobalOptions withSlots = global;
+    withSlots.sequences = o.sequences;
+    auto engine = openEngine(o.model, withSlots);
+    runtime::Tier& tier = *engine->tier;
+    const auto& c = engine->model->config();
+    const int32_t n = o.sequences;
+    if (tier.sequenceSlots() < n)
+        throw runtime::TierError(fmt::format("{} tier: holds {} sequence slots, --sequences {} needs as many", tier.name(),
+                                             tier.sequenceSlots(), n));
+    if (o.promptTokens < 1 || o.promptTokens + o.genTokens > tier.contextLength())
+        throw CLI::ValidationError("--prompt-tokens", fmt::format("with --sequences: at least 1, and prompt + generated tokens "
+                                                                  "within the context ({})", tier.contextLength()));
+    std::mt19937 rng(static_cast<uint32_t>(o.seed));
+    std::uniform_int_distribution<int32_t> pick(0, std::min(c.nVocab, 32000) - 1);
+    const auto vocab = static_cast<size_t>(c.nVocab);
+    std::vector<float> logits(vocab * static_cast<size_t>(n));
+    std::vector<double> prefill, decode;
+    for (int32_t r = 0; r < o.repetitions; ++r) {
+        std::vector<int32_t> next(static_cast<size_t>(n));
+        auto start = std::chrono::steady_clock::now();
+        for (int32_t s = 0; s < n; ++s)
+            for (int32_t p = 0; p < o.promptTokens; p += tier.maxBatch()) {
+                std::vector<runtime::SequenceRow> rows;
+                for (int32_t q = p; q < std::min(o.promptTokens, p + tier.maxBatch()); ++q)
+                    rows.push_back({s, q, pick(rng), q + 1 == o.promptTokens});
+                tier.evaluateRows(rows, logits);
+                if (rows.back().wantLogits) next[static_cast<size_t>(s)] = runtime::argmax(std::span(logits).first(vocab));
+            }
+        prefill.push_back(double(n) * o.promptTokens / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        start = std::chrono::steady_clock::now();
+        std::vector<runtime::SequenceRow> rows(static_cast<size_t>(n));
+        for (int32_t i = 0; i < o.genTokens; ++i) {
+            for (int32_t s = 0; s < n; ++s) rows[static_cast<size_t>(s)] = {s, o.promptTokens + i, next[static_cast<size_t>(s)], true};
+            tier.evaluateRows(rows, logits);
+            for (size_t s = 0; s < static_cast<size_t>(n); ++s)
+                next[s] = runtime::argmax(std::span(logits).subspan(s * vocab, vocab));
+        }
+        decode.push_back(double(n) * o.genTokens / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        fmt::print(stderr, "rep {}: prefill {:.1f} tok/s, decode {:.1f} tok/s ({} sequences together)\n", r + 1, prefill.back(),
+                   decode.back(), n);
+    }
+    nlohmann::json j;
+    j["model"] = o.model;
+    j["model_summary"] = c.summary();
+    j["tier"] = tier.name();
+    j["tier_detail"] = tier.describe();
+    j["sequences"] = n;
+    j["prompt_tokens"] = o.promptTokens;
+    j["gen_tokens"] = o.genTokens;
+    j["repetitions"] = o.repetitions;
+    j["prefill_tok_s"] = prefill;
+    j["decode_tok_s"] = decode;  // every sequence's tokens together
+    j["prefill_tok_s_mean"] = mean(prefill);
+    j["decode_tok_s_mean"] = mean(decode);
+    j["decode_tok_s_best"] = *std::max_element(decode.begin(), decode.end());
+    j["decode_mode"] = "rows";
+    std::cout << j.dump(2) << std::endl;
+}
+
 void runBench(const BenchOptions& o, const GlobalOptions& global) {
+    if (o.sequences > 0) return runBenchSequences(o, global);
     auto engine = openEngine(o.model, global);
     const auto& c = engine->model->config();
     std::mt19937 rng(static_cast<uint32_t>(o.seed));
@@ -135,6 +200,11 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_flag("--gpu-sample", o->gpuSample,
                   "decode as chat does: the sampler chain on the device (seed --seed), 16 tokens per call; with --loop, "
                   "doorbells_per_token and host_syscalls_per_token count the steady state (after the first call)");
+    cmd->add_option("--sequences", o->sequences,
+                    "continuous batching without the server: N sequences (a random prompt each, in its own KV slot) "
+                    "decode together, one row each per step (Tier::evaluateRows, greedy on the host); decode_tok_s counts "
+                    "all of them")
+        ->check(CLI::Range(1, 256));
     cmd->callback([o, &global] { runBench(*o, global); });
 }
 

@@ -89,7 +89,9 @@ nlohmann::json report(const BenchServeOptions& o, const std::vector<StreamOutcom
                       double rssAfter) {
     std::map<std::string, int32_t> statuses;
     std::vector<double> ttft, perStream;
-    int64_t tokens = 0;
+    int64_t tokens = 0, decodeTokens = 0;
+    // The decode window: from the first text of any stream to the end of the last one.
+    double firstText = 1e300, lastEnd = 0;
     int32_t ok = 0, errorEvents = 0, cut = 0;
     for (const StreamOutcome& r : outcomes) {
         ++statuses[std::to_string(r.status)];
@@ -102,8 +104,12 @@ nlohmann::json report(const BenchServeOptions& o, const std::vector<StreamOutcom
             ttft.push_back(r.firstTextSeconds);
             const double generating = r.totalSeconds - r.firstTextSeconds;
             if (r.completionTokens > 1 && generating > 0) perStream.push_back((r.completionTokens - 1) / generating);
+            decodeTokens += std::max(r.completionTokens - 1, 0);
+            firstText = std::min(firstText, r.sentSeconds + r.firstTextSeconds);
+            lastEnd = std::max(lastEnd, r.sentSeconds + r.totalSeconds);
         }
     }
+    const double decodeWindow = lastEnd - firstText;
     double perStreamMean = 0;
     for (double v : perStream) perStreamMean += v / static_cast<double>(perStream.size());
     return {{"url", o.url},
@@ -120,6 +126,9 @@ nlohmann::json report(const BenchServeOptions& o, const std::vector<StreamOutcom
             {"ttft_seconds", {{"p50", percentile(ttft, 0.5)}, {"p99", percentile(ttft, 0.99)}}},
             {"generated_tokens", tokens},
             {"aggregate_tokens_per_second", wall > 0 ? static_cast<double>(tokens) / wall : 0},
+            // Tokens after each stream's first, over the decode window: the figure to compare
+            // between N parallel streams and one (prefill and the first token's wait left out).
+            {"aggregate_decode_tokens_per_second", decodeWindow > 0 ? static_cast<double>(decodeTokens) / decodeWindow : 0},
             {"per_stream_tokens_per_second", {{"mean", perStreamMean}, {"p50", percentile(perStream, 0.5)}}},
             {"rss_before_bytes", rssBefore},
             {"rss_after_bytes", rssAfter},
@@ -134,9 +143,12 @@ double drive(const BenchServeOptions& o, const Endpoint& e, int32_t first, std::
     std::vector<std::thread> clients;
     for (int32_t c = 0; c < std::min(o.clients, total); ++c)
         clients.emplace_back([&] {
-            for (int32_t i; (i = next++) < total;)
-                outcomes[static_cast<size_t>(i)] = bench_serve::streamCompletion(e.host, e.port, requestBody(o, first + i),
-                                                                                 std::chrono::seconds(o.timeoutSeconds));
+            for (int32_t i; (i = next++) < total;) {
+                const double sent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                StreamOutcome& r = outcomes[static_cast<size_t>(i)];
+                r = bench_serve::streamCompletion(e.host, e.port, requestBody(o, first + i), std::chrono::seconds(o.timeoutSeconds));
+                r.sentSeconds = sent;
+            }
         });
     for (auto& t : clients) t.join();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -20,8 +21,13 @@
 namespace zinc::tools {
 namespace {
 
+// `--parallel`'s default on the vulkan tier (1 elsewhere, and for models whose recurrent state
+// is held once): four streams share each weight read; the KV cache grows four times.
+constexpr int32_t kGpuDefaultParallel = 4;
+
 struct ServeOptions {
     std::string model;
+    int32_t parallel = 0;  // --parallel; 0: kGpuDefaultParallel on the vulkan tier, else 1
     size_t maxModels = 1;
     serve::ServerOptions server;
     bool noThink = false;
@@ -88,10 +94,13 @@ void runModelRouter(ServeOptions& o, const GlobalOptions& global) {
 void runServe(ServeOptions& o, const GlobalOptions& global) {
     const sigset_t stopSignals = StopOnSignal::stopSignals();
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    o.server.parallel = std::max(o.parallel, 1);
     if (o.model.empty()) return runModelRouter(o, global);
     GlobalOptions withSlots = global;  // the tier holds a KV region per parallel request
     withSlots.sequences = o.server.parallel;
+    if (o.parallel == 0) withSlots.gpuSequences = kGpuDefaultParallel;
     auto engine = openEngine(o.model, withSlots);
+    if (o.parallel == 0) o.server.parallel = engine->tier->sequenceSlots();
     if (o.server.modelName.empty())
         o.server.modelName = std::filesystem::exists(o.model) ? std::filesystem::path(o.model).stem().string() : models::findCached(o.model).name;
     o.server.enableThinking = !o.noThink;
@@ -122,9 +131,11 @@ void addServeCommand(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str()->check(CLI::Range(0, 65535));
     cmd->add_option("--queue", o->server.queue, "requests that may wait while --parallel run; more get 429")
         ->capture_default_str()->check(CLI::Range(1, 4096));
-    cmd->add_option("--parallel", o->server.parallel,
-                    "requests generated together in batched steps (continuous batching; the KV cache grows as many times)")
-        ->capture_default_str()->check(CLI::Range(1, 256));
+    cmd->add_option("--parallel", o->parallel,
+                    fmt::format("requests generated together in batched steps (continuous batching; the KV cache grows as "
+                                "many times) [default: {} on the vulkan tier, 1 on the others and for hybrid models]",
+                                kGpuDefaultParallel))
+        ->check(CLI::Range(1, 256));
     cmd->add_option("--prefill-chunk", o->server.prefillChunk,
                     "with --parallel > 1: prompt tokens a step takes beside the running requests' tokens")
         ->capture_default_str()->check(CLI::Range(1, 65536));

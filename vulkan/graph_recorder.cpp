@@ -1,5 +1,7 @@
 #include "vulkan/graph_recorder.h"
 
+#include "graph/batched_step.h"
+
 namespace zinc::vk {
 namespace {
 
@@ -18,6 +20,7 @@ graph::Lowered lowerForVulkan(const graph::Graph& graph) {
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
       lowered_(lowerForVulkan(graph)),
+      crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)),
       embed_(pipelines),
       norm_(pipelines),
       rope_(pipelines),
@@ -27,7 +30,8 @@ GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& gra
       moe_(pipelines, matVec_, elementwise_),
       argmax_(pipelines),
       sample_(pipelines),
-      hybrid_(pipelines) {}
+      hybrid_(pipelines),
+      gather_(pipelines) {}
 
 int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens,
                               bool allRows, const OpHook& afterOps) {
@@ -45,6 +49,26 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
         dispatched = rec.dispatches();
     }
     return ctx.firstRow;
+}
+
+void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nRows,
+                               int32_t wanted) {
+    ActivationCache acts;
+    PlanContext ctx{rec, graph_, mem, weights, acts, nRows, 0, nRows};
+    ctx.sequenceRows = true;
+    bool pastLayers = false;
+    for (const graph::LoweredOp& l : lowered_.ops) {
+        if (l.lastRowOnly && !pastLayers) {
+            pastLayers = true;
+            if (wanted == 0) return;
+            rec.setLabel("gather_rows");
+            for (graph::BufferId id : crossingLayerEnd_) gather_.record(ctx, id, static_cast<uint32_t>(wanted));
+            acts.invalidateAll();
+            ctx.rows = wanted;
+        }
+        rec.setLabel(l.op.label);
+        recordOp(ctx, l);
+    }
 }
 
 void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {

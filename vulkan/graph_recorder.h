@@ -26,6 +26,11 @@ public:
     const graph::Lowered& lowered() const { return lowered_; }
     int32_t record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens, bool allRows,
                    const OpHook& afterOps = {});
+    // Records a step over nRows rows of several sequences (continuous batching: each row's
+    // position and KV slot from the token state's per-row arrays): the layer stack on every
+    // row, then the `wanted` rows the token state lists gathered to rows 0..wanted-1 and the
+    // ops after the layer stack on those (none when wanted is 0: the step ends there).
+    void recordRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nRows, int32_t wanted);
     // Greedy sampling after the graph (argmax of the last logits row).
     void recordArgmax(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
                       bool advance);
@@ -36,6 +41,7 @@ private:
     void recordOp(PlanContext& ctx, const graph::LoweredOp& l);
     const graph::Graph& graph_;
     graph::Lowered lowered_;
+    std::vector<graph::BufferId> crossingLayerEnd_;  // graph::buffersCrossingLayerEnd
     EmbedOp embed_;
     NormOp norm_;
     RopeOp rope_;
@@ -46,6 +52,7 @@ private:
     ArgmaxOp argmax_;
     SampleOp sample_;
     HybridOp hybrid_;
+    GatherRowsOp gather_;
 };
 
 }  // namespace zinc::vk

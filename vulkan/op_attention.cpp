@@ -119,7 +119,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs. A
     // sliding-window layer splits its window (the split count follows the whole KV length, so
     // workgroups past the window's chunks return at once).
-    const bool split = ctx.nTokens == 1 && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
+    const bool split = ctx.nTokens == 1 && !ctx.sequenceRows && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
                        c.headDim % 8 == 0;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
     if (split) {

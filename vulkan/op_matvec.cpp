@@ -112,7 +112,7 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
     const bool tiledType = w.type != GgmlType::Q2_K;
     if (expert && expert->maxTiles > 0 && !tiledType)
         throw runtime::TierError(fmt::format("vulkan tier: expert weights {} are Q2_K, which the grouped matmul cannot read", w.name));
-    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens && tiledType))
+    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens && tiledType && !ctx.sequenceRows))
         return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
     const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
     const uint32_t rows = rowsPerGroup(w.rows);

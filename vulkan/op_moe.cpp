@@ -63,7 +63,7 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
     const auto ff = static_cast<uint32_t>(c.nFfExpert), embd = static_cast<uint32_t>(c.nEmbd);
     const uint32_t slots = rows * nUsed;
     uint32_t tiles = 0;
-    if (rows >= kGroupedMinTokens) {  // each expert's matrices once per 64 of its pairs (matmul.comp)
+    if (rows >= kGroupedMinTokens && !ctx.sequenceRows) {  // each expert's matrices once per 64 of its pairs (matmul.comp)
         tiles = maxTiles(slots, static_cast<uint32_t>(c.nExpert));
         ctx.rec.dispatch(group_, GroupPc{ctx.row0(op.expertIds), ctx.mem.moeGroups, slots, static_cast<uint32_t>(c.nExpert),
                                          ctx.mem.moeOrderAt}, 1);

@@ -143,6 +143,17 @@ private:
     VkPipeline conv_, delta_, norm_, gate_;
 };
 
+// A step over rows of several sequences: the wanted rows of a buffer moved to its first rows
+// (gather_rows.comp), where the layer stack ends.
+class GatherRowsOp {
+public:
+    explicit GatherRowsOp(PipelineFactory& pipelines);
+    void record(PlanContext& ctx, graph::BufferId buffer, uint32_t wanted) const;
+
+private:
+    VkPipeline pipeline_;
+};
+
 // Greedy sampling on the GPU (argmax.comp).
 class ArgmaxOp {
 public:

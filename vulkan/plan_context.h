@@ -73,6 +73,12 @@ struct PlanContext {
     int32_t firstRow = 0; // rows of the current op: [firstRow, firstRow + rows)
     int32_t rows = 1;
     bool attnArgsRecorded = false;  // attention_args.comp ran earlier in this plan
+    // Rows of several sequences (the token state's per-row arrays). Each row's arithmetic must
+    // not depend on the rows beside it, so that a request's tokens do not depend on the load:
+    // no split attention, and the token-tiled matvec (each weight unit read once per 8 rows,
+    // per-row sums as the one-token matvec) instead of the tiled matmul, whose sums run in
+    // another order.
+    bool sequenceRows = false;
 
     uint32_t width(graph::BufferId id) const { return static_cast<uint32_t>(graph.buffer(id).width); }
     VkDeviceAddress at(graph::BufferId id, int32_t token) const {

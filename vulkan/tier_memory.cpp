@@ -1,5 +1,7 @@
 #include "vulkan/tier_memory.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -15,8 +17,15 @@ namespace zinc::vulkan {
 using namespace zinc::vk;
 
 TierMemory::TierMemory(const Device& device, Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
-                       const graph::KvLayout& kv, int32_t contextLength, int32_t maxBatch, std::chrono::milliseconds timeout)
-    : device_(device), graph_(graph), plan_(plan), kv_(kv), contextLength_(contextLength), maxBatch_(maxBatch) {
+                       const graph::KvLayout& kv, int32_t contextLength, int32_t maxBatch, int32_t sequences,
+                       std::chrono::milliseconds timeout)
+    : device_(device),
+      graph_(graph),
+      plan_(plan),
+      kv_(kv),
+      contextLength_(contextLength),
+      maxBatch_(maxBatch),
+      sequences_(std::max(1, sequences)) {
     allocate();
     uploadRopeTable(queue, timeout);
 }
@@ -24,8 +33,14 @@ TierMemory::TierMemory(const Device& device, Queue& queue, const graph::Graph& g
 void TierMemory::allocate() {
     const auto& c = *graph_.config;
     arena_ = DeviceBuffer(device_, plan_.arenaBytes, MemoryKind::DeviceLocal, "activation arena");
-    // F16 rows laid out by graph::KvLayout: a ring on sliding-window layers.
-    const uint64_t cacheBytes = uint64_t{2} * static_cast<uint64_t>(std::max<int64_t>(kv_.rows, 1)) * static_cast<uint64_t>(c.kvDim());
+    // F16 rows laid out by graph::KvLayout (a ring on sliding-window layers), once per sequence
+    // slot. The shaders index the halves of one cache with 32-bit words.
+    const uint64_t halves = static_cast<uint64_t>(sequences_) * static_cast<uint64_t>(std::max<int64_t>(kv_.rows, 1)) *
+                            static_cast<uint64_t>(c.kvDim());
+    if (halves / 2 > UINT32_MAX)
+        throw runtime::TierError(fmt::format("vulkan tier: a KV cache of {} sequence slots x {} rows x {} halves is past the "
+                                             "shaders' 32-bit indexing; lower --ctx or --parallel", sequences_, kv_.rows, c.kvDim()));
+    const uint64_t cacheBytes = uint64_t{2} * halves;
     kCache_ = DeviceBuffer(device_, cacheBytes, MemoryKind::DeviceLocal, "K cache");
     vCache_ = DeviceBuffer(device_, cacheBytes, MemoryKind::DeviceLocal, "V cache");
     const size_t ropeBytes = sizeof(float) * static_cast<size_t>(contextLength_) * static_cast<size_t>(c.ropeDim);
@@ -131,6 +146,27 @@ void TierMemory::writeState(int32_t startPos, std::span<const int32_t> tokens) {
     header->nTokens = static_cast<int32_t>(tokens.size());
     header->kvLength = startPos + static_cast<int32_t>(tokens.size());
     std::memcpy(reinterpret_cast<int32_t*>(header + 1), tokens.data(), tokens.size_bytes());
+}
+
+void TierMemory::writeRows(std::span<const runtime::SequenceRow> rows) {
+    auto* header = static_cast<TokenStateHeader*>(stateHost_.mapped());
+    *header = TokenStateHeader{};
+    header->position = rows.front().position;
+    header->nTokens = static_cast<int32_t>(rows.size());
+    header->kvLength = rows.front().position + 1;
+    header->rowsAt = tokenStateRowsAt(maxBatch_);
+    header->rowsStride = maxBatch_;
+    auto* ints = reinterpret_cast<int32_t*>(header);
+    int32_t* positions = ints + header->rowsAt;
+    int32_t* slotBases = positions + maxBatch_;
+    int32_t* wanted = slotBases + maxBatch_;
+    int32_t k = 0;
+    for (size_t t = 0; t < rows.size(); ++t) {
+        ints[8 + t] = rows[t].token;
+        positions[t] = rows[t].position;
+        slotBases[t] = static_cast<int32_t>(static_cast<int64_t>(rows[t].slot) * kv_.rows);
+        if (rows[t].wantLogits) wanted[k++] = static_cast<int32_t>(t);
+    }
 }
 
 void TierMemory::writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history) {

@@ -11,6 +11,7 @@
 #include "graph/graph.h"
 #include "graph/kv_layout.h"
 #include "runtime/sampler.h"
+#include "runtime/tier.h"
 #include "vulkan/plan_context.h"
 #include "vulkan/vk_buffer.h"
 #include "vulkan/vk_device.h"
@@ -24,8 +25,8 @@ public:
 
     // Allocates everything and uploads the rope table (waits up to `timeout`).
     TierMemory(const vk::Device& device, vk::Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
-               const graph::KvLayout& kv,
-               int32_t contextLength, int32_t maxBatch, std::chrono::milliseconds timeout);
+               const graph::KvLayout& kv, int32_t contextLength, int32_t maxBatch, int32_t sequences,
+               std::chrono::milliseconds timeout);
 
     const vk::DeviceLayout& layout() const { return layout_; }
     const graph::MemoryPlan& plan() const { return plan_; }
@@ -34,6 +35,10 @@ public:
 
     // Host side of the token state: the position and ids of the next step.
     void writeState(int32_t startPos, std::span<const int32_t> tokens);
+    // The same for a step over rows of several sequences (vulkan/token_state.h): each row's
+    // id, position and slot, and the rows whose logits are wanted.
+    void writeRows(std::span<const runtime::SequenceRow> rows);
+    int32_t sequences() const { return sequences_; }
     // The sampling chain's parameters and the last fed ids (sample.comp's penalty window).
     void writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history);
     // Records the copies of both host states to their device copies, then a barrier before
@@ -62,6 +67,7 @@ private:
     graph::KvLayout kv_;
     int32_t contextLength_;
     int32_t maxBatch_;
+    int32_t sequences_;  // KV slots: each a copy of kv_'s rows
     vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;

@@ -9,6 +9,7 @@
 #include "vulkan/shaders/attention_split.h"
 #include "vulkan/shaders/elementwise.h"
 #include "vulkan/shaders/embed.h"
+#include "vulkan/shaders/gather_rows.h"
 #include "vulkan/shaders/kv_store.h"
 #include "vulkan/shaders/matmul.h"
 #include "vulkan/shaders/matmul_dot4.h"
@@ -57,6 +58,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MoeGroup, kMoeGroup)
         ZINC_SHADER(Argmax, kArgmax)
         ZINC_SHADER(QkRope, kQkRope)
+        ZINC_SHADER(GatherRows, kGatherRows)
         ZINC_SHADER(Sample, kSample)
         ZINC_SHADER(SsmConv, kSsmConv)
         ZINC_SHADER(DeltaNet, kDeltaNet)
@@ -94,6 +96,7 @@ const char* shaderName(Shader shader) {
         case Shader::DeltaNet: return "delta_net";
         case Shader::GatedNorm: return "gated_norm";
         case Shader::Gate: return "gate";
+        case Shader::GatherRows: return "gather_rows";
     }
     return "?";
 }

@@ -26,7 +26,7 @@ using namespace zinc::vk;
 using Clock = std::chrono::steady_clock;
 
 constexpr int32_t kQueueAhead = 3;  // greedy tokens in flight at once
-constexpr size_t kMaxPlans = 16;
+constexpr size_t kMaxPlans = 32;  // continuous batching adds a plan per (rows, wanted rows)
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 int64_t nsOf(Clock::time_point t) { return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count(); }
@@ -38,6 +38,7 @@ struct PlanKey {
     bool allRows;
     PlanOutput output;
     bool instrumented = false;  // PlanInstrument's variant (tracing, capture)
+    int32_t wantedRows = -1;    // >= 0: a step over rows of several sequences, this many wanting logits
     auto operator<=>(const PlanKey&) const = default;
 };
 
@@ -69,12 +70,15 @@ public:
           limits_("vulkan", graph, withDeviceActivationBudget(options, deviceIndex)),
           contextLength_(limits_.contextLength()),
           maxBatch_(limits_.maxBatch()),
+          sequences_(limits_.sequenceSlots(options.sequences)),
           instance_(Instance::shared()),
           device_(instance_, deviceIndex),
           queue_(device_),
           pipelines_(device_),
-          weights_(device_, queue_, graph, deviceMemoryBudget(graph, limits_.kv(), maxBatch_, options.deviceMemoryLimit)),
-          memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, std::chrono::milliseconds(options.waitTimeoutMs)),
+          weights_(device_, queue_, graph,
+                   deviceMemoryBudget(graph, limits_.kv(), maxBatch_, options.deviceMemoryLimit, sequences_)),
+          memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, sequences_,
+                  std::chrono::milliseconds(options.waitTimeoutMs)),
           recorder_(pipelines_, graph, device_.caps().integerDotProduct),
           submitter_(device_, queue_, memory_, options.gpuTimestamps && device_.caps().timestamps,
                      std::chrono::milliseconds(options.waitTimeoutMs)) {
@@ -88,13 +92,15 @@ public:
     std::string describe() const override {
         const auto& c = device_.caps();
         std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {}, weights {:.1f} MiB (uploaded at {:.1f} GiB/s), context {}, "
-                                    "KV cache F16 {:.1f} MiB, {}, decode plan {} dispatches",
+                                    "KV cache F16 {:.1f} MiB{}, {}, decode plan {} dispatches",
                                     c.index, c.name, c.type, c.driverName, c.subgroupSize,
                                     c.integerDotProduct ? "dot4 matvec" : "unpacked matvec",
                                     static_cast<double>(weights_.bytes()) / (1 << 20),
                                     static_cast<double>(weights_.bytes()) / double(1 << 30) / std::max(weights_.uploadSeconds(), 1e-9),
                                     contextLength_,
-                                    static_cast<double>(memory_.kvCacheBytes()) / (1 << 20), limits_.describe(),
+                                    static_cast<double>(memory_.kvCacheBytes()) / (1 << 20),
+                                    sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(),
+                                    limits_.describe(),
                                     stats_.dispatchesPerToken);
         if (stats_.decodeTokens > 0) {
             const double tokens = static_cast<double>(stats_.decodeTokens);
@@ -105,11 +111,51 @@ public:
         }
         s += describeOps("; GPU time per decode token by op:", opSeconds_, static_cast<double>(stats_.gpuTimedTokens));
         s += describeOps("; GPU time per prefill token by op:", prefillOpSeconds_, static_cast<double>(prefillTimedTokens_));
+        if (rowsTimedSteps_ > 0) {
+            const double steps = static_cast<double>(rowsTimedSteps_);
+            s += fmt::format("; batched decode steps (evaluateRows, every row wanting logits): GPU {:.3f} ms a step of {:.1f} rows on average",
+                             rowsGpuSeconds_ / steps * 1e3, static_cast<double>(rowsTimedRows_) / steps);
+            s += describeOps(", by op:", rowsOpSeconds_, steps);
+        }
         return s;
     }
     int32_t contextLength() const override { return contextLength_; }
     int32_t maxBatch() const override { return maxBatch_; }
+    int32_t sequenceSlots() const override { return sequences_; }
     runtime::TierStats stats() const override { return stats_; }
+
+    // Rows of several sequences in one submission of a batched plan (one per row count and
+    // wanted-row count, recorded when first asked for): the token state carries each row's
+    // position and slot and the wanted rows; the logits of those come back in row order.
+    void evaluateRows(std::span<const runtime::SequenceRow> rows, std::span<float> logits) override {
+        if (memory_.hasRecurrentState()) return Tier::evaluateRows(rows, logits);  // one slot: evaluate()'s path
+        limits_.checkRows(rows, sequences_, logits.size());
+        const auto n = static_cast<int32_t>(rows.size());
+        const auto wanted = static_cast<int32_t>(
+            std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; }));
+        runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
+        const auto start = Clock::now();
+        if (log) log->beginStep(rows.front().position, n);
+        memory_.writeRows(rows);
+        if (wanted > 1 && memory_.ensureLogitsRows(wanted)) plans_.clear();  // they copy into the old buffer
+        const Plan& plan = planFor({n, false, PlanOutput::Logits, false, wanted});
+        const uint64_t value = submitter_.submit(plan.cmd, true, false);
+        const auto submitted = Clock::now();
+        submitter_.wait(value, fmt::format("vulkan tier: a step of {} rows of {} sequence slots", n, sequences_));
+        const auto afterWait = Clock::now();
+        const size_t vocab = static_cast<size_t>(config_.nVocab);
+        if (wanted > 0)  // none wanted: `logits` may be empty, its data() null
+            std::memcpy(logits.data(), memory_.logitsHost().mapped(), vocab * sizeof(float) * static_cast<size_t>(wanted));
+        if (submitter_.timestamps() && wanted == n) {  // decode steps only: a prompt chunk is prefill's cost
+            const double seconds = submitter_.readTimestamps(plan.labels, rowsOpSeconds_);
+            if (seconds >= 0) {
+                rowsGpuSeconds_ += seconds;
+                rowsTimedSteps_ += 1;
+                rowsTimedRows_ += n;
+            }
+        }
+        if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
+    }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
                   std::span<float> logits) override {
@@ -292,12 +338,19 @@ private:
             rec.timeDispatches(submitter_.queryPool(), &plan.labels);
         }
         if (key.instrumented) instrument_->beginPlan(plan.cmd);
-        const int32_t firstRow = recorder_.record(rec, memory_.layout(), weights_, key.nTokens, key.allRows,
-                                                  key.instrumented ? instrument_->hook() : GraphRecorder::OpHook{});
+        int32_t firstRow = 0;
+        if (key.wantedRows >= 0)
+            recorder_.recordRows(rec, memory_.layout(), weights_, key.nTokens, key.wantedRows);
+        else
+            firstRow = recorder_.record(rec, memory_.layout(), weights_, key.nTokens, key.allRows,
+                                        key.instrumented ? instrument_->hook() : GraphRecorder::OpHook{});
         const size_t rowBytes = sizeof(float) * static_cast<size_t>(config_.nVocab);
         const size_t logitsOffset = memory_.plan().offsets[static_cast<size_t>(graph_.logits)];
-        plan.logitsRows = key.allRows ? key.nTokens : 1;
-        if (key.output == PlanOutput::Logits) {
+        plan.logitsRows = key.wantedRows >= 0 ? key.wantedRows : key.allRows ? key.nTokens : 1;
+        if (key.output == PlanOutput::Logits && plan.logitsRows == 0) {
+            rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                        VK_ACCESS_HOST_READ_BIT);
+        } else if (key.output == PlanOutput::Logits) {
             rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                         VK_ACCESS_TRANSFER_READ_BIT);
             rec.copy(memory_.arena().handle(), logitsOffset + rowBytes * static_cast<size_t>(firstRow), memory_.logitsHost().handle(), 0,
@@ -326,6 +379,7 @@ private:
     runtime::StepLimits limits_;
     int32_t contextLength_;
     int32_t maxBatch_;
+    int32_t sequences_;  // KV slots (TierOptions::sequences)
     std::shared_ptr<Instance> instance_;
     Device device_;
     Queue queue_;
@@ -344,6 +398,9 @@ private:
     std::map<std::string, double> opSeconds_;         // decode GPU time by op label (timestamps)
     std::map<std::string, double> prefillOpSeconds_;  // batched evaluate() GPU time by op label
     int64_t prefillTimedTokens_ = 0;
+    std::map<std::string, double> rowsOpSeconds_;  // evaluateRows' decode steps: GPU time by op label
+    double rowsGpuSeconds_ = 0;
+    int64_t rowsTimedSteps_ = 0, rowsTimedRows_ = 0;
 };
 
 }  // namespace

@@ -173,12 +173,13 @@ private:
 }  // namespace
 
 DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::KvLayout& kv, int32_t maxBatch,
-                                      uint64_t limitBytes) {
+                                      uint64_t limitBytes, int32_t sequences) {
     const model::ModelConfig& c = *graph.config;
     DeviceMemoryBudget b;
-    b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(kv.rows) * uint64_t(c.kvDim());  // K and V, F16
+    b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(kv.rows) * uint64_t(c.kvDim()) * uint64_t(std::max(1, sequences));  // K and V, F16, per slot
     b.activationBytes = graph::planMemory(graph, maxBatch).arenaBytes;
     b.limitBytes = limitBytes;
+    b.sequences = std::max(1, sequences);
     return b;
 }
 
@@ -192,10 +193,13 @@ void checkFits(const Device& device, uint64_t weightBytes, const DeviceMemoryBud
     if (needed <= available) return;
     const auto mib = [](uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); };
     throw runtime::TierError(fmt::format(
-        "vulkan tier: the model needs {:.1f} MiB of device memory (weights {:.1f}, KV cache {:.1f}, activations {:.1f}) "
-        "but device {} ({}) has {:.1f} MiB{}; lower --ctx or --batch, or use a smaller model",
-        mib(needed), mib(weightBytes), mib(budget.kvCacheBytes), mib(budget.activationBytes), device.caps().index,
-        device.caps().name, mib(available), capped ? fmt::format(" to use (--device-memory; {:.1f} MiB in all)", mib(heap)) : ""));
+        "vulkan tier: the model needs {:.1f} MiB of device memory (weights {:.1f}, KV cache {:.1f}{}, activations {:.1f}) "
+        "but device {} ({}) has {:.1f} MiB{}; lower --ctx{} or --batch, or use a smaller model",
+        mib(needed), mib(weightBytes), mib(budget.kvCacheBytes),
+        budget.sequences > 1 ? fmt::format(" for {} sequence slots", budget.sequences) : std::string(), mib(budget.activationBytes),
+        device.caps().index, device.caps().name, mib(available),
+        capped ? fmt::format(" to use (--device-memory; {:.1f} MiB in all)", mib(heap)) : "",
+        budget.sequences > 1 ? ", --parallel" : ""));
 }
 
 }  // namespace

@@ -20,9 +20,10 @@ struct DeviceMemoryBudget {
     uint64_t kvCacheBytes = 0;
     uint64_t activationBytes = 0;
     uint64_t limitBytes = 0;  // 0: the device's largest device-local heap
+    int32_t sequences = 1;    // KV slots in kvCacheBytes (serve --parallel)
 };
 DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::KvLayout& kv, int32_t maxBatch,
-                                      uint64_t limitBytes);
+                                      uint64_t limitBytes, int32_t sequences = 1);
 
 class WeightStore {
 public:

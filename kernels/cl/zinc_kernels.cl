@@ -11,3 +11,4 @@
 #include "moe.cl"
 #include "argmax.cl"
 #include "sample.cl"
+#include "deltanet.cl"

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "kernels/kernel_args.h"
+#include "kfd/tier/hybrid_ops.h"
 #include "runtime/tier.h"
 
 namespace zinc::kfd {
@@ -111,9 +112,7 @@ private:
             case OpKind::DeltaNet:
             case OpKind::GatedNorm:
             case OpKind::SplitGate:
-            case OpKind::SigmoidGate:
-                throw TierError(fmt::format("kfd tier: op {} ({}) of the qwen35 hybrid models has no kernel yet; use "
-                                            "--tier=cpu", op.label, graph::opKindName(op.kind)));
+            case OpKind::SigmoidGate: return recordHybridOp(b_, g_, m_, op, {firstRow_, rows()});  // hybrid_ops.h
             case OpKind::MatMulAdd: return matMul(l, true);
             case OpKind::MoeFfnAdd: return moeFfn(l, true);
             case OpKind::SwiGluQuantize: {

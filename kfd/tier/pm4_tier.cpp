@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "kfd/tier/gpu_failure.h"
 #include "kfd/tier/graph_recorder.h"
+#include "kfd/tier/hybrid_ops.h"
 #include "kfd/tier/op_marks.h"
 #include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
@@ -17,6 +19,7 @@
 #include "kfd/tier/tier_memory.h"
 #include "runtime/plan_cache.h"
 #include "runtime/queued_steps.h"
+#include "runtime/recurrent_state.h"
 #include "runtime/step_limits.h"
 
 namespace zinc::kfd {
@@ -100,6 +103,7 @@ public:
         runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
         if (log) log->beginStep(startPos, n);
         limits_.checkStep(tokens, startPos, which, logits.size());
+        syncRecurrentState(startPos, n);
         const bool all = which == runtime::LogitsWanted::All && n > 1;
         const bool instrumented = n == 1 && instrument_ && instrument_->active();
         const RecordedPlan& plan = instrumented ? instrument_->plan() : planFor({n, all, false});
@@ -136,6 +140,7 @@ public:
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
         ready();
         stopLoop();
+        syncRecurrentState(startPos, n);
         const RecordedPlan& plan = planFor({1, false, true});
         const int32_t one[] = {firstToken};
         // The argmax at the end of each IB writes the next token id where the next IB's embed
@@ -169,6 +174,7 @@ public:
         limits_.checkGeneration(firstToken, startPos, n, nVocab);
         ready();
         runtime::EventLog* log = traceLog();
+        syncRecurrentState(startPos, 0);  // fed tokens counted below: a stop id may end it early
         if (kfd_.loop && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
         stopLoop();
         const auto start = Clock::now();
@@ -225,6 +231,7 @@ public:
         }
         while (!inFlight.empty()) waitOldest();
         const int32_t produced = sampler_.steps();
+        if (hasState()) state_.setEnd(startPos + produced);  // each step fed one token
         lastEnd_ = sampler_.endReason();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
@@ -316,6 +323,7 @@ private:
         std::vector<int32_t> ids = sampler_.ids(loop_.taken, loop_.taken + produced);
         loop_.taken += produced;
         loop_.nextPosition = startPos + produced;
+        if (hasState()) state_.setEnd(loop_.nextPosition);
         loop_.lastId = ids.empty() ? firstToken : ids.back();
         if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
@@ -387,6 +395,46 @@ private:
         } catch (const TierError& e) {
             failed(e.what(), nullptr, "the persistent loop");
         }
+    }
+
+    // Hybrid models: a step at position 0 starts a sequence (the kernels clear the state,
+    // kernels/cl/deltanet.cl), any other start but the state's end throws. `fed`: the tokens it runs.
+    bool hasState() const { return memory_.recurrentStateBytes() > 0; }
+    void syncRecurrentState(int32_t startPos, int32_t fed) {
+        if (hasState()) state_.advance(kfd_.tierName, startPos, fed);
+    }
+
+    bool saveStateSnapshot() override {
+        if (!hasState()) return false;
+        copyState(true);
+        state_.saved();
+        return true;
+    }
+    void restoreStateSnapshot() override {
+        if (!state_.hasSnapshot()) return runtime::Tier::restoreStateSnapshot();
+        copyState(false);
+        state_.restored();
+    }
+
+    // The recurrent state to the snapshot buffer (save) or back, by copy_words on the device:
+    // nothing is read back. Each direction's one-dispatch plan is recorded on first use.
+    void copyState(bool save) {
+        stopLoop();
+        const uint64_t bytes = memory_.recurrentStateBytes();
+        if (!snapshot_) snapshot_ = DeviceMemory(*device_, bytes, MemoryKind::Vram, "recurrent state snapshot");
+        std::optional<PlanBuilder::Finished>& plan = save ? savePlan_ : restorePlan_;
+        if (!plan) {
+            PlanBuilder b(*device_, kernels_, 1);
+            const uint64_t arena = memory_.recurrentState(), copy = snapshot_.gpu();
+            recordCopyWords(b, save ? arena : copy, save ? copy : arena, bytes / 4);
+            plan = b.finish(save ? "state snapshot" : "state restore");
+        }
+        TokenSubmission s;
+        s.ibAddress = plan->ib.gpu();
+        s.ibDwords = plan->ibDwords;
+        s.ibName = save ? "state-save" : "state-restore";
+        s.what = fmt::format("the recurrent state's {} at position {}", save ? "snapshot" : "restore", save ? state_.position() : state_.snapshotPosition());
+        submitter_->wait(submitter_->submit(s, plan->hostCopy));
     }
 
     // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in,
@@ -560,6 +608,9 @@ private:
     bool faultArmed_ = false;               // the injected fault (kfd_.injectFault) was handed to the device
     std::string vramLost_;                  // set when a reset lost VRAM: every later call fails with it
     std::vector<uint32_t> loopHostCopy_;
+    runtime::RecurrentStatePosition state_;  // hybrid models: where the recurrent state and its snapshot stand
+    DeviceMemory snapshot_;                  // saveStateSnapshot's copy of the state
+    std::optional<PlanBuilder::Finished> savePlan_, restorePlan_;
     struct Loop {
         bool running = false;
         uint64_t value = 0;        // the loop submission's fence value

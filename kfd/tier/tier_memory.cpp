@@ -126,7 +126,8 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
     state_ = DeviceMemory(device, TokenStateBlock::kTokensOffset + 4 * uint64_t(maxBatch), MemoryKind::Gtt, "token state",
                           {.uncached = true});
 
-    int64_t maxK = std::max<int64_t>({c.nEmbd, c.qDim(), c.nFf, c.nFfExpert});
+    // Widest matvec input: hidden, attention output, FFN, expert, and the hybrids' ssm_out (value dim) and shared expert.
+    int64_t maxK = std::max<int64_t>({c.nEmbd, c.qDim(), c.nFf, c.nFfExpert, c.hybrid.valueDim(), c.hybrid.sharedFf});
     const uint64_t slotRows = uint64_t(maxBatch) * uint64_t(std::max(1, c.nExpertUsed));
     std::set<ActFormat> formats;
     for (const auto& op : graph.ops)

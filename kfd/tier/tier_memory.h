@@ -74,6 +74,10 @@ public:
     uint64_t at(graph::BufferId id, int32_t token) const;
     const graph::MemoryPlan& plan() const { return plan_; }
     uint64_t arenaGpu() const { return arena_.gpu(); }
+    // Hybrid models' recurrent state (the graph's persistent buffers: conv windows, DeltaNet
+    // state matrices), one contiguous range of the arena updated in place by the kernels.
+    uint64_t recurrentState() const { return arena_.gpu(plan_.stateBegin); }
+    uint64_t recurrentStateBytes() const { return plan_.stateEnd - plan_.stateBegin; }
     const uint8_t* arenaCpu() const { return arena_.cpu<uint8_t>(); }
 
     // Layer `layer`'s first K / V row; its rows: kvLayout().layer(layer).slots.

@@ -26,7 +26,7 @@ public:
           arena_(limits_.plan().arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
           kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml,
-              checkedSlots(graph, options.sequences)),
+              limits_.sequenceSlots(options.sequences)),
           precision_(options.precision),
           crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
@@ -133,15 +133,6 @@ public:
     void setCapture(runtime::Capture* capture) override { capture_ = capture; }
 
 private:
-    static int32_t checkedSlots(const graph::Graph& graph, int32_t slots) {
-        const std::string blocker = graph::sequenceBatchingBlocker(graph);
-        if (slots > 1 && !blocker.empty())
-            throw runtime::TierError(fmt::format(
-                "cpu tier: {} sequence slots asked for, but this model keeps recurrent state ('{}') once, not per sequence: "
-                "use one (serve --parallel 1)", slots, blocker));
-        return std::max(1, slots);
-    }
-
     OpContext context(std::span<const int32_t> tokens, int32_t startPos, int32_t n) {
         OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};

@@ -6,7 +6,7 @@
 #include "graph/graph.h"
 #include "model/model.h"
 #include "runtime/cpu/cpu_tier.h"
-#include "runtime/session.h"
+#include "tests/sequence_alone.h"
 #include "tests/test_paths.h"
 
 namespace zinc {
@@ -36,15 +36,7 @@ Opened open(const std::string& file, int32_t slots) {
 std::vector<std::vector<float>> alone(const std::string& file, const std::vector<int32_t>& tokens,
                                       const std::vector<size_t>& wantAfter) {
     Opened o = open(file, 1);
-    runtime::Session session(o.model->config(), *o.tier);
-    std::vector<std::vector<float>> out;
-    size_t fed = 0;
-    for (size_t upTo : wantAfter) {
-        auto logits = session.feed(std::span(tokens).subspan(fed, upTo - fed));
-        out.emplace_back(logits.begin(), logits.end());
-        fed = upTo;
-    }
-    return out;
+    return test::logitsAlone(o.model->config(), *o.tier, tokens, wantAfter);
 }
 
 TEST(CpuSequenceRows, SeveralSequencesInOneStepEqualEachAlone) {

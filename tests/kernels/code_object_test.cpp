@@ -114,6 +114,34 @@ std::vector<ExpectedKernel> expectedKernels() {
                  {ZK_ARG(S, logits), ZK_ARG(S, scratch), ZK_ARG(S, state), ZK_ARG(S, tokens), ZK_ARG(S, ring), ZK_ARG(S, chain),
                   ZK_ARG(S, n), ZK_ARG(S, ringCapacity)},
                  sizeof(S), kSampleWorkgroup});
+    using Cv = SsmConvArgs;
+    k.push_back({"ssm_conv",
+                 {ZK_ARG(Cv, x), ZK_ARG(Cv, window), ZK_ARG(Cv, w), ZK_ARG(Cv, out), ZK_ARG(Cv, state), ZK_ARG(Cv, channels),
+                  ZK_ARG(Cv, taps), ZK_ARG(Cv, tokens), ZK_ARG(Cv, inStride), ZK_ARG(Cv, outStride)},
+                 sizeof(Cv), kSsmConvShape.workgroup});
+    using D = DeltaNetArgs;
+    k.push_back({"delta_net",
+                 {ZK_ARG(D, qkv), ZK_ARG(D, alpha), ZK_ARG(D, beta), ZK_ARG(D, out), ZK_ARG(D, S), ZK_ARG(D, a), ZK_ARG(D, dtBias),
+                  ZK_ARG(D, state), ZK_ARG(D, d), ZK_ARG(D, keyHeads), ZK_ARG(D, tokens), ZK_ARG(D, inStride),
+                  ZK_ARG(D, gateStride), ZK_ARG(D, outStride), ZK_ARG(D, eps), ZK_ARG(D, qScale)},
+                 sizeof(D), kDeltaNetShape.workgroup});
+    using G = GatedNormArgs;
+    k.push_back({"gated_norm",
+                 {ZK_ARG(G, x), ZK_ARG(G, z), ZK_ARG(G, w), ZK_ARG(G, out), ZK_ARG(G, n), ZK_ARG(G, eps), ZK_ARG(G, inStride),
+                  ZK_ARG(G, gateStride), ZK_ARG(G, outStride)},
+                 sizeof(G), kGatedNormShape.workgroup});
+    using Sp = SplitGateArgs;
+    k.push_back({"split_gate",
+                 {ZK_ARG(Sp, in), ZK_ARG(Sp, out), ZK_ARG(Sp, gate), ZK_ARG(Sp, headDim), ZK_ARG(Sp, inStride),
+                  ZK_ARG(Sp, outStride), ZK_ARG(Sp, gateStride)},
+                 sizeof(Sp), kSplitGateShape.workgroup});
+    using Sg = SigmoidGateArgs;
+    k.push_back({"sigmoid_gate",
+                 {ZK_ARG(Sg, x), ZK_ARG(Sg, gate), ZK_ARG(Sg, out), ZK_ARG(Sg, n), ZK_ARG(Sg, stride), ZK_ARG(Sg, gateStride),
+                  ZK_ARG(Sg, perToken)},
+                 sizeof(Sg), kSigmoidGateShape.workgroup});
+    k.push_back({"copy_words", {ZK_ARG(CopyWordsArgs, src), ZK_ARG(CopyWordsArgs, dst), ZK_ARG(CopyWordsArgs, n)},
+                 sizeof(CopyWordsArgs), kCopyWordsShape.workgroup});
     return k;
 }
 

@@ -26,8 +26,8 @@ public:
     }
     ~CpuOps() { cpu::forceGenericQuantKernels(false); }
 
-    graph::BufferId buffer(const std::string& name, int64_t width, graph::ElemType elem = graph::ElemType::F32) {
-        graph_.buffers.push_back({name, elem, width});
+    graph::BufferId buffer(const std::string& name, int64_t width, graph::ElemType elem = graph::ElemType::F32, bool persistent = false) {
+        graph_.buffers.push_back({name, elem, width, persistent});
         return static_cast<graph::BufferId>(graph_.buffers.size() - 1);
     }
     // Call after the buffers are declared: lays out the arena for `tokens` tokens.

@@ -49,6 +49,17 @@ TEST(TraceCli, WritesTheTraceTheSvgsAndASummary) {
     }
 }
 
+// The hybrid's op kinds (conv, delta rule, gated norm, gates) are summarized with the rest (the
+// summary's table once ended at MoeFfn and read past its end).
+TEST(TraceCli, SummarizesTheHybridsOpKinds) {
+    const auto out = test::scratchDir() / "trace-hybrid.json";
+    const auto r = runZinc("--tier=kfd --sim --ctx 64 trace " + test::sharedPath("models/qwen35moe-tiny.gguf") +
+                           " --tokens \"71 335\" -n 2 --out " + out.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    for (const char* kind : {"  delta_net ", "  ssm_conv ", "  gated_norm ", "  sigmoid_gate "})
+        EXPECT_NE(r.output.find(kind), std::string::npos) << kind << "\n" << r.output;
+}
+
 TEST(AbCli, ReportsFullAgreementBetweenCpuAndKfd) {
     const auto r = runZinc("--sim ab " + stories() + " --tiers cpu,kfd -n 4 --json");
     ASSERT_EQ(r.exitCode, 0) << r.output;

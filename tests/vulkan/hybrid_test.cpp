@@ -6,6 +6,7 @@
 
 #include "runtime/sampler.h"
 #include "tests/golden_check.h"
+#include "tests/hybrid_checks.h"
 #include "tests/vulkan/vulkan_fixture.h"
 
 namespace zinc {
@@ -42,17 +43,7 @@ TEST(VulkanHybrid, BatchedPrefillEqualsStepByStep) {
 TEST(VulkanHybrid, GreedyOnTheGpuEqualsCpu) {
     ZINC_REQUIRE_VULKAN();
     auto gpu = test::load(kModel, true, 128), cpu = test::load(kModel, false, 128);
-    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310};
-    gpu.session->feed(std::vector<int32_t>{5, 6, 7, 8});
-    gpu.session->reset();
-    gpu.session->feed(std::span(prompt).first(prompt.size() - 1));
-    cpu.session->feed(std::span(prompt).first(prompt.size() - 1));
-    const int32_t n = 12;
-    const auto onGpu = gpu.tier->generateGreedy(prompt.back(), static_cast<int32_t>(prompt.size()) - 1, n,
-                                                gpu.model->config().nVocab);
-    const auto onCpu = cpu.tier->generateGreedy(prompt.back(), static_cast<int32_t>(prompt.size()) - 1, n,
-                                                cpu.model->config().nVocab);
-    EXPECT_EQ(onGpu, onCpu);
+    test::expectGreedyAfterANewSequenceEqualsCpu(*gpu.session, *gpu.tier, *cpu.session, *cpu.tier, gpu.model->config().nVocab, 12);
 }
 
 // Chat turns on the device: each turn restores the snapshot taken on the device before the
@@ -60,16 +51,7 @@ TEST(VulkanHybrid, GreedyOnTheGpuEqualsCpu) {
 TEST(VulkanHybrid, ChatTurnsResumeFromDeviceSnapshots) {
     ZINC_REQUIRE_VULKAN();
     auto chat = test::load(kModel, true, 128), fresh = test::load(kModel, true, 128);
-    std::vector<int32_t> prompt = {71, 335, 291, 265, 292};
-    int32_t shared = 0;
-    for (int turn = 0; turn < 3; ++turn) {
-        EXPECT_EQ(chat.session->feedReusingPrefix(prompt), shared) << "turn " << turn;
-        shared = static_cast<int32_t>(prompt.size()) - 1;
-        fresh.session->reset();
-        EXPECT_LT(maxAbsDiff(chat.session->logits(), fresh.session->feed(prompt)), 1e-3f) << "turn " << turn;
-        for (int32_t t : {5, 6, 7}) chat.session->step(t);
-        for (int32_t t : {9, 10, 11, 12 + turn}) prompt.push_back(t);
-    }
+    test::expectChatTurnsResumeFromSnapshots(*chat.session, *fresh.session, 1e-3f);
 }
 
 }  // namespace

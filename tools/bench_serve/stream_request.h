@@ -16,6 +16,7 @@ struct StreamOutcome {
     std::string transportError; // what the client library said when the exchange failed
     double firstTextSeconds = -1;  // from sending to the first non-empty text; -1: none came
     double totalSeconds = 0;
+    double sentSeconds = 0;        // when the request was sent, from the start of the run (bench-serve sets it)
     std::string text;
     int32_t completionTokens = 0;  // from the final usage chunk
     bool done = false;             // "data: [DONE]" arrived

@@ -13,6 +13,9 @@ BatchEngine::BatchEngine(const model::Model& model, runtime::Tier& tier, int32_t
       prefillChunk_(prefillChunk),
       slots_(parallel, tier.contextLength()),
       running_(static_cast<size_t>(parallel)),
+      // The cpu tier's own threads take every core for the step; the sampling threads, which
+      // spin a little after their work, would only get in its way there.
+      samplers_(tier.name() == "cpu" ? 1 : std::min(parallel, cpu::defaultThreadCount())),
       queue_(queueCapacity) {
     if (tier.sequenceSlots() < parallel)
         throw runtime::TierError(fmt::format("{} tier: holds {} sequence slots, --parallel {} needs as many", tier.name(),
@@ -111,14 +114,28 @@ void BatchEngine::step() {
         return;
     }
     slots_.ran(rows);
-    size_t k = 0;
-    for (const runtime::SequenceRow& row : rows) {
-        if (!row.wantLogits) continue;
-        const std::span<const float> logits(logits_.data() + vocab * k++, vocab);
-        Running& r = running_[static_cast<size_t>(row.slot)];
-        const auto next = r.generation->next(logits, slots_.cached(row.slot), slots_.room(row.slot));
-        if (next) slots_.append(row.slot, *next);
-        else finish(row.slot, FinishReason::Stop);
+    std::vector<int32_t> wantedSlots;
+    for (const runtime::SequenceRow& row : rows)
+        if (row.wantLogits) wantedSlots.push_back(row.slot);
+    picks_.assign(wantedSlots.size(), Pick{});
+    // Each job's generation is its own (sampler, text, grammar); the tokenizer is immutable.
+    samplers_.parallelFor(static_cast<int64_t>(wantedSlots.size()), 1, [&](int64_t begin, int64_t end, int) {
+        for (int64_t k = begin; k < end; ++k) {
+            const int32_t slot = wantedSlots[static_cast<size_t>(k)];
+            const std::span<const float> logits(logits_.data() + vocab * static_cast<size_t>(k), vocab);
+            Pick& pick = picks_[static_cast<size_t>(k)];
+            try {
+                pick.next = running_[static_cast<size_t>(slot)].generation->next(logits, slots_.cached(slot), slots_.room(slot));
+            } catch (const std::exception& e) {
+                pick.error = e.what();
+            }
+        }
+    });
+    for (size_t k = 0; k < wantedSlots.size(); ++k) {
+        const Pick& pick = picks_[k];
+        if (!pick.error.empty()) finish(wantedSlots[k], FinishReason::Error, pick.error);
+        else if (pick.next) slots_.append(wantedSlots[k], *pick.next);
+        else finish(wantedSlots[k], FinishReason::Stop);
     }
 }
 

@@ -3,7 +3,9 @@
 // each in its own KV slot with its own sampler, in steps of Tier::evaluateRows so that one
 // weight read serves them all. A request joins (from the bounded FIFO) or leaves between steps;
 // a newcomer's prompt goes in chunks of at most prefillChunk tokens a step beside the others'
-// decode rows (runtime/sequence_slots.h). A cancelled request leaves at the next step.
+// decode rows (runtime/sequence_slots.h). A cancelled request leaves at the next step. The
+// wanted rows' tokens are sampled on several threads (a 152k-entry vocabulary's sampling chain
+// costs about as much as a GPU tier's batched step: serial, it would halve the gain).
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "runtime/cpu/thread_pool.h"
 #include "runtime/sequence_slots.h"
 #include "runtime/tier.h"
 #include "tools/serve/bounded_fifo.h"
@@ -52,6 +55,12 @@ private:
     runtime::SequenceSlots slots_;
     std::vector<Running> running_;  // by slot
     std::vector<float> logits_;
+    cpu::ThreadPool samplers_;
+    struct Pick {  // one wanted row's outcome, from the sampling threads
+        std::optional<int32_t> next;
+        std::string error;
+    };
+    std::vector<Pick> picks_;
     BoundedFifo<std::shared_ptr<Job>> queue_;
     std::atomic<bool> stopping_{false};
     std::atomic<size_t> busy_{0};  // slots busy, for /health

@@ -8,7 +8,8 @@
 namespace zinc::trace {
 namespace {
 
-constexpr size_t kOpKinds = static_cast<size_t>(graph::OpKind::MoeFfn) + 1;
+// Every kind a graph (not a lowered graph) holds: those before the lowered-only ones (graph.h).
+constexpr size_t kOpKinds = static_cast<size_t>(graph::OpKind::Quantize);
 double ms(int64_t ns) { return static_cast<double>(ns) * 1e-6; }
 
 std::string bar(double share) {
@@ -106,7 +107,7 @@ std::string formatSummary(const Summary& s) {
                        s.opsMs, s.layersMs, s.outsideMs, 100 * share, s.tokenMs, s.hasDevice ? "device span" : "evaluate() call");
     out += "\ntime per op kind (ms per token):\n";
     for (const KindTime& k : s.byKind)
-        out += fmt::format("  {:<10} {:>3} ops {:>9.3f}  {:>5.1f} %  {}\n", k.kind, k.opsPerToken, k.msPerToken,
+        out += fmt::format("  {:<12} {:>3} ops {:>9.3f}  {:>5.1f} %  {}\n", k.kind, k.opsPerToken, k.msPerToken,
                            s.opsMs > 0 ? 100 * k.msPerToken / s.opsMs : 0, bar(s.opsMs > 0 ? k.msPerToken / s.opsMs : 0));
     out += "\ntime per layer (ms per token):\n";
     for (const LayerTime& l : s.byLayer)

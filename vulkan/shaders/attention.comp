@@ -35,11 +35,11 @@ layout(push_constant) uniform PC {
     uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
 } pc;
 
-uint firstSlot_;
-// The cache row of the i-th key this query reads (in position order).
+uint firstSlot_, slotBase_;
+// The cache row of the i-th key this query reads (in position order), in its sequence's slot.
 uint rowOf(uint i) {
     const uint r = firstSlot_ + i;
-    return r >= pc.slots ? r - pc.slots : r;
+    return slotBase_ + (r >= pc.slots ? r - pc.slots : r);
 }
 
 float workgroupMax(float x) {
@@ -64,7 +64,8 @@ shared float splitScale[kMaxSplits];
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
-    const uint pos = uint(pc.state.v[kStatePosition]) + t;
+    const uint pos = rowPosition(pc.state, t);
+    slotBase_ = rowSlotBase(pc.state, t);
     const uint first = pc.window > 0u && pos >= pc.window ? pos + 1u - pc.window : 0u;
     const uint n = pos + 1u - first;
     firstSlot_ = first % pc.slots;

@@ -18,7 +18,23 @@ const int kStatePosition = 0;
 const int kStateNTokens = 1;
 const int kStateKvLength = 2;
 const int kStateStep = 3;
+const int kStateRowsAt = 4;      // 0: token t at position + t in slot 0; else the per-row arrays
+const int kStateRowsStride = 5;
 const int kStateTokens = 8;
+
+// Row t's position and the first KV cache row of its sequence slot (vulkan/token_state.h).
+uint rowPosition(IntBuf state, uint t) {
+    const int at = state.v[kStateRowsAt];
+    return at == 0 ? uint(state.v[kStatePosition]) + t : uint(state.v[at + int(t)]);
+}
+uint rowSlotBase(IntBuf state, uint t) {
+    const int at = state.v[kStateRowsAt];
+    return at == 0 ? 0u : uint(state.v[at + state.v[kStateRowsStride] + int(t)]);
+}
+// The step's k-th wanted row (a step over several sequences only).
+uint wantedRow(IntBuf state, uint k) {
+    return uint(state.v[state.v[kStateRowsAt] + 2 * state.v[kStateRowsStride] + int(k)]);
+}
 
 // x rounded to the nearest binary16 value (ties to even), as a float. Done with integer ops
 // because packHalf2x16's rounding is up to the driver; the F16 KV cache and the F16 attention

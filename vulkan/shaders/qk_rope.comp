@@ -37,13 +37,14 @@ void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint head = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
     const uint hd = pc.headDim;
-    const uint pos = uint(pc.state.v[kStatePosition]) + t;
+    const uint pos = rowPosition(pc.state, t);
+    const uint cacheRow = rowSlotBase(pc.state, t) + pos;  // fused only on global layers: one row per position
     const uint kvDim = pc.nHeadKv * hd;
     if (head >= pc.nHead + pc.nHeadKv) {  // v head: store only
         const uint h = head - pc.nHead - pc.nHeadKv;
         for (uint i = tid; i < hd / 2u; i += 64u) {
             const uint src = t * pc.kvStride + h * hd + 2u * i;
-            pc.vCache.v[(pos * kvDim + h * hd) / 2u + i] = packHalves(pc.v.v[src], pc.v.v[src + 1u]);
+            pc.vCache.v[(cacheRow * kvDim + h * hd) / 2u + i] = packHalves(pc.v.v[src], pc.v.v[src + 1u]);
         }
         return;
     }
@@ -84,5 +85,5 @@ void main() {
     if (isQ) return;
     barrier();
     for (uint i = tid; i < hd / 2u; i += 64u)
-        pc.kCache.v[(pos * kvDim + h * hd) / 2u + i] = packHalves(rotated[2u * i], rotated[2u * i + 1u]);
+        pc.kCache.v[(cacheRow * kvDim + h * hd) / 2u + i] = packHalves(rotated[2u * i], rotated[2u * i + 1u]);
 }

@@ -1,7 +1,7 @@
 #version 450
 // Rotary embedding in place. The cos/sin table is computed on the host for every position
 // exactly as the cpu tier does (ggml's repeated float multiplication); the position of token
-// t is the token state's position + t, read on the GPU.
+// t is read from the token state on the GPU (common.glsl rowPosition).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -23,7 +23,7 @@ void main() {
     if (gid >= half_ * pc.heads) return;
     const uint t = gl_WorkGroupID.y;
     const uint h = gid / half_, i = gid % half_;
-    const uint pos = uint(pc.state.v[kStatePosition]) + t;
+    const uint pos = rowPosition(pc.state, t);
     const float c = pc.table.v[2u * (pos * half_ + i)], s = pc.table.v[2u * (pos * half_ + i) + 1u];
     const uint base = t * pc.stride + h * pc.headDim;
     const uint a = base + (pc.neox != 0u ? i : 2u * i);

@@ -179,6 +179,16 @@ ZK_CMPF(s_cmp_lt_f32, <)
 ZK_CMPF(s_cmp_le_f32, <=)
 ZK_CMPF(s_cmp_gt_f32, >)
 #undef ZK_CMPF
+// Bit-field extract: offset S1[4:0], width S1[22:16]; SCC = result != 0 (RDNA3 ISA guide, SOP2).
+void s_bfe_u32(Wave& w, const Inst& i) {
+    const uint32_t off = b(w, i) & 31, width = (b(w, i) >> 16) & 0x7f;
+    const uint32_t r = width == 0 ? 0u : width >= 32 ? a(w, i) >> off : (a(w, i) >> off) & ((1u << width) - 1);
+    d(w, i, r);
+    w.scc = r != 0;
+}
+// NaN tests (x != x compiles to s_cmp_u_f32 x, x where x is uniform on gfx12).
+void s_cmp_u_f32(Wave& w, const Inst& i) { w.scc = std::isnan(asF(readScalar(w, i.op[0]))) || std::isnan(asF(readScalar(w, i.op[1]))); }
+void s_cmp_o_f32(Wave& w, const Inst& i) { w.scc = !std::isnan(asF(readScalar(w, i.op[0]))) && !std::isnan(asF(readScalar(w, i.op[1]))); }
 void s_cmp_lg_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) != read64(w, i.op[1], 0, false); }
 void s_cmp_eq_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) == read64(w, i.op[1], 0, false); }
 void s_cmpk_eq_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) == sext16(i.op[1].value); }
@@ -289,7 +299,7 @@ std::vector<OpEntry> scalarOps() {
         {"s_sub_u32", s_sub_u32}, {"s_sub_co_u32", s_sub_u32}, {"s_subb_u32", s_subb_u32}, {"s_sub_co_ci_u32", s_subb_u32},
         {"s_add_f32", s_add_f32}, {"s_fmaak_f32", s_fmaak_f32}, {"s_fmamk_f32", s_fmaak_f32}, {"s_cvt_i32_f32", s_cvt_i32_f32},
         {"s_min_i32", s_min_i32}, {"s_cmp_lt_f32", s_cmp_lt_f32}, {"s_cmp_le_f32", s_cmp_le_f32}, {"s_cmp_gt_f32", s_cmp_gt_f32},
-        {"s_cmp_ngt_f32", s_cmp_ngt_f32}, {"s_cmpk_eq_i32", s_cmpk_eq_i32},
+        {"s_cmp_ngt_f32", s_cmp_ngt_f32}, {"s_cmp_u_f32", s_cmp_u_f32}, {"s_bfe_u32", s_bfe_u32}, {"s_cmp_o_f32", s_cmp_o_f32}, {"s_cmpk_eq_i32", s_cmpk_eq_i32},
         {"s_add_i32", s_add_i32}, {"s_add_co_i32", s_add_i32}, {"s_sub_i32", s_sub_i32}, {"s_sub_co_i32", s_sub_i32},
         {"s_addk_i32", s_addk_i32}, {"s_addk_co_i32", s_addk_i32}, {"s_add_nc_u64", s_add_nc_u64}, {"s_mul_u64", s_mul_u64},
         {"s_mul_i32", s_mul_i32}, {"s_mul_hi_u32", s_mul_hi_u32}, {"s_mul_hi_i32", s_mul_hi_i32}, {"s_abs_i32", s_abs_i32}, {"s_not_b32", s_not_b32}, {"s_cmp_u_f32", s_cmp_u_f32},

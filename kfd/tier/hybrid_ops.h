@@ -1,0 +1,29 @@
+#pragma once
+// The ops of the Qwen3.5 / Qwen3.6 hybrids (graph/hybrid_blocks.cpp) onto the kernels of
+// kernels/cl/deltanet.cl: SsmConv, DeltaNet, GatedNorm, SplitGate, SigmoidGate. The conv window
+// and the per-head state matrices are the graph's persistent buffers in the arena
+// (graph::planMemory's recurrent-state range), updated in place by the kernels; barriers come
+// from the buffer ids as for every other op (each layer's state has its own id).
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "kfd/tier/plan_builder.h"
+#include "kfd/tier/tier_memory.h"
+
+namespace zinc::kfd {
+
+// The rows a recorded op covers: tokens [firstRow, firstRow + rows) of the plan.
+struct OpRows {
+    int32_t firstRow = 0;
+    uint32_t rows = 1;
+};
+
+// Records the dispatch of one hybrid op; throws TierError naming the op for a shape the
+// kernels do not take (a head dim over 128).
+void recordHybridOp(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, const graph::Op& op, OpRows rows);
+
+// One dispatch of copy_words: `words` 32-bit words from `src` to `dst` (state snapshots), alone
+// in its plan (the plan's start and end are its barriers).
+void recordCopyWords(PlanBuilder& b, uint64_t src, uint64_t dst, uint64_t words);
+
+}  // namespace zinc::kfd
