@@ -169,9 +169,6 @@ ZK_CMP(s_cmp_ge_i32, int32_t, >=)
 void s_cmp_neq_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) == asF(readScalar(w, i.op[1]))); }
 void s_cmp_ngt_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) > asF(readScalar(w, i.op[1]))); }
 void s_cmp_nlt_f32(Wave& w, const Inst& i) { w.scc = !(asF(readScalar(w, i.op[0])) < asF(readScalar(w, i.op[1]))); }
-void s_cmp_u_f32(Wave& w, const Inst& i) {  // unordered: either side NaN
-    w.scc = std::isnan(asF(readScalar(w, i.op[0]))) || std::isnan(asF(readScalar(w, i.op[1])));
-}
 // The ordered compares: false when either side is NaN.
 #define ZK_CMPF(NAME, OP) \
     void NAME(Wave& w, const Inst& i) { w.scc = asF(readScalar(w, i.op[0])) OP asF(readScalar(w, i.op[1])); }
@@ -302,7 +299,7 @@ std::vector<OpEntry> scalarOps() {
         {"s_cmp_ngt_f32", s_cmp_ngt_f32}, {"s_cmp_u_f32", s_cmp_u_f32}, {"s_bfe_u32", s_bfe_u32}, {"s_cmp_o_f32", s_cmp_o_f32}, {"s_cmpk_eq_i32", s_cmpk_eq_i32},
         {"s_add_i32", s_add_i32}, {"s_add_co_i32", s_add_i32}, {"s_sub_i32", s_sub_i32}, {"s_sub_co_i32", s_sub_i32},
         {"s_addk_i32", s_addk_i32}, {"s_addk_co_i32", s_addk_i32}, {"s_add_nc_u64", s_add_nc_u64}, {"s_mul_u64", s_mul_u64},
-        {"s_mul_i32", s_mul_i32}, {"s_mul_hi_u32", s_mul_hi_u32}, {"s_mul_hi_i32", s_mul_hi_i32}, {"s_abs_i32", s_abs_i32}, {"s_not_b32", s_not_b32}, {"s_cmp_u_f32", s_cmp_u_f32},
+        {"s_mul_i32", s_mul_i32}, {"s_mul_hi_u32", s_mul_hi_u32}, {"s_mul_hi_i32", s_mul_hi_i32}, {"s_abs_i32", s_abs_i32}, {"s_not_b32", s_not_b32},
         {"s_sext_i32_i16", s_sext_i32_i16},
         {"s_and_b32", s_and_b32}, {"s_or_b32", s_or_b32}, {"s_xor_b32", s_xor_b32}, {"s_and_not1_b32", s_and_not1_b32},
         {"s_or_not1_b32", s_or_not1_b32}, {"s_lshl_b32", s_lshl_b32}, {"s_lshr_b32", s_lshr_b32}, {"s_ashr_i32", s_ashr_i32},
