@@ -49,6 +49,10 @@ struct TierOptions {
     // Sequence slots: KV regions of contextLength positions each that evaluateRows() may address
     // (continuous batching, `serve --parallel N`). The KV cache grows N-fold.
     int32_t sequences = 1;
+    // Hybrid (DeltaNet) models: a batch runs the delta rule in chunks of this many tokens (the
+    // chunked / WY form: matrix products within a chunk, the state carried across chunks);
+    // 0 runs the token-by-token recurrence (the reference). cpu and vulkan tiers.
+    int32_t deltaChunk = 64;
 };
 
 // One row of a batched step over several sequences (continuous batching): the token to run,

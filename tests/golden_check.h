@@ -85,6 +85,29 @@ inline float maxAbsDiff(std::span<const float> a, std::span<const float> b) {
     return m;
 }
 
+// Two runs of one model that may round differently (a chunked against a token-by-token
+// prefill): every logit of `a` within the golden's tolerance of `b`, and the same top-1.
+inline void expectWithinGoldenTolerance(std::span<const float> a, std::span<const float> b, const GoldenTolerance& t) {
+    ASSERT_EQ(a.size(), b.size());
+    size_t misses = 0, first = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::fabs(a[i] - b[i]) > t.absolute + t.relative * std::fabs(b[i]) && misses++ == 0) first = i;
+    EXPECT_EQ(misses, 0u) << "first at id " << first << ": " << a[first] << " against " << b[first];
+    EXPECT_EQ(runtime::argmax(a), runtime::argmax(b));
+}
+
+// Greedy decoding on from two sessions' last logits: the same n tokens.
+inline void expectSameGreedyTokens(runtime::Session& a, runtime::Session& b, int n) {
+    std::vector<int32_t> idsA, idsB;
+    for (int i = 0; i < n; ++i) {
+        idsA.push_back(runtime::argmax(a.logits()));
+        idsB.push_back(runtime::argmax(b.logits()));
+        a.step(idsA.back());
+        b.step(idsB.back());
+    }
+    EXPECT_EQ(idsA, idsB);
+}
+
 // A copy of logits a session will overwrite on its next step.
 inline std::vector<float> copyOf(std::span<const float> logits) { return {logits.begin(), logits.end()}; }
 

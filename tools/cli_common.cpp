@@ -50,8 +50,8 @@ void GlobalOptions::readEnvironment() {
 }
 
 std::string GlobalOptions::describe() const {
-    return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndevice={}\ngpu_timestamps={}\n", tier,
-                       threads, contextLength, batch, precision, device, gpuTimestamps) +
+    return fmt::format("tier={}\nthreads={}\nctx={}\nbatch={}\nprecision={}\ndelta_chunk={}\ndevice={}\ngpu_timestamps={}\n",
+                       tier, threads, contextLength, batch, precision, deltaChunk, device, gpuTimestamps) +
            fmt::format("sim={}\ngfx={}\nsim_nodes={}\nsim_bar_mib={}\ndump_pm4={}\nsubmit={}\nloop={}\n", sim, gfx, simNodes,
                        simBarMiB ? std::to_string(simBarMiB) : std::string("all"), dumpPm4, submit, loop) +
            fmt::format("wait_timeout_ms={}\ndevice_memory_mib={}\nactivation_mib={}\nrope_scaling={}\n", waitTimeoutMs,
@@ -69,6 +69,7 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
     o.waitTimeoutMs = waitTimeoutMs;
     o.deviceMemoryLimit = deviceMemoryMiB << 20;
     o.sequences = sequences;
+    o.deltaChunk = deltaChunk;
     if (precision == "f32")
         o.precision = runtime::Precision::F32;
     else if (precision != "ggml")

@@ -20,6 +20,7 @@ struct GlobalOptions {
     int32_t batch = 512;
     uint64_t activationMiB = 0;       // activation arena budget (0: the tier's default): a prefill step takes the tokens that fit
     std::string precision = "ggml";
+    int32_t deltaChunk = runtime::TierOptions{}.deltaChunk;  // DeltaNet prefill chunk; 0 = the recurrence
     int32_t device = 0;          // GPU tiers: device index (env ZINC_DEVICE)
     bool deviceChosen = false;   // --device or ZINC_DEVICE given: an integrated GPU may be picked
     bool gpuTimestamps = false;  // GPU tiers: time submissions with timestamp queries

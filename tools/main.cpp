@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
                    "MiB the activation arena may take: a prefill step takes the tokens that fit, up to --batch "
                    "(default: 64 where it is host memory, 4096 in a discrete GPU's memory)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+    app.add_option("--delta-chunk", global.deltaChunk,
+                   "hybrid (DeltaNet) models, cpu and vulkan tiers: prefill runs the delta rule in chunks of this many "
+                   "tokens (the chunked / WY form); 0 = token by token (the recurrence)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 64));
     app.add_option("--precision", global.precision,
                    "cpu tier rounding: ggml (as llama.cpp: 8-bit activations, F16 KV) or f32")
         ->capture_default_str();

@@ -1,6 +1,7 @@
 // The qwen35 hybrid ops on the GPU (graph/hybrid_blocks.cpp has the math): causal conv1d over
 // the persistent window (ssm_conv.comp), the delta-rule step on the persistent state
-// (delta_net.comp), the gated per-head norm (gated_norm.comp), and the query / output-gate split
+// (delta_net.comp; a batch in chunks: delta_chunk_prep.comp for every chunk at once, then
+// delta_chunk_state.comp carrying the state across them, 16 state rows per workgroup), the gated per-head norm (gated_norm.comp), and the query / output-gate split
 // and sigmoid gate (gate.comp). The recurrent state is updated in place in the arena; nothing
 // is read back per token.
 #include <fmt/format.h>
@@ -22,6 +23,15 @@ struct DeltaPc {
     uint32_t d, keyHeads, valueHeads, tokens;
     float eps;
 };
+struct ChunkPrepPc {
+    VkDeviceAddress qkv, alpha, beta, a, dtBias, scratch;
+    uint32_t d, keyHeads, valueHeads, tokens, chunk;
+    float eps;
+};
+struct ChunkStatePc {
+    VkDeviceAddress scratch, state, out;
+    uint32_t d, valueHeads, tokens, chunk;
+};
 struct GatedNormPc {
     VkDeviceAddress x, z, w, out;
     uint32_t n, heads;
@@ -39,8 +49,27 @@ constexpr uint32_t kMaxHeadDim = 128;  // delta_net.comp / gated_norm.comp: one 
 HybridOp::HybridOp(PipelineFactory& pipelines)
     : conv_(pipelines.get(Shader::SsmConv)),
       delta_(pipelines.get(Shader::DeltaNet)),
+      chunkPrep_(pipelines.get(Shader::DeltaChunkPrep)),
+      chunkState_(pipelines.get(Shader::DeltaChunkState)),
       norm_(pipelines.get(Shader::GatedNorm)),
       gate_(pipelines.get(Shader::Gate)) {}
+
+uint64_t HybridOp::deltaChunkSlotFloats(uint32_t headDim, uint32_t chunk) {
+    return 4ull * chunk * headDim + static_cast<uint64_t>(chunk) * chunk + chunk;  // Q, K, W, Ũ; M; G
+}
+
+void HybridOp::recordChunkedDelta(PlanContext& ctx, const graph::Op& op) const {
+    const auto& c = *ctx.graph.config;
+    const auto& h = c.hybrid;
+    const auto rows = static_cast<uint32_t>(ctx.rows), chunk = ctx.mem.deltaChunk;
+    const auto d = static_cast<uint32_t>(h.headDim), valueHeads = static_cast<uint32_t>(h.valueHeads);
+    const ChunkPrepPc prep{ctx.row0(op.in), ctx.row0(op.alpha), ctx.row0(op.beta), ctx.weights.address(*op.weight),
+                           ctx.weights.address(*op.biasWeight), ctx.mem.deltaChunks, d,
+                           static_cast<uint32_t>(h.keyHeads), valueHeads, rows, chunk, c.normEps};
+    ctx.rec.dispatch(chunkPrep_, prep, (rows + chunk - 1) / chunk, valueHeads);
+    const ChunkStatePc state{ctx.mem.deltaChunks, ctx.at(op.state, 0), ctx.row0(op.out), d, valueHeads, rows, chunk};
+    ctx.rec.dispatch(chunkState_, state, valueHeads, (d + 15) / 16);
+}
 
 void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
@@ -57,6 +86,10 @@ void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
             break;
         }
         case graph::OpKind::DeltaNet: {
+            if (rows > 1 && ctx.mem.deltaChunks != 0) {
+                recordChunkedDelta(ctx, op);
+                break;
+            }
             const DeltaPc pc{ctx.row0(op.in), ctx.row0(op.alpha), ctx.row0(op.beta), ctx.row0(op.out), ctx.at(op.state, 0),
                              ctx.weights.address(*op.weight), ctx.weights.address(*op.biasWeight),
                              static_cast<uint32_t>(h.headDim), static_cast<uint32_t>(h.keyHeads),

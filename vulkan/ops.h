@@ -138,9 +138,15 @@ class HybridOp {
 public:
     explicit HybridOp(PipelineFactory& pipelines);
     void record(PlanContext& ctx, const graph::Op& op) const;
+    // Chunk scratch floats per value head and chunk (delta_chunk_prep.comp's slot), and the
+    // shared memory the chunked shaders need: the tier falls back to the recurrence without it.
+    static uint64_t deltaChunkSlotFloats(uint32_t headDim, uint32_t chunk);
+    static constexpr uint32_t kDeltaChunkSharedBytes = 4 * (64 * 64 + 4 * 64);
+    static constexpr uint32_t kMaxDeltaChunk = 64;
 
 private:
-    VkPipeline conv_, delta_, norm_, gate_;
+    void recordChunkedDelta(PlanContext& ctx, const graph::Op& op) const;
+    VkPipeline conv_, delta_, chunkPrep_, chunkState_, norm_, gate_;
 };
 
 // A step over rows of several sequences: the wanted rows of a buffer moved to its first rows

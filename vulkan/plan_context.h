@@ -38,6 +38,10 @@ struct DeviceLayout {
     uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
     VkBuffer attnArgs = VK_NULL_HANDLE;  // the split's VkDispatchIndirectCommand (attention_args.comp)
     VkDeviceAddress attnArgsAddress = 0;
+    // Hybrid prefill: the chunked delta rule's scratch (HybridOp::deltaChunkSlotFloats per value
+    // head and chunk of deltaChunk tokens); 0 runs the recurrence (delta_net.comp).
+    VkDeviceAddress deltaChunks = 0;
+    uint32_t deltaChunk = 0;
 };
 
 // Decode attention is computed exactly as the cpu tier (F16 accumulator, position by

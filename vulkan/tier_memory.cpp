@@ -18,6 +18,7 @@ using namespace zinc::vk;
 
 TierMemory::TierMemory(const Device& device, Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
                        const graph::KvLayout& kv, int32_t contextLength, int32_t maxBatch, int32_t sequences,
+                       int32_t deltaChunk,
                        std::chrono::milliseconds timeout)
     : device_(device),
       graph_(graph),
@@ -25,7 +26,8 @@ TierMemory::TierMemory(const Device& device, Queue& queue, const graph::Graph& g
       kv_(kv),
       contextLength_(contextLength),
       maxBatch_(maxBatch),
-      sequences_(std::max(1, sequences)) {
+      sequences_(std::max(1, sequences)),
+      deltaChunk_(deltaChunk) {
     allocate();
     uploadRopeTable(queue, timeout);
 }
@@ -84,6 +86,17 @@ void TierMemory::allocate() {
         moeGroups_ = DeviceBuffer(device_, sizeof(int32_t) * (layout_.moeOrderAt + pairs), MemoryKind::DeviceLocal,
                                   "MoE expert groups");
         layout_.moeGroups = moeGroups_.address();
+    }
+    // The chunked delta rule's scratch (hybrid prefill), when the device has the shared memory
+    // delta_chunk_prep.comp takes; without it a batch runs the recurrence.
+    const uint32_t chunk = std::min(static_cast<uint32_t>(std::max(deltaChunk_, 0)), HybridOp::kMaxDeltaChunk);
+    if (c.hybrid.enabled() && chunk > 0 && maxBatch_ > 1 && device_.caps().sharedMemoryBytes >= HybridOp::kDeltaChunkSharedBytes) {
+        const uint64_t chunks = (static_cast<uint64_t>(maxBatch_) + chunk - 1) / chunk;
+        deltaChunks_ = DeviceBuffer(device_, sizeof(float) * static_cast<uint64_t>(c.hybrid.valueHeads) * chunks *
+                                                 HybridOp::deltaChunkSlotFloats(static_cast<uint32_t>(c.hybrid.headDim), chunk),
+                                    MemoryKind::DeviceLocal, "delta rule chunks");
+        layout_.deltaChunks = deltaChunks_.address();
+        layout_.deltaChunk = chunk;
     }
     layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
                                   kMaxAttentionSplits);

@@ -26,6 +26,7 @@ public:
     // Allocates everything and uploads the rope table (waits up to `timeout`).
     TierMemory(const vk::Device& device, vk::Queue& queue, const graph::Graph& graph, const graph::MemoryPlan& plan,
                const graph::KvLayout& kv, int32_t contextLength, int32_t maxBatch, int32_t sequences,
+               int32_t deltaChunk,
                std::chrono::milliseconds timeout);
 
     const vk::DeviceLayout& layout() const { return layout_; }
@@ -68,10 +69,11 @@ private:
     int32_t contextLength_;
     int32_t maxBatch_;
     int32_t sequences_;  // KV slots: each a copy of kv_'s rows
+    int32_t deltaChunk_;
     vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
-    vk::DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_;
+    vk::DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
     vk::DeviceLayout layout_;
 };
 

@@ -24,6 +24,8 @@
 #include "vulkan/shaders/rope.h"
 #include "vulkan/shaders/sample.h"
 #include "vulkan/shaders/ssm_conv.h"
+#include "vulkan/shaders/delta_chunk_prep.h"
+#include "vulkan/shaders/delta_chunk_state.h"
 #include "vulkan/shaders/delta_net.h"
 #include "vulkan/shaders/gated_norm.h"
 #include "vulkan/shaders/gate.h"
@@ -62,6 +64,8 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(Sample, kSample)
         ZINC_SHADER(SsmConv, kSsmConv)
         ZINC_SHADER(DeltaNet, kDeltaNet)
+        ZINC_SHADER(DeltaChunkPrep, kDeltaChunkPrep)
+        ZINC_SHADER(DeltaChunkState, kDeltaChunkState)
         ZINC_SHADER(GatedNorm, kGatedNorm)
         ZINC_SHADER(Gate, kGate)
 #undef ZINC_SHADER
@@ -94,6 +98,8 @@ const char* shaderName(Shader shader) {
         case Shader::Sample: return "sample";
         case Shader::SsmConv: return "ssm_conv";
         case Shader::DeltaNet: return "delta_net";
+        case Shader::DeltaChunkPrep: return "delta_chunk_prep";
+        case Shader::DeltaChunkState: return "delta_chunk_state";
         case Shader::GatedNorm: return "gated_norm";
         case Shader::Gate: return "gate";
         case Shader::GatherRows: return "gather_rows";

@@ -16,7 +16,7 @@
 namespace zinc::vk {
 
 enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, Elementwise, Quantize, MatVec, MatVecDot4, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample,
-                    SsmConv, DeltaNet, GatedNorm, Gate, GatherRows };
+                    SsmConv, DeltaNet, DeltaChunkPrep, DeltaChunkState, GatedNorm, Gate, GatherRows };
 const char* shaderName(Shader shader);
 
 inline constexpr uint32_t kPushConstantBytes = 128;

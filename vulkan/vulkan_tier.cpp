@@ -77,7 +77,7 @@ public:
           pipelines_(device_),
           weights_(device_, queue_, graph,
                    deviceMemoryBudget(graph, limits_.kv(), maxBatch_, options.deviceMemoryLimit, sequences_)),
-          memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, sequences_,
+          memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, sequences_, options.deltaChunk,
                   std::chrono::milliseconds(options.waitTimeoutMs)),
           recorder_(pipelines_, graph, device_.caps().integerDotProduct),
           submitter_(device_, queue_, memory_, options.gpuTimestamps && device_.caps().timestamps,

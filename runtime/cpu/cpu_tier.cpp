@@ -28,6 +28,7 @@ public:
           kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml,
               limits_.sequenceSlots(options.sequences)),
           precision_(options.precision),
+          deltaChunk_(options.deltaChunk),
           crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
         ropeCos_.resize(half);
@@ -40,8 +41,10 @@ public:
 
     std::string name() const override { return "cpu"; }
     std::string describe() const override {
-        return fmt::format("cpu: {} threads, {} kernels, {} precision, context {}, KV cache {:.1f} MiB{}, {}",
+        const std::string multi = multiTokenKernelName();
+        return fmt::format("cpu: {} threads, {} kernels{}, {} precision, context {}, KV cache {:.1f} MiB{}, {}",
                            pool_.threads(), quantKernelName(),
+                           multi != quantKernelName() ? " (" + multi + " multi-token K-quants)" : std::string(),
                            precision_ == runtime::Precision::Ggml ? "ggml" : "f32", limits_.contextLength(),
                            static_cast<double>(kv_.bytes()) / (1 << 20),
                            kv_.slots() > 1 ? fmt::format(" ({} sequence slots)", kv_.slots()) : std::string(),
@@ -136,6 +139,7 @@ private:
     OpContext context(std::span<const int32_t> tokens, int32_t startPos, int32_t n) {
         OpContext ctx{graph_, limits_.plan(), arena_.data(), pool_, kv_, tokens, startPos, 0, n,
                       ropeCos_.data(), ropeSin_.data(), precision_, actScratch_};
+        ctx.deltaChunk = deltaChunk_;
         if (!ropeCosSwa_.empty()) {
             ctx.ropeCosSwa = ropeCosSwa_.data();
             ctx.ropeSinSwa = ropeSinSwa_.data();
@@ -207,6 +211,7 @@ private:
     ThreadPool pool_;
     KvCache kv_;
     runtime::Precision precision_;
+    int32_t deltaChunk_;
     AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_, ropeCosSwa_, ropeSinSwa_;
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state

@@ -45,6 +45,9 @@ struct OpContext {
     // one sequence, row t at position + t in slot 0.
     const int32_t* rowPositions = nullptr;
     const int32_t* rowSlots = nullptr;
+    // DeltaNet over more than one token: chunks of this many tokens (runtime/cpu/delta_rule.h);
+    // 0 runs the recurrence token by token.
+    int32_t deltaChunk = 0;
 
     int32_t positionOf(int32_t row) const { return rowPositions ? rowPositions[row] : position + row; }
     int32_t slotOf(int32_t row) const { return rowSlots ? rowSlots[row] : 0; }

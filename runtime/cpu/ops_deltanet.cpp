@@ -1,8 +1,9 @@
 // The ops of Qwen3.5 / Qwen3.6 hybrids (graph/hybrid_blocks.cpp has the math): the causal
 // conv1d over a rolling window, the gated delta-rule step, the gated per-head RMSNorm, and the
 // query / output-gate split and sigmoid gate of the full-attention layers. The recurrent state
-// lives in the graph's persistent buffers (token row 0). A batch runs token by token through
-// the recurrence, so batched prefill equals decoding one token at a time.
+// lives in the graph's persistent buffers (token row 0). A batch runs the delta rule in chunks
+// (the WY form, runtime/cpu/delta_rule.h), equal to decoding one token at a time within float
+// rounding; the conv runs token by token.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/cpu/delta_rule.h"
 #include "runtime/cpu/op_context.h"
 
 namespace zinc::cpu {
@@ -52,39 +54,53 @@ void runSsmConv(const OpContext& ctx, const graph::Op& op) {
     });
 }
 
+// Per value head: q, k normalised and the decay and beta of every row gathered, then the
+// delta rule over the rows (runtime/cpu/delta_rule.h): in chunks for a batch, or the
+// recurrence for one token or with ctx.deltaChunk 0.
 void runDeltaNet(const OpContext& ctx, const graph::Op& op) {
     const auto& c = *ctx.graph.config;
     const auto& h = c.hybrid;
-    const int32_t d = h.headDim;
+    const int32_t d = h.headDim, rows = ctx.rows;
     const float* a = reinterpret_cast<const float*>(op.weight->data);
     const float* dtBias = reinterpret_cast<const float*>(op.biasWeight->data);
     float* state = ctx.f32(op.state, 0);
     const float qScale = 1.0f / std::sqrt(static_cast<float>(d));
+    const bool chunked = ctx.deltaChunk > 0 && rows > 1;
+    const auto rowFloats = static_cast<size_t>(rows) * static_cast<size_t>(d);
+    const size_t inStride = static_cast<size_t>(ctx.graph.buffer(op.in).width);
     ctx.pool.parallelFor(h.valueHeads, 1, [&](int64_t begin, int64_t end, int) {
-        std::vector<float> q(static_cast<size_t>(d)), k(static_cast<size_t>(d));
+        std::vector<float> q(rowFloats), k(rowFloats), g(static_cast<size_t>(rows)), beta(static_cast<size_t>(rows));
+        std::vector<float> scratch;
         for (int64_t vh = begin; vh < end; ++vh) {
             const int64_t kh = vh % h.keyHeads;
-            float* s = state + static_cast<size_t>(vh) * static_cast<size_t>(d) * static_cast<size_t>(d);
-            for (int32_t t = ctx.firstRow; t < ctx.firstRow + ctx.rows; ++t) {
-                const float* qkv = ctx.f32(op.in, t);
-                std::copy_n(qkv + kh * d, d, q.data());
-                std::copy_n(qkv + h.keyDim() + kh * d, d, k.data());
-                const float* v = qkv + 2 * h.keyDim() + vh * d;
-                l2Normalize(q.data(), d, c.normEps, qScale);
-                l2Normalize(k.data(), d, c.normEps, 1.0f);
-                const float decay = std::exp(softplus(ctx.f32(op.alpha, t)[vh] + dtBias[vh]) * a[vh]);
-                const float beta = sigmoid(ctx.f32(op.beta, t)[vh]);
-                float* o = ctx.f32(op.out, t) + vh * d;
-                for (int32_t j = 0; j < d; ++j) {  // row j of S: value dim j over the key dims
-                    float* row = s + static_cast<size_t>(j) * static_cast<size_t>(d);
-                    float sk = 0.0f;
-                    for (int32_t i = 0; i < d; ++i) sk += (row[i] *= decay) * k[static_cast<size_t>(i)];
-                    const float delta = (v[j] - sk) * beta;
-                    float out = 0.0f;
-                    for (int32_t i = 0; i < d; ++i) out += (row[i] += k[static_cast<size_t>(i)] * delta) * q[static_cast<size_t>(i)];
-                    o[j] = out;
-                }
+            for (int32_t t = 0; t < rows; ++t) {
+                const float* qkv = ctx.f32(op.in, ctx.firstRow + t);
+                float* qt = q.data() + static_cast<size_t>(t) * static_cast<size_t>(d);
+                float* kt = k.data() + static_cast<size_t>(t) * static_cast<size_t>(d);
+                std::copy_n(qkv + kh * d, d, qt);
+                std::copy_n(qkv + h.keyDim() + kh * d, d, kt);
+                l2Normalize(qt, d, c.normEps, qScale);
+                l2Normalize(kt, d, c.normEps, 1.0f);
+                g[static_cast<size_t>(t)] = softplus(ctx.f32(op.alpha, ctx.firstRow + t)[vh] + dtBias[vh]) * a[vh];
+                beta[static_cast<size_t>(t)] = sigmoid(ctx.f32(op.beta, ctx.firstRow + t)[vh]);
             }
+            DeltaHeadRun run;
+            run.tokens = rows;
+            run.d = d;
+            run.q = q.data();
+            run.k = k.data();
+            run.qStride = run.kStride = static_cast<size_t>(d);
+            run.v = ctx.f32(op.in, ctx.firstRow) + 2 * h.keyDim() + vh * d;
+            run.vStride = inStride;
+            run.logDecay = g.data();
+            run.beta = beta.data();
+            run.out = ctx.f32(op.out, ctx.firstRow) + vh * d;
+            run.outStride = static_cast<size_t>(ctx.graph.buffer(op.out).width);
+            float* s = state + static_cast<size_t>(vh) * static_cast<size_t>(d) * static_cast<size_t>(d);
+            if (chunked)
+                deltaRuleChunked(run, ctx.deltaChunk, s, scratch);
+            else
+                deltaRuleRecurrent(run, s);
         }
     });
 }

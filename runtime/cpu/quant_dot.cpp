@@ -24,14 +24,31 @@ bool cpuHasAvx2FmaF16c() {
 #endif
 }
 
-// Detected once; the flag only lets tests and benchmarks fall back to the portable kernels.
+bool cpuHasAvx512Vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
+#else
+    return false;
+#endif
+}
+
+// Detected once; the flags only let tests and benchmarks fall back to the portable kernels
+// or to the AVX2 multi-token kernels on a VNNI CPU.
 bool avx2Detected() {
     static const bool detected = cpuHasAvx2FmaF16c();
     return detected;
 }
+bool vnniDetected() {
+    static const bool detected = cpuHasAvx2FmaF16c() && cpuHasAvx512Vnni();
+    return detected;
+}
 std::atomic<bool> forceGeneric{false};
+std::atomic<bool> forceAvx2{false};
 
 bool useAvx2() { return avx2Detected() && !forceGeneric.load(std::memory_order_relaxed); }
+bool useVnni() { return useAvx2() && vnniDetected() && !forceAvx2.load(std::memory_order_relaxed); }
 
 [[noreturn]] void unsupported(GgmlType weight, const char* what) {
     throw ModelError(std::string(what) + ": the cpu tier cannot multiply " +
@@ -116,7 +133,9 @@ void matMul(GgmlType weight, int64_t k, const void* w, size_t wStride, int64_t r
             int64_t nTokens, float* y, size_t yStride) {
     const kernels::MatVecFn fn = kernelFor(weight, k, "matMul");
     if (nTokens >= 2 && useAvx2()) {
-        if (const kernels::MatMulFn multi = kernels::avx2MultiTokenKernel(weight)) {
+        kernels::MatMulFn multi = useVnni() ? kernels::vnniMultiTokenKernel(weight) : nullptr;
+        if (!multi) multi = kernels::avx2MultiTokenKernel(weight);
+        if (multi) {
             multi(k, w, wStride, rows, acts, nTokens, y, yStride);
             return;
         }
@@ -139,6 +158,10 @@ void matMul(GgmlType weight, int64_t k, const void* w, size_t wStride, int64_t r
 const char* quantKernelName() { return useAvx2() ? "avx2" : "generic"; }
 
 void forceGenericQuantKernels(bool on) { forceGeneric.store(on, std::memory_order_relaxed); }
+
+const char* multiTokenKernelName() { return useVnni() ? "avx512vnni" : quantKernelName(); }
+
+void forceAvx2MultiTokenKernels(bool on) { forceAvx2.store(on, std::memory_order_relaxed); }
 
 namespace kernels {
 
@@ -174,6 +197,15 @@ MatMulFn avx2MultiTokenKernel(GgmlType weight) {
         case GgmlType::Q8_0: return &avx2::matMulQ8_0;
         case GgmlType::Q4_0: return &avx2::matMulQ4_0;
         case GgmlType::Q5_0: return &avx2::matMulQ5_0;
+        default: return nullptr;
+    }
+}
+
+MatMulFn vnniMultiTokenKernel(GgmlType weight) {
+    switch (weight) {
+        case GgmlType::Q4_K: return &vnni::matMulQ4_K;
+        case GgmlType::Q5_K: return &vnni::matMulQ5_K;
+        case GgmlType::Q6_K: return &vnni::matMulQ6_K;
         default: return nullptr;
     }
 }

@@ -38,5 +38,10 @@ void matMul(model::GgmlType weight, int64_t k, const void* w, size_t wStride, in
 // to the portable kernels (tests, benchmarks), false returns to the detected choice.
 const char* quantKernelName();
 void forceGenericQuantKernels(bool on);
+// matMul's multi-token kernels for Q4_K/Q5_K/Q6_K: "avx512vnni" where the CPU has AVX512F,
+// VL, BW and VNNI (bit-identical to the AVX2 ones, faster), else quantKernelName().
+// forceAvx2MultiTokenKernels(true) keeps the AVX2 ones on such a CPU (tests, benchmarks).
+const char* multiTokenKernelName();
+void forceAvx2MultiTokenKernels(bool on);
 
 }  // namespace zinc::cpu

@@ -24,6 +24,11 @@ using MatMulFn = void (*)(int64_t k, const void* w, size_t wStride, int64_t rows
 
 #define ZINC_DECLARE_KERNEL(T) \
     void matVec##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y);
+#define ZINC_DECLARE_MULTI_TOKEN_KERNEL(T)                                                                           \
+    void matMul##T(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y, \
+                   size_t yStride);
+// Types with AVX2 multi-token kernels.
+#define ZINC_MULTI_TOKEN_LIST(X) X(Q4_K) X(Q5_K) X(Q6_K) X(Q8_0) X(Q4_0) X(Q5_0)
 
 namespace generic {
 // y[r] = row(pointer to weight row r) for r in [0, rows): the loop every portable kernel shares.
@@ -43,26 +48,23 @@ void quantizeQ8_1(const float* x, void* out, int64_t n);
 void quantizeQ8_K(const float* x, void* out, int64_t n);
 void convertF16(const float* x, void* out, int64_t n);
 // Multi-token kernels (each weight block unpacked once for several tokens).
-void matMulQ4_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
-                size_t yStride);
-void matMulQ5_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
-                size_t yStride);
-void matMulQ6_K(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
-                size_t yStride);
-void matMulQ8_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
-                size_t yStride);
-void matMulQ4_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
-                size_t yStride);
-void matMulQ5_0(int64_t k, const void* w, size_t wStride, int64_t rows, const void* acts, int64_t nTokens, float* y,
-                size_t yStride);
+ZINC_MULTI_TOKEN_LIST(ZINC_DECLARE_MULTI_TOKEN_KERNEL)
 }  // namespace avx2
+// The same multi-token K-quant kernels built for AVX-512 VNNI (quant_vnni_kquants.cpp),
+// bit-identical to avx2's; only called when the CPU has AVX512F/VL/BW + VNNI.
+namespace vnni {
+ZINC_DECLARE_MULTI_TOKEN_KERNEL(Q4_K) ZINC_DECLARE_MULTI_TOKEN_KERNEL(Q5_K) ZINC_DECLARE_MULTI_TOKEN_KERNEL(Q6_K)
+}  // namespace vnni
 
 #undef ZINC_DECLARE_KERNEL
+#undef ZINC_DECLARE_MULTI_TOKEN_KERNEL
 
 // The kernel for a weight type, or nullptr when the type has none.
 MatVecFn genericKernel(model::GgmlType weight);
 MatVecFn avx2Kernel(model::GgmlType weight);
 // The multi-token AVX2 kernel for a weight type, or nullptr (matMul then loops matVec).
 MatMulFn avx2MultiTokenKernel(model::GgmlType weight);
+// The AVX-512 VNNI multi-token kernel for a weight type, or nullptr (then avx2's is used).
+MatMulFn vnniMultiTokenKernel(model::GgmlType weight);
 
 }  // namespace zinc::cpu::kernels

@@ -5,10 +5,14 @@
 // GB/s counts weight bytes only, over this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so
 // a busy shared machine time-slicing the benchmark does not deflate the figures (it still
 // shares caches and memory bandwidth). Usage: quant_bench [TYPE...]
+// quant_bench --tokens N [TYPE...]: only matMul with N activation rows (1 = matVec), per
+// multi-token kernel (avx2, and avx512vnni where the CPU has it); hot: one copy of the
+// weights, stream: the copies in turn (weights from DRAM, as in a batched decode step).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <random>
@@ -80,13 +84,15 @@ double measure(GgmlType type, const Weights& w, size_t copies) {
 }
 
 // matMul over one copy with kTokens activation rows; "GB/s" = weight bytes x tokens / time.
-constexpr int64_t kTokens = 32;
-double measureMatMul(GgmlType type, const Weights& w) {
+int64_t kTokens = 32;
+double measureMatMul(GgmlType type, const Weights& w, bool stream = false) {
     std::vector<uint8_t> acts(w.act.size() * kTokens);
     for (int64_t t = 0; t < kTokens; ++t) std::copy(w.act.begin(), w.act.end(), acts.begin() + t * w.act.size());
     std::vector<float> y(static_cast<size_t>(kDim * kTokens));
+    size_t next = 0;
     auto pass = [&] {
-        zinc::cpu::matMul(type, kDim, w.copies[0].data(), w.rowBytes, kDim, acts.data(), kTokens, y.data(), kDim);
+        const auto& m = w.copies[stream ? next++ % w.copies.size() : 0];
+        zinc::cpu::matMul(type, kDim, m.data(), w.rowBytes, kDim, acts.data(), kTokens, y.data(), kDim);
     };
     pass();
     double best = 0;
@@ -129,9 +135,38 @@ double readBandwidth(const Weights& w) {
 
 }  // namespace
 
+// The --tokens mode: tokens/s (activation rows x weight rows x k / time, in G elements) of
+// matMul per multi-token kernel.
+int tokensMode(const std::vector<GgmlType>& types) {
+    std::mt19937 rng(2024);
+    zinc::cpu::forceGenericQuantKernels(false);
+    std::printf("matMul %lld x %lld, %lld activation rows, 1 thread: G multiply-adds per CPU-second\n",
+                static_cast<long long>(kDim), static_cast<long long>(kDim), static_cast<long long>(kTokens));
+    for (GgmlType type : types) {
+        const Weights w = makeWeights(type, rng);
+        const double macsPerByte = static_cast<double>(kDim) / static_cast<double>(w.rowBytes);
+        for (bool avx2Only : {true, false}) {
+            zinc::cpu::forceAvx2MultiTokenKernels(avx2Only);
+            const double hot = measureMatMul(type, w) * macsPerByte;
+            const double stream = measureMatMul(type, w, true) * macsPerByte;
+            std::printf("%-6s %-10s hot %8.2f  stream %8.2f\n", std::string(zinc::model::ggmlTypeName(type)).c_str(),
+                        zinc::cpu::multiTokenKernelName(), hot, stream);
+            std::fflush(stdout);
+        }
+        zinc::cpu::forceAvx2MultiTokenKernels(false);
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
     std::vector<GgmlType> types;
+    bool tokensOnly = false;
     for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--tokens" && i + 1 < argc) {
+            kTokens = std::max(1, std::atoi(argv[++i]));
+            tokensOnly = true;
+            continue;
+        }
         const auto t = zinc::model::ggmlTypeFromName(argv[i]);
         if (!t) {
             std::fprintf(stderr, "unknown type %s\n", argv[i]);
@@ -140,6 +175,7 @@ int main(int argc, char** argv) {
         types.push_back(*t);
     }
     if (types.empty()) types = zinc::test::computableWeightTypes();
+    if (tokensOnly) return tokensMode(types);
 
     zinc::cpu::forceGenericQuantKernels(false);
     const bool avx2 = std::string(zinc::cpu::quantKernelName()) == "avx2";

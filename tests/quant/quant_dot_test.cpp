@@ -133,6 +133,32 @@ TEST_P(QuantDot, MatMulEqualsMatVecPerTokenAvx2) {
     expectMatMulEqualsMatVec(GetParam(), false);
 }
 
+// Every multi-token kernel (avx2, and avx512vnni where the CPU has it) for each token count
+// 1..9 (full groups, the 3/2/1 tails, a group plus a tail) and an odd row count: equal to
+// matVec bit for bit, so a sequence's numbers do not depend on how many others share its step.
+TEST_P(QuantDot, MatMulEqualsMatVecForEachTokenCount) {
+    if (!hasAvx2()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+    const GgmlType type = GetParam();
+    std::mt19937 rng(31 + static_cast<int>(type));
+    const Problem p(type, testK(type) * 2, 13, 9, rng);
+    std::vector<std::vector<float>> expected;
+    for (int64_t t = 0; t < p.tokens; ++t) expected.push_back(p.matVecOf(t));
+    for (bool avx2Only : {true, false}) {
+        forceAvx2MultiTokenKernels(avx2Only);
+        const std::string kernel = multiTokenKernelName();
+        for (int64_t n = 1; n <= p.tokens; ++n) {
+            const size_t yStride = p.rows + 1;
+            std::vector<float> y(yStride * n, -1.0f);
+            matMul(type, p.k, p.w.data(), p.wStride, p.rows, p.acts.data(), n, y.data(), yStride);
+            for (int64_t t = 0; t < n; ++t)
+                for (int64_t r = 0; r < p.rows; ++r)
+                    ASSERT_EQ(std::bit_cast<uint32_t>(y[t * yStride + r]), std::bit_cast<uint32_t>(expected[t][r]))
+                        << kernel << ", " << n << " tokens: token " << t << " row " << r;
+        }
+    }
+    forceAvx2MultiTokenKernels(false);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllWeightTypes, QuantDot, testing::ValuesIn(test::computableWeightTypes()), nameOf);
 
 // Rows for the activation quantizers: random values, exact ties (|max| = 127 makes the
@@ -211,6 +237,11 @@ TEST(QuantDotApi, KernelSwitch) {
     }
     const std::string active = quantKernelName();
     EXPECT_TRUE(active == "avx2" || active == "generic");
+    forceAvx2MultiTokenKernels(true);
+    EXPECT_STREQ(multiTokenKernelName(), active.c_str());
+    forceAvx2MultiTokenKernels(false);
+    const std::string multi = multiTokenKernelName();
+    EXPECT_TRUE(multi == active || (active == "avx2" && multi == "avx512vnni")) << multi;
 }
 
 }  // namespace

@@ -25,17 +25,49 @@ TEST(VulkanHybrid, TeacherForcedLogitsMatchReference) {
     test::expectMeetsGolden(*l.model, *l.session, test::hybridGoldenCase(), golden);
 }
 
-// The batch goes through the conv window and the delta rule token by token inside the
-// shaders: the logits after it equal those of one token per step, and decoding goes on alike.
+// A 14-token prompt: chunks of 4, 4, 4 and 2 tokens with deltaChunk 4.
+const std::vector<int32_t> kPrompt = {71, 335, 291, 265, 292, 310, 261, 283, 119, 368, 834, 267, 30, 41};
+
+// The recurrence (deltaChunk 0: delta_net.comp walks the batch token by token): the logits
+// after it equal those of one token per step, and decoding goes on alike.
 TEST(VulkanHybrid, BatchedPrefillEqualsStepByStep) {
     ZINC_REQUIRE_VULKAN();
-    auto batched = test::load(kModel, true, 128), stepped = test::load(kModel, true, 128);
-    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310, 261, 283, 119, 368, 834, 267};
-    const auto a = copy(batched.session->feed(prompt));
+    auto batched = test::load(kModel, true, 128, 0), stepped = test::load(kModel, true, 128, 0);
+    const auto a = copy(batched.session->feed(kPrompt));
     std::span<const float> b;
-    for (int32_t t : prompt) b = stepped.session->step(t);
+    for (int32_t t : kPrompt) b = stepped.session->step(t);
     EXPECT_LT(maxAbsDiff(a, b), 1e-3f);
     EXPECT_LT(maxAbsDiff(batched.session->step(7), stepped.session->step(7)), 1e-3f);
+}
+
+// The chunked delta rule (delta_chunk_prep.comp, delta_chunk_state.comp) in chunks of 4, the
+// last partial, against one token per step on the GPU and against the cpu tier's chunked
+// prefill: within the golden's tolerance (8-bit activations turn rounding differences into
+// quantization steps, tests/cpu/hybrid_test.cpp), the same top-1 and the same 8 greedy tokens.
+TEST(VulkanHybrid, ChunkedPrefillMeetsStepByStepWithinTheGoldenTolerance) {
+    ZINC_REQUIRE_VULKAN();
+    auto chunked = test::load(kModel, true, 128, 4), stepped = test::load(kModel, true, 128, 0);
+    auto cpu = test::load(kModel, false, 128, 4);
+    chunked.session->feed(kPrompt);
+    for (int32_t t : kPrompt) stepped.session->step(t);
+    const auto tolerance = test::hybridGoldenCase().tolerance;
+    test::expectWithinGoldenTolerance(chunked.session->logits(), stepped.session->logits(), tolerance);
+    test::expectWithinGoldenTolerance(chunked.session->logits(), cpu.session->feed(kPrompt), tolerance);
+    test::expectSameGreedyTokens(*chunked.session, *stepped.session, 8);
+}
+
+// Several full chunks and partial ones (80 tokens in chunks of 24, which batches of 64 cut
+// again): the chunked prefill against the recurrence's batched prefill, as above.
+TEST(VulkanHybrid, ChunkedPrefillOverSeveralChunksMeetsTheRecurrence) {
+    ZINC_REQUIRE_VULKAN();
+    auto chunked = test::load(kModel, true, 128, 24), recurrent = test::load(kModel, true, 128, 0);
+    std::vector<int32_t> prompt;
+    for (int32_t i = 0; i < 80; ++i) prompt.push_back(5 + (i * 37) % 1000);
+    chunked.session->feed(prompt);
+    recurrent.session->feed(prompt);
+    test::expectWithinGoldenTolerance(chunked.session->logits(), recurrent.session->logits(),
+                                      test::hybridGoldenCase().tolerance);
+    test::expectSameGreedyTokens(*chunked.session, *recurrent.session, 8);
 }
 
 // Greedy ids chosen on the GPU (no logits read back) against the cpu tier's, after a reset
@@ -47,10 +79,11 @@ TEST(VulkanHybrid, GreedyOnTheGpuEqualsCpu) {
 }
 
 // Chat turns on the device: each turn restores the snapshot taken on the device before the
-// previous prompt's last token, and gives the logits of recomputing from scratch.
+// previous prompt's last token, and gives the logits of recomputing from scratch (the
+// recurrence, so that resumed and fresh runs do the same arithmetic).
 TEST(VulkanHybrid, ChatTurnsResumeFromDeviceSnapshots) {
     ZINC_REQUIRE_VULKAN();
-    auto chat = test::load(kModel, true, 128), fresh = test::load(kModel, true, 128);
+    auto chat = test::load(kModel, true, 128, 0), fresh = test::load(kModel, true, 128, 0);
     test::expectChatTurnsResumeFromSnapshots(*chat.session, *fresh.session, 1e-3f);
 }
 

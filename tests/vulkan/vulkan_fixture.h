@@ -34,7 +34,9 @@ struct Loaded {
     std::unique_ptr<runtime::Session> session;
 };
 
-inline Loaded loadPath(const std::string& path, bool vulkan, int32_t contextLength = 512) {
+// deltaChunk: hybrid models' DeltaNet prefill chunk (TierOptions::deltaChunk; 0 = the recurrence).
+inline Loaded loadPath(const std::string& path, bool vulkan, int32_t contextLength = 512,
+                       int32_t deltaChunk = runtime::TierOptions{}.deltaChunk) {
     Loaded l;
     l.model = model::Model::load(path);
     l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
@@ -42,13 +44,15 @@ inline Loaded loadPath(const std::string& path, bool vulkan, int32_t contextLeng
     options.threads = 2;
     options.contextLength = contextLength;
     options.maxBatch = 64;
+    options.deltaChunk = deltaChunk;
     l.tier = vulkan ? zinc::vulkan::makeVulkanTier(l.graph, options, 0) : cpu::makeCpuTier(l.graph, options);
     l.session = std::make_unique<runtime::Session>(l.model->config(), *l.tier);
     return l;
 }
 
-inline Loaded load(const std::string& file, bool vulkan, int32_t contextLength = 512) {
-    return loadPath(sharedPath("models/" + file), vulkan, contextLength);
+inline Loaded load(const std::string& file, bool vulkan, int32_t contextLength = 512,
+                   int32_t deltaChunk = runtime::TierOptions{}.deltaChunk) {
+    return loadPath(sharedPath("models/" + file), vulkan, contextLength, deltaChunk);
 }
 
 }  // namespace zinc::test
