@@ -49,11 +49,12 @@ struct RopeArgs {
     uint64_t freqFactors;
     float freqScale, extFactor, mscale, corrLow, corrHigh;
 };
-// quantize_q8_0, quantize_q8_k (outStride in bytes)
+// quantize_q8_0, quantize_q8_1, quantize_q8_k (outStride in bytes)
 struct QuantizeArgs {
     uint64_t in, out;
     int32_t n, inStride;
     uint64_t outStride;
+    uint64_t up = 0;  // not 0: quantize swiglu(in, up), `up` laid out as `in` (graph::fuse's SwiGluQuantize)
 };
 // quantize_f16, quantize_bf16 (outStride in halves)
 struct ConvertF16Args {
@@ -66,6 +67,7 @@ struct MatVecArgs {
     uint64_t w, act, y;
     uint64_t rowBytes, actStride;
     int32_t k, rows, yStride;
+    int32_t accumulate = 0;  // 1: y += the product (graph::fuse's MatMulAdd)
 };
 // matvec_<type>_expert
 struct MatVecExpertArgs {
@@ -79,15 +81,34 @@ struct KvStoreArgs {
     int32_t kvDim, inStride;
     int32_t slots;  // the layer's cache rows: position p in row p % slots (graph/kv_layout.h)
 };
-// attention
+// attention (split over the KV cache: kernels/cl/attention.cl)
 struct AttentionArgs {
     uint64_t q, kCache, vCache, out, state;
+    uint64_t partial;  // splits > 1: per (token, head, split) m, l and headDim sums (attentionPartialFloats)
     int32_t nHead, nHeadKv, headDim, kvStride, qStride, outStride;
     float scale;
     int32_t window = 0;    // > 0: keys at distance >= window are masked (sliding-window layers)
     int32_t preScale = 0;  // 1: q times scale before its F16 rounding (gemma3), scores unscaled
     int32_t slots = 0;     // the layer's cache rows: position p in row p % slots
+    int32_t splits = 1;    // workgroups along z per (token, head group); 1: no attention_combine
 };
+// attention_combine
+struct AttentionCombineArgs {
+    uint64_t partial, out, state;
+    int32_t nHead, headDim, outStride, window, splits;
+};
+// Splits of a decode token's attention for a layer of `slots` cache rows: one per 128 rows,
+// at most 32 (attention_combine's limit). The kernels size the chunks from the current length
+// (chunks of a multiple of 64 positions), so a short context uses one split whatever this is.
+inline constexpr int32_t kAttentionMaxSplits = 32;
+inline constexpr int32_t attentionSplits(int32_t slots) {
+    const int32_t s = (slots + 127) / 128;
+    return s < 1 ? 1 : s > kAttentionMaxSplits ? kAttentionMaxSplits : s;
+}
+// Floats of attention's partial results for `tokens` tokens.
+inline constexpr uint64_t attentionPartialFloats(int32_t tokens, int32_t nHead, int32_t headDim, int32_t splits) {
+    return uint64_t(tokens) * uint64_t(nHead) * uint64_t(splits) * uint64_t(headDim + 2);
+}
 // swiglu, geglu
 struct SwiGluArgs {
     uint64_t gate, up, out;
@@ -112,6 +133,7 @@ struct MoeTopkArgs {
 struct MoeCombineArgs {
     uint64_t down, ids, weights, out;
     int32_t n, nUsed, downTokenStride, downSlotStride, idsStride, outStride;
+    int32_t accumulate = 0;  // 1: out += the combination (graph::fuse's MoeFfnAdd)
 };
 // argmax
 struct ArgmaxArgs {
@@ -163,14 +185,14 @@ struct CopyWordsArgs {
 
 // Workgroup size of each kernel (its reqd_work_group_size) and how many items one group
 // covers along x: groups.x = ceil(extent / perGroupX), where extent is cols / n / rows / heads
-// as the kernel's comment says; y = tokens (or rows), z = expert slots for *_expert.
+// as the kernel's comment says; y = tokens (or rows), z = expert slots for *_expert, splits for attention.
 struct LaunchShape {
     uint32_t workgroup;
     uint32_t perGroupX;
 };
 inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1},
     kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32},
-    kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
+    kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kAttentionCombineShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
     kMoeCombineShape{256, 256}, kArgmaxShape{256, 0};
 inline constexpr LaunchShape kSsmConvShape{64, 64}, kDeltaNetShape{128, 1}, kGatedNormShape{128, 1}, kSplitGateShape{64, 1},
     kSigmoidGateShape{256, 256}, kCopyWordsShape{256, 256};

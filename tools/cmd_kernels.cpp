@@ -12,7 +12,7 @@
 #include "kernels/code_object.h"
 #include "kernels/embedded.h"
 #include "kfd/sim/isa/profile.h"
-#include "runtime/session.h"
+#include "runtime/tier.h"
 #include "tools/cli_common.h"
 
 namespace zinc::tools {
@@ -22,6 +22,7 @@ struct KernelsOptions {
     std::string model;
     std::string target;  // overrides --gfx
     int32_t token = 1;
+    int32_t position = 1;  // the counted token's position (> 1: positions 1..P-1 of the cache are left unwritten)
 };
 
 // Occupancy limits (wave32): 1536 VGPRs per SIMD lane allocated in granules of 24 and at most 16
@@ -92,13 +93,20 @@ void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
     g.tier = "kfd";
     g.sim = true;
     setenv("ZINC_SIM_EXEC", "isa", 1);  // the counts come from the interpreter
+    if (o.position < 1) throw CLI::ValidationError("--position", "must be at least 1");
+    // --ctx 0 means min(model, 4096) (runtime::TierOptions): grow it only when P needs more.
+    if ((g.contextLength > 0 ? g.contextLength : 4096) <= o.position) g.contextLength = o.position + 1;
     auto engine = openEngine(o.model, g);
-    runtime::Session session(engine->model->config(), *engine->tier);
-    session.step(o.token);  // position 0; the counted token is the next one
+    runtime::Tier& tier = *engine->tier;
+    std::vector<float> logits(size_t(engine->model->config().nVocab));
+    const std::span<const int32_t> token(&o.token, 1);
+    tier.evaluate(token, 0, runtime::LogitsWanted::Last, logits);  // position 0; the counted token comes later
     kfd::isa::Profile profile;
     kfd::isa::setProfile(&profile);
     const auto started = std::chrono::steady_clock::now();
-    session.step(o.token);
+    // The work of a token at position P does not depend on the cache's values, only on P: the
+    // rows between 1 and P - 1 keep what the allocation held (attention still reads them all).
+    tier.evaluate(token, o.position, runtime::LogitsWanted::Last, logits);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     kfd::isa::setProfile(nullptr);
     const auto kernels = profile.snapshot();
@@ -106,8 +114,8 @@ void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
     for (const Gpu& candidate : kGpus)
         if (g.gfx == candidate.gfx) gpu = &candidate;
 
-    fmt::print("{} on simulated {}, one decode token at position 1 (wave-instructions; bytes of global memory; "
-               "estimated time on {}):\n", o.model, g.gfx, gpu->name);
+    fmt::print("{} on simulated {}, one decode token at position {} (wave-instructions; bytes of global memory; "
+               "estimated time on {}):\n", o.model, g.gfx, o.position, gpu->name);
     fmt::print("{:<24} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9} {:>6}\n", "kernel", "disp", "VALU", "VALU64",
                "SALU", "VMEM", "SMEM", "LDS", "branch", "read", "written", "est. us", "BW%");
     kfd::isa::KernelProfile sum;
@@ -144,7 +152,9 @@ void addKernelsCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_option("--model", o->model, "GGUF model: run one decode token through the ISA interpreter (--gfx picks the target)");
     cmd->add_option("--target", o->target, "gfx1100 or gfx1201 (the same as the global --gfx)")
         ->check(CLI::IsMember({"gfx1100", "gfx1201"}));
-    cmd->add_option("--token", o->token, "token id fed at positions 0 and 1")->capture_default_str();
+    cmd->add_option("--token", o->token, "token id fed at position 0 and at the counted position")->capture_default_str();
+    cmd->add_option("--position", o->position, "position of the counted decode token (long context: attention reads that many "
+                                               "cache rows; --ctx grows to fit)")->capture_default_str();
     cmd->callback([o, &global] {
         printStatic();
         if (!o->model.empty()) printDynamic(*o, global);

@@ -8,8 +8,7 @@ ZK_KERNEL(256) void swiglu(__global const float* gate, __global const float* up,
     const int i = ZK_GROUP_X() * 256 + ZK_LID();
     if (i >= n) return;
     const long at = (long)ZK_GROUP_Y() * stride + i;
-    const float g = gate[at];
-    out[at] = g / (1.0f + zk_expf(-g)) * up[at];
+    out[at] = zk_swiglu(gate[at], up[at]);
 }
 
 // ggml's CPU geglu (GGML_GELU_FP16): 0 at or below -10, the gate itself at or above 10, else

@@ -5,7 +5,9 @@
 // F32 / F16 keep its eight float lanes: lane l sums elements 8m + l, then
 // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the tail in order.
 //
-// Workgroup 256 = 32 rows x 8 lanes. matvec_T grid: x = ceil(rows / 32), y = tokens.
+// Workgroup 256 = 32 rows x 8 lanes. matvec_T grid: x = ceil(rows / 32), y = tokens; with
+// accumulate set it adds each row into y (y + s: the residual add of graph::fuse's MatMulAdd,
+// the cpu tier's Add after the MatMul, bit for bit).
 // matvec_T_expert reads the expert from memory (the router's output): grid z = slot k, and
 // expert e = ids[t * idsStride + k] selects weights w + e * expertBytes; activations at
 // act + t * actStride + k * actSlotStride bytes, results at y + t * yStride + k * ySlotStride.
@@ -42,7 +44,7 @@
 #endif
 #define ZK_MATVEC_QUANT_ROWS(NAME, DOT, QK, WBYTES, ABYTES)                                          \
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals, __local ushort* actLds) {                           \
+                            __local float* vals, __local ushort* actLds, int accumulate) {           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
         const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                               \
         const int live = row < rows;                                                                 \
@@ -52,7 +54,7 @@
         ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES) {                                                      \
             ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, act)                                           \
         }                                                                                            \
-        if (lane == 0 && live) y[row] = s;                                                           \
+        if (lane == 0 && live) y[row] = accumulate ? y[row] + s : s;                                 \
     }
 
 ZK_MATVEC_QUANT_ROWS(zk_rows_q8_0, zk_dot_q8_0, 32, ZK_Q8_0_BYTES, ZK_Q8_0_BYTES)
@@ -74,7 +76,7 @@ static inline float zk_elem_f16(ZkAnyBytes p, int i) { return zk_h2f(((const ZK_
         __local const float* v = vals + lid;                                                         \
         float s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));                 \
         for (int i = k8; i < k; ++i) s += ELEM(wrow, i) * ELEM(ACT, i);                              \
-        y[row] = s;                                                                                  \
+        y[row] = accumulate ? y[row] + s : s;                                                        \
     }
 #if ZK_MV_STAGE_ACT
 #define ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES)                                                         \
@@ -89,7 +91,7 @@ static inline float zk_elem_f16(ZkAnyBytes p, int i) { return zk_h2f(((const ZK_
 #endif
 #define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM, EBYTES)                                                     \
     static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals, __local ushort* actLds) {                           \
+                            __local float* vals, __local ushort* actLds, int accumulate) {           \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
         const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                      \
         const int live = row < rows;                                                                 \
@@ -106,11 +108,12 @@ ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16, 2)
 
 #define ZK_MATVEC_KERNELS(T)                                                                         \
     ZK_KERNEL(256) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
-                                  ulong rowBytes, ulong actStride, int k, int rows, int yStride) {   \
+                                  ulong rowBytes, ulong actStride, int k, int rows, int yStride,     \
+                                  int accumulate) {                                                  \
         __local float vals[ZK_MV_WG];                                                                      \
         __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
         const int t = ZK_GROUP_Y();                                                                  \
-        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals, actLds); \
+        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals, actLds, accumulate); \
     }                                                                                                \
     ZK_KERNEL(256) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
                                            __global const int* ids, ulong rowBytes, ulong actStride, \
@@ -121,7 +124,7 @@ ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16, 2)
         const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z();                                             \
         const int e = ids[(long)t * idsStride + slot];                                               \
         zk_rows_##T(w + (ulong)e * expertBytes, act + (ulong)t * actStride + (ulong)slot * actSlotStride, \
-                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals, actLds); \
+                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals, actLds, 0); \
     }
 
 // LDS for the staged activation row.

@@ -85,10 +85,10 @@ ZK_KERNEL(64) void moe_topk(__global const float* logits, __global int* ids, __g
 }
 
 // down: rows of n floats, slot k of token t at down + t * downTokenStride + k * downSlotStride.
-// Grid: x = ceil(n / 256), y = tokens. Workgroup 256. nUsed <= 32.
+// Grid: x = ceil(n / 256), y = tokens. Workgroup 256. nUsed <= 32. accumulate: out += the sum.
 ZK_KERNEL(256) void moe_combine(__global const float* down, __global const int* ids, __global const float* weights,
                                 __global float* out, int n, int nUsed, int downTokenStride, int downSlotStride,
-                                int idsStride, int outStride) {
+                                int idsStride, int outStride, int accumulate) {
     const int i = ZK_GROUP_X() * 256 + ZK_LID(), t = ZK_GROUP_Y();
     if (i >= n) return;
     __global const int* id = ids + (long)t * idsStride;
@@ -104,5 +104,6 @@ ZK_KERNEL(256) void moe_combine(__global const float* down, __global const int* 
         last = id[pick];
         acc = acc + w[pick] * d[(long)pick * downSlotStride];
     }
-    out[(long)t * outStride + i] = acc;
+    __global float* o = out + (long)t * outStride + i;
+    *o = accumulate ? *o + acc : acc;  // accumulate: the residual add of graph::fuse's MoeFfnAdd
 }

@@ -4,7 +4,8 @@
 //   quantize_q8_k  blocks of 256: iscale = -127 / (signed element of largest magnitude, the
 //                  first one on ties), q = min(127, nearest_int(iscale * x)), d = 1 / iscale
 //   quantize_f16   round to nearest even halves
-// Rows: x + t * inStride floats -> out + t * outStride bytes. Grid y = rows.
+// Rows: x + t * inStride floats -> out + t * outStride bytes. Grid y = rows. The 8-bit ones
+// take `up` (or 0): then the row quantized is swiglu(in, up) (graph::fuse's SwiGluQuantize).
 #include "zk_math.h"
 
 // Every thread of a workgroup of 256 gets the largest |value| of its block of 32 (v: its value).
@@ -20,11 +21,11 @@ static inline float zk_block32_amax(__local float* amax, float v, int lid) {
 
 // Grid: x = ceil(n / 256) (8 blocks per group), y = rows. Workgroup 256, one thread per value.
 ZK_KERNEL(256) void quantize_q8_0(__global const float* in, __global uchar* out, int n, int inStride,
-                                  ulong outStride) {
+                                  ulong outStride, __global const float* up) {
     __local float amax[256];
     const int lid = ZK_LID(), t = ZK_GROUP_Y();
     const int e = ZK_GROUP_X() * 256 + lid;
-    const float v = e < n ? in[(long)t * inStride + e] : 0.0f;
+    const float v = e < n ? zk_quant_input(in, up, (long)t * inStride + e) : 0.0f;
     const float a = zk_block32_amax(amax, v, lid);
     if (e >= n) return;
     const float id = a != 0.0f ? 127.0f / a : 0.0f;
@@ -35,14 +36,14 @@ ZK_KERNEL(256) void quantize_q8_0(__global const float* in, __global uchar* out,
 
 // Grid: x = n / 256 (one block per group), y = rows. Workgroup 256.
 ZK_KERNEL(256) void quantize_q8_k(__global const float* in, __global uchar* out, int n, int inStride,
-                                  ulong outStride) {
+                                  ulong outStride, __global const float* up) {
     __local float amax[256];
     __local int where[256];
     __local int sums[256];
     const int lid = ZK_LID(), t = ZK_GROUP_Y(), b = ZK_GROUP_X();
     const int valid = b * 256 < n;
-    __global const float* x = in + (long)t * inStride + b * 256;
-    const float v = valid ? x[lid] : 0.0f;
+    const long x = (long)t * inStride + b * 256;
+    const float v = valid ? zk_quant_input(in, up, x + lid) : 0.0f;
     amax[lid] = __builtin_fabsf(v);
     where[lid] = lid;
     zk_barrier();
@@ -60,7 +61,7 @@ ZK_KERNEL(256) void quantize_q8_k(__global const float* in, __global uchar* out,
     const float a = amax[0];
     int q = 0;
     if (a != 0.0f) {
-        const float iscale = -127.0f / x[where[0]];
+        const float iscale = -127.0f / zk_quant_input(in, up, x + where[0]);
         q = zk_min_i(127, zk_nearest_int(iscale * v));
         if (lid == 0 && valid) *(__global float*)block = 1.0f / iscale;
     } else if (lid == 0 && valid) {

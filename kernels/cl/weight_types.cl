@@ -48,12 +48,12 @@ ZK_MATVEC_KERNELS(iq4_xs)
 
 // Grid: x = ceil(n / 256) (8 blocks per group), y = rows. Workgroup 256, one thread per value.
 ZK_KERNEL(256) void quantize_q8_1(__global const float* in, __global uchar* out, int n, int inStride,
-                                  ulong outStride) {
+                                  ulong outStride, __global const float* up) {
     __local float amax[256];
     __local int sums[256];
     const int lid = ZK_LID(), t = ZK_GROUP_Y();
     const int e = ZK_GROUP_X() * 256 + lid;
-    const float v = e < n ? in[(long)t * inStride + e] : 0.0f;
+    const float v = e < n ? zk_quant_input(in, up, (long)t * inStride + e) : 0.0f;
     const float a = zk_block32_amax(amax, v, lid);
     const float id = a != 0.0f ? 127.0f / a : 0.0f;
     const int q = zk_clamp_i(zk_nearest_int(v * id), -128, 127);

@@ -148,6 +148,14 @@ static inline float zk_expf(float x) {
     return zk_scale2(p.hi, (int)k);
 }
 
+// SwiGLU of one element, as ops_elementwise.cpp: silu(g) * u. The swiglu kernel and the
+// quantize kernels fed gate and up (graph::fuse's SwiGluQuantize) share it, so the same bits.
+static inline float zk_swiglu(float g, float u) { return g / (1.0f + zk_expf(-g)) * u; }
+// Element i of a row to quantize: in[i], or swiglu(in[i], up[i]) when up is given.
+static inline float zk_quant_input(__global const float* in, __global const float* up, long i) {
+    return up ? zk_swiglu(in[i], up[i]) : in[i];
+}
+
 // sin and cos of a float angle (|x| < 2^20), in f32 only: Cody-Waite reduction by pi/2 in four
 // float parts (k * P1 exact through fma, k * P2 as an exact product), r as float-float,
 // Taylor series on [-pi/4, pi/4] (sin to r^15, cos to r^16, truncation < 2^-45) with the

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "kernels/kernel_args.h"
@@ -52,6 +54,12 @@ struct Act {
     uint64_t rowBytes = 0;
 };
 
+// The up rows of a SwiGluQuantize: the rows quantized are swiglu(x, up).
+struct Up {
+    uint64_t address = 0;
+    graph::BufferId id = graph::kNoBuffer;
+};
+
 class Recorder {
 public:
     Recorder(PlanBuilder& b, const graph::Lowered& l, const TierMemory& m, const PlanShape& shape)
@@ -63,7 +71,10 @@ public:
             firstRow_ = cut ? shape_.nTokens - 1 : 0;
             rows_ = cut ? 1 : shape_.nTokens;
             recordOp(l);
-            if (l.count > 0 && afterOp) afterOp(b_, l.last(), g_.ops[l.last()]);
+            // Each graph op the lowered op carries out, in order (a fused op's first ones own its
+            // dispatches in the op marks; the later ones none).
+            if (afterOp)
+                for (size_t i = l.first; i < l.first + l.count; ++i) afterOp(b_, i, g_.ops[i]);
         }
         if (shape_.argmax) {
             const auto n = static_cast<int32_t>(c_.nVocab);
@@ -92,20 +103,26 @@ private:
                 quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label + ".quantize");
                 return;
             }
-            case OpKind::MatMul: return matMul(l);
+            case OpKind::MatMul: return matMul(l, false);
             case OpKind::SwiGlu: return elementwise(op, op.gelu ? "geglu" : "swiglu");
             case OpKind::Add: return elementwise(op, "add");
             case OpKind::MoeRoute: return moeRoute(l);
-            case OpKind::MoeFfn: return moeFfn(l);
+            case OpKind::MoeFfn: return moeFfn(l, false);
             case OpKind::SsmConv:
             case OpKind::DeltaNet:
             case OpKind::GatedNorm:
             case OpKind::SplitGate:
             case OpKind::SigmoidGate: return recordHybridOp(b_, g_, m_, op, {firstRow_, rows()});  // hybrid_ops.h
-            case OpKind::MatMulAdd:
-            case OpKind::MoeFfnAdd:
+            case OpKind::MatMulAdd: return matMul(l, true);
+            case OpKind::MoeFfnAdd: return moeFfn(l, true);
+            case OpKind::SwiGluQuantize: {
+                // silu(gate) * up straight into the down projection's quantized input
+                const int32_t k = width(op.in);
+                if (width(op.up) != k) throw TierError(fmt::format("kfd tier: op {}: gate and up rows differ in width", op.label));
+                quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label + ".quantize", Up{row0(op.up), op.up});
+                return;
+            }
             case OpKind::GateUpSwiGlu:
-            case OpKind::SwiGluQuantize:
             case OpKind::NormQuantize:
             case OpKind::QkRopeAttention: break;  // declined by acceptsFused
         }
@@ -154,6 +171,8 @@ private:
         const graph::Op& op = l.op;
         const int32_t kvDim = c_.kvDim();
         if (c_.headDim > 256) throw TierError(fmt::format("kfd tier: op {}: head size {} > 256", op.label, c_.headDim));
+        if (c_.nHeadKv <= 0 || c_.nHead % c_.nHeadKv)
+            throw TierError(fmt::format("kfd tier: op {}: {} query heads do not share {} kv heads evenly", op.label, c_.nHead, c_.nHeadKv));
         if (width(op.k) != width(op.v))
             throw TierError(fmt::format("kfd tier: op {}: k and v rows differ in width", op.label));
         const uint64_t kCache = m_.kCache(op.layer), vCache = m_.vCache(op.layer);
@@ -161,31 +180,58 @@ private:
         b_.launch("kv_store", ka::KvStoreArgs{row0(op.k), row0(op.v), kCache, vCache, m_.state(), kvDim, width(op.k), slots},
                   {ceilDiv(kvDim, 256), rows(), 1}, {op.k, op.v}, {l.kvCache}, op.label + ".kv_store");
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
-        b_.launch("attention",
-                  ka::AttentionArgs{row0(op.in), kCache, vCache, row0(op.out), m_.state(), c_.nHead, c_.nHeadKv, c_.headDim, kvDim,
-                                    width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0, slots},
-                  {uint32_t(c_.nHead), rows(), 1}, {op.in, l.kvCache}, {op.out}, op.label);
+        // A decode token's attention splits over the KV cache (kernels/cl/attention.cl): a
+        // workgroup per (kv head, split) reads each K/V row once for its query heads, then
+        // attention_combine merges the splits. Prefill rows have parallelism enough: one split.
+        const int32_t splits = rows() == 1 ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
+        const int32_t perKv = c_.nHead / c_.nHeadKv, groups = c_.nHeadKv * int32_t(ceilDiv(perKv, 8));
+        const graph::BufferId partials = attentionPartialsId();
+        ka::AttentionArgs args{row0(op.in), kCache, vCache, row0(op.out), m_.state(), m_.attentionPartials(), c_.nHead, c_.nHeadKv,
+                               c_.headDim, kvDim, width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0, slots, splits};
+        if (splits == 1) {
+            b_.launch("attention", args, {uint32_t(groups), rows(), 1}, {op.in, l.kvCache}, {op.out}, op.label);
+            return;
+        }
+        b_.launch("attention", args, {uint32_t(groups), rows(), uint32_t(splits)}, {op.in, l.kvCache}, {partials}, op.label);
+        b_.launch("attention_combine",
+                  ka::AttentionCombineArgs{m_.attentionPartials(), row0(op.out), m_.state(), c_.nHead, c_.headDim, width(op.out),
+                                           op.window, splits},
+                  {uint32_t(c_.nHead), rows(), 1}, {partials}, {op.out}, op.label + ".combine");
     }
 
+    // The attention partials buffer (TierMemory::attentionPartials) is scratch of this tier
+    // only: an id past the lowered graph's buffers, for barrier placement.
+    graph::BufferId attentionPartialsId() const { return static_cast<graph::BufferId>(l_.buffers.size()); }
+
     // `n` rows of k floats (stride floats apart) at `x` into the format's buffer.
-    Act quantize(ActFormat f, uint64_t x, graph::BufferId source, int32_t k, int32_t stride, uint32_t n, const std::string& label) {
+    Act quantize(ActFormat f, uint64_t x, graph::BufferId source, int32_t k, int32_t stride, uint32_t n, const std::string& label,
+                 Up up = {}) {
         const uint64_t out = m_.actSlot(f), rowBytes = actRowBytes(f, k);
         const graph::BufferId slot = l_.actBuffer[size_t(f)];
+        if (up.address && f != ActFormat::Q8_0 && f != ActFormat::Q8_1 && f != ActFormat::Q8_K)
+            throw TierError(fmt::format("kfd tier: op {}: no SwiGLU quantize kernel for {}", label, graph::actFormatName(f)));
+        auto launchQuantize = [&](const char* kernel, uint32_t groupsX) {
+            const ka::QuantizeArgs args{x, out, k, stride, rowBytes, up.address};
+            if (up.address)
+                b_.launch(kernel, args, {groupsX, n, 1}, {source, up.id}, {slot}, label);
+            else
+                b_.launch(kernel, args, {groupsX, n, 1}, {source}, {slot}, label);
+        };
         switch (f) {
             case ActFormat::F16:
                 b_.launch("quantize_f16", ka::ConvertF16Args{x, out, k, stride, k}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
                 break;
             case ActFormat::Q8_0:
                 if (k % 32) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_0 blocks", label, k));
-                b_.launch("quantize_q8_0", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                launchQuantize("quantize_q8_0", ceilDiv(k, 256));
                 break;
             case ActFormat::Q8_K:
                 if (k % 256) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_K blocks", label, k));
-                b_.launch("quantize_q8_k", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {uint32_t(k / 256), n, 1}, {source}, {slot}, label);
+                launchQuantize("quantize_q8_k", uint32_t(k / 256));
                 break;
             case ActFormat::Q8_1:
                 if (k % 32) throw TierError(fmt::format("kfd tier: op {}: {} inputs are not whole Q8_1 blocks", label, k));
-                b_.launch("quantize_q8_1", ka::QuantizeArgs{x, out, k, stride, rowBytes}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
+                launchQuantize("quantize_q8_1", ceilDiv(k, 256));
                 break;
             case ActFormat::BF16:
                 b_.launch("quantize_bf16", ka::ConvertF16Args{x, out, k, stride, k}, {ceilDiv(k, 256), n, 1}, {source}, {slot}, label);
@@ -204,13 +250,19 @@ private:
     }
     static graph::BufferId source(graph::BufferId in, graph::BufferId act) { return act == graph::kNoBuffer ? in : act; }
 
-    void matMul(const graph::LoweredOp& l) {
+    // MatMul, or MatMulAdd (`accumulate`): the product added into op.out, the residual.
+    void matMul(const graph::LoweredOp& l, bool accumulate) {
         const graph::Op& op = l.op;
         const auto& w = *op.weight;
         const Act act = input(w, op.in, l.act);
         const std::string kernel = fmt::format("matvec_{}", typeSuffix(w, "weight"));
-        b_.launch(kernel, ka::MatVecArgs{m_.weight(w), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols), int32_t(w.rows), width(op.out)},
-                  {ceilDiv(w.rows, ka::kMatVecShape.perGroupX), rows(), 1}, {source(op.in, l.act)}, {op.out}, op.label);
+        const ka::MatVecArgs args{m_.weight(w), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols), int32_t(w.rows),
+                                  width(op.out), accumulate ? 1 : 0};
+        const std::array<uint32_t, 3> groups{ceilDiv(w.rows, ka::kMatVecShape.perGroupX), rows(), 1};
+        if (accumulate)
+            b_.launch(kernel, args, groups, {source(op.in, l.act), op.out}, {op.out}, op.label);
+        else
+            b_.launch(kernel, args, groups, {source(op.in, l.act)}, {op.out}, op.label);
         if (op.bias) addBias(op);
     }
 
@@ -262,7 +314,8 @@ private:
                   {ceilDiv(m, ka::kMatVecShape.perGroupX), rows(), uint32_t(nUsed)}, {source, op.expertIds}, {out}, label);
     }
 
-    void moeFfn(const graph::LoweredOp& l) {
+    // MoeFfn, or MoeFfnAdd (`accumulate`): moe_combine adds into op.out, the residual.
+    void moeFfn(const graph::LoweredOp& l, bool accumulate) {
         const graph::Op& op = l.op;
         const int32_t nUsed = c_.nExpertUsed, ff = c_.nFfExpert, n = c_.nEmbd;
         const uint32_t slots = rows() * uint32_t(nUsed);
@@ -281,10 +334,14 @@ private:
         }
         const Act down{hidden.address, hidden.rowBytes * uint64_t(nUsed)};
         expertMatVec(op, *op.downWeight, down, hidden.rowBytes, hiddenId, m_.downSlots(), l_.expertDown, op.label + ".down");
-        b_.launch("moe_combine",
-                  ka::MoeCombineArgs{m_.downSlots(), row0(op.expertIds), row0(op.expertWeights), row0(op.out), n, nUsed, nUsed * n, n,
-                                     width(op.expertIds), width(op.out)},
-                  {ceilDiv(n, 256), rows(), 1}, {l_.expertDown, op.expertIds, op.expertWeights}, {op.out}, op.label + ".combine");
+        const ka::MoeCombineArgs combine{m_.downSlots(), row0(op.expertIds), row0(op.expertWeights), row0(op.out), n, nUsed, nUsed * n,
+                                         n, width(op.expertIds), width(op.out), accumulate ? 1 : 0};
+        const std::array<uint32_t, 3> groups{ceilDiv(n, 256), rows(), 1};
+        if (accumulate)
+            b_.launch("moe_combine", combine, groups, {l_.expertDown, op.expertIds, op.expertWeights, op.out}, {op.out},
+                      op.label + ".combine");
+        else
+            b_.launch("moe_combine", combine, groups, {l_.expertDown, op.expertIds, op.expertWeights}, {op.out}, op.label + ".combine");
     }
 
     PlanBuilder& b_;
@@ -297,16 +354,25 @@ private:
     int32_t rows_;
 };
 
-// No fused kernel is in kernels/cl yet: the PM4 tier declines every fused op of graph::fuse
-// (tiers.md "How a token is lowered" has the table).
-bool acceptsFused(const graph::LoweredOp&) { return false; }
+// The fused ops of graph::fuse the kernels carry out (tiers.md "How a token is lowered" has the
+// table): the residual adds, by the matvec and moe_combine accumulating into the residual, and
+// SwiGLU into an 8-bit quantization (the quantize kernels computing swiglu on the way in).
+bool acceptsFused(const graph::LoweredOp& l) {
+    switch (l.op.kind) {
+        case OpKind::MatMulAdd:
+        case OpKind::MoeFfnAdd: return true;
+        case OpKind::SwiGluQuantize: return l.format == ActFormat::Q8_0 || l.format == ActFormat::Q8_1 || l.format == ActFormat::Q8_K;
+        default: return false;
+    }
+}
 
 }  // namespace
 
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
-                         const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches, const SamplerBlock* sampler) {
+                         const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches, const SamplerBlock* sampler,
+                         bool fuseOps) {
     graph::Lowered lowered = graph::lower(graph, actFormatFor);
-    graph::fuse(lowered, acceptsFused);
+    if (fuseOps) graph::fuse(lowered, acceptsFused);
     // Dispatches per op: at most 8 (MoE: 2 quantize + 3 experts + swiglu + quantize + combine).
     PlanBuilder builder(device, kernels, uint32_t(graph.ops.size()) * 8 + 8 + extraDispatches);
     Recorder recorder(builder, lowered, memory, shape);

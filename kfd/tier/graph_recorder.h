@@ -31,11 +31,14 @@ struct RecordedPlan {
 };
 
 // Called after each lowered op that carries out graph ops (graph/lower.h; not after its Quantize
-// steps) with the last graph op it carries out (index, op); a tracer appends its launches.
+// steps) once per graph op it carries out (index, op), in order: a fused op (graph::fuse) calls
+// it for each of its ops after all its dispatches. A tracer appends its launches.
 using AfterOp = std::function<void(PlanBuilder&, size_t, const graph::Op&)>;
 
+// `fuseOps` false: graph::fuse's fused ops are declined, so every graph op writes its output
+// (plans instrumented op by op: trace, capture).
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
                          const PlanShape& shape, const AfterOp& afterOp = {}, uint32_t extraDispatches = 0,
-                         const SamplerBlock* sampler = nullptr);
+                         const SamplerBlock* sampler = nullptr, bool fuseOps = true);
 
 }  // namespace zinc::kfd

@@ -62,7 +62,8 @@ RecordedPlan PlanInstrument::record(const PlanShape& shape, const SamplerBlock* 
     const uint32_t extra = uint32_t(graph_.ops.size()) * 2 + uint32_t(std::max(graph_.config->nExpertUsed, 1)) *
                                                                  uint32_t(graph_.config->nLayer) + 1;
     return recordGraph(device_, kernels_, graph_, memory_, shape,
-                       [this](PlanBuilder& b, size_t i, const graph::Op& op) { afterOp(b, i, op); }, extra, sampler);
+                       [this](PlanBuilder& b, size_t i, const graph::Op& op) { afterOp(b, i, op); }, extra, sampler,
+                       /*fuseOps=*/false);  // every op materialised, timed and captured
 }
 
 void PlanInstrument::afterOp(PlanBuilder& b, size_t i, const graph::Op& op) {

@@ -569,12 +569,14 @@ private:
     // fault or hang names the op the CP was in (and a test aims an injected fault at one).
     const RecordedPlan& planFor(const PlanShape& shape) {
         return plans_.get(shape, [&] {
+            // A test hook injects packets after graph op i: op i must then have dispatches of its own.
+            const bool fuseOps = !kfd_.afterOp;
             OpMarks& marks = opMarks_[shape] = OpMarks();
             const AfterOp mark = [&](PlanBuilder& b, size_t index, const graph::Op& op) {
                 if (kfd_.afterOp) kfd_.afterOp(b, index, op);
                 marks.add(b.stream().size(), op);
             };
-            return recordGraph(*device_, kernels_, graph_, memory_, shape, mark, 1, &sampler_);
+            return recordGraph(*device_, kernels_, graph_, memory_, shape, mark, 1, &sampler_, fuseOps);
         });
     }
 

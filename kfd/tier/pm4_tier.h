@@ -43,7 +43,8 @@ struct Pm4TierOptions {
     // the same PM4 tier over umq/'s device).
     std::string tierName = "kfd";
     // Tests: called after each op is recorded into a plan, the instrumented one too (op index,
-    // op), to inject packets (a WAIT_REG_MEM nobody releases) or take barriers out.
+    // op), to inject packets (a WAIT_REG_MEM nobody releases) or take barriers out. Plans recorded
+    // with it take no fused ops (graph::fuse), so every graph op has its own dispatches.
     std::function<void(PlanBuilder&, size_t, const graph::Op&)> afterOp;
     // Tests (`ZINC_SIM_FAULT` with --sim): a fault the simulated GPU makes once, at the first
     // token at that position that runs the op (kfd/tier/fault_spec.h).

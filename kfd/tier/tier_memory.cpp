@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "kernels/kernel_args.h"
 #include "kfd/tier/staged_upload.h"
 #include "runtime/host_pages.h"
 #include "runtime/tier.h"
@@ -136,6 +137,14 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
     for (ActFormat f : formats)
         if (f != ActFormat::F32)
             actSlots_[size_t(f)] = DeviceMemory(device, actRowBytes(f, maxK) * slotRows + 256, MemoryKind::Vram, "quantized activations");
+    // Decode attention split over the KV cache (kernels/kernel_args.h attentionSplits): the
+    // per-split partial results of one token, for the longest layer.
+    int32_t maxSlots = 1;
+    for (const graph::KvLayer& layer : kvLayout_.layers) maxSlots = std::max(maxSlots, layer.slots);
+    attentionSplits_ = kernels::attentionSplits(maxSlots);
+    if (attentionSplits_ > 1)
+        attentionPartials_ = DeviceMemory(device, 4 * kernels::attentionPartialFloats(1, c.nHead, c.headDim, attentionSplits_),
+                                          MemoryKind::Vram, "attention partials");
     if (c.isMoe()) {
         const uint64_t batch = uint64_t(maxBatch), used = uint64_t(c.nExpertUsed);
         routerLogits_ = DeviceMemory(device, 4 * batch * uint64_t(c.nExpert), MemoryKind::Vram, "router logits");

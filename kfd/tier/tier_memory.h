@@ -94,6 +94,10 @@ public:
     uint64_t gateSlots() const { return gateSlots_.gpu(); }
     uint64_t upSlots() const { return upSlots_.gpu(); }
     uint64_t downSlots() const { return downSlots_.gpu(); }
+    // Decode attention's split count for a layer of `slots` rows, at most attentionSplits()
+    // (the partials buffer holds one token's), and where the partial results go.
+    int32_t attentionSplits() const { return attentionSplits_; }
+    uint64_t attentionPartials() const { return attentionPartials_ ? attentionPartials_.gpu() : 0; }
 
 private:
     void uploadWeights(Device& device, const graph::Graph& graph, bool staged);
@@ -102,7 +106,8 @@ private:
     graph::MemoryPlan plan_;
     DeviceMemory weights_, arena_, kv_, state_;
     std::array<DeviceMemory, kActFormats> actSlots_;
-    DeviceMemory routerLogits_, gateSlots_, upSlots_, downSlots_;
+    DeviceMemory routerLogits_, gateSlots_, upSlots_, downSlots_, attentionPartials_;
+    int32_t attentionSplits_ = 1;
     std::map<const model::WeightRef*, uint64_t> weightAt_;
     graph::KvLayout kvLayout_;
     uint64_t kvRowBytes_ = 0, kvBytes_ = 0;

@@ -34,7 +34,7 @@ std::vector<ExpectedKernel> expectedKernels() {
                                    ZK_ARG(EmbedArgs, scale)};
     const auto matvec = std::vector{ZK_ARG(MatVecArgs, w), ZK_ARG(MatVecArgs, act), ZK_ARG(MatVecArgs, y),
                                     ZK_ARG(MatVecArgs, rowBytes), ZK_ARG(MatVecArgs, actStride), ZK_ARG(MatVecArgs, k),
-                                    ZK_ARG(MatVecArgs, rows), ZK_ARG(MatVecArgs, yStride)};
+                                    ZK_ARG(MatVecArgs, rows), ZK_ARG(MatVecArgs, yStride), ZK_ARG(MatVecArgs, accumulate)};
     using E = MatVecExpertArgs;
     const auto expert = std::vector{ZK_ARG(E, w), ZK_ARG(E, act), ZK_ARG(E, y), ZK_ARG(E, ids), ZK_ARG(E, rowBytes),
                                     ZK_ARG(E, actStride), ZK_ARG(E, actSlotStride), ZK_ARG(E, expertBytes), ZK_ARG(E, k),
@@ -60,7 +60,7 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"rope_norm", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     k.push_back({"rope_neox", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     const auto quantize = std::vector{ZK_ARG(QuantizeArgs, in), ZK_ARG(QuantizeArgs, out), ZK_ARG(QuantizeArgs, n),
-                                      ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride)};
+                                      ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride), ZK_ARG(QuantizeArgs, up)};
     k.push_back({"quantize_q8_0", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
     k.push_back({"quantize_q8_1", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
     k.push_back({"quantize_q8_k", quantize, sizeof(QuantizeArgs), kQuantizeQ8_KShape.workgroup});
@@ -74,10 +74,16 @@ std::vector<ExpectedKernel> expectedKernels() {
                  sizeof(KvStoreArgs), kKvStoreShape.workgroup});
     using A = AttentionArgs;
     k.push_back({"attention",
-                 {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, nHead),
-                  ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride), ZK_ARG(A, outStride),
-                  ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale), ZK_ARG(A, slots)},
+                 {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, partial),
+                  ZK_ARG(A, nHead), ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride),
+                  ZK_ARG(A, outStride), ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale), ZK_ARG(A, slots),
+                  ZK_ARG(A, splits)},
                  sizeof(A), kAttentionShape.workgroup});
+    using AC = AttentionCombineArgs;
+    k.push_back({"attention_combine",
+                 {ZK_ARG(AC, partial), ZK_ARG(AC, out), ZK_ARG(AC, state), ZK_ARG(AC, nHead), ZK_ARG(AC, headDim),
+                  ZK_ARG(AC, outStride), ZK_ARG(AC, window), ZK_ARG(AC, splits)},
+                 sizeof(AC), kAttentionCombineShape.workgroup});
     for (const char* glu : {"swiglu", "geglu"})
         k.push_back({glu,
                      {ZK_ARG(SwiGluArgs, gate), ZK_ARG(SwiGluArgs, up), ZK_ARG(SwiGluArgs, out), ZK_ARG(SwiGluArgs, n),
@@ -97,7 +103,8 @@ std::vector<ExpectedKernel> expectedKernels() {
     using C = MoeCombineArgs;
     k.push_back({"moe_combine",
                  {ZK_ARG(C, down), ZK_ARG(C, ids), ZK_ARG(C, weights), ZK_ARG(C, out), ZK_ARG(C, n), ZK_ARG(C, nUsed),
-                  ZK_ARG(C, downTokenStride), ZK_ARG(C, downSlotStride), ZK_ARG(C, idsStride), ZK_ARG(C, outStride)},
+                  ZK_ARG(C, downTokenStride), ZK_ARG(C, downSlotStride), ZK_ARG(C, idsStride), ZK_ARG(C, outStride),
+                  ZK_ARG(C, accumulate)},
                  sizeof(C), kMoeCombineShape.workgroup});
     k.push_back({"argmax",
                  {ZK_ARG(ArgmaxArgs, logits), ZK_ARG(ArgmaxArgs, out), ZK_ARG(ArgmaxArgs, n), ZK_ARG(ArgmaxArgs, stride)},
@@ -210,6 +217,7 @@ TEST_P(EachTarget, DescriptorsAreLaunchableByAPm4Dispatcher) {
         EXPECT_EQ(again.kernelCodeEntryByteOffset, d.kernelCodeEntryByteOffset);
     }
     EXPECT_TRUE(co.find("attention")->descriptor.workgroupIdEnabled(1));
+    EXPECT_TRUE(co.find("attention")->descriptor.workgroupIdEnabled(2));
     EXPECT_TRUE(co.find("matvec_q4_k_expert")->descriptor.workgroupIdEnabled(2));
     EXPECT_THROW(co.kernel("no_such_kernel"), CodeObjectError);
     EXPECT_EQ(co.findByEntry(co.find("add")->entryAddress + 4), nullptr);

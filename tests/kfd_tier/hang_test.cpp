@@ -21,7 +21,9 @@ TEST(Pm4Tier, HungOpIsNamedWithTheQueueState) {
     std::string hungOp;
     bool armed = true;
     kfd::Pm4TierOptions kfdOptions;
-    kfdOptions.timeoutMs = 500;
+    // The prefill's fence must retire within it: 3 tokens through the ISA interpreter took 0.65 s
+    // of wall time on a loaded 2-core machine (load average 13).
+    kfdOptions.timeoutMs = 2000;
     kfdOptions.afterOp = [&](kfd::PlanBuilder& b, size_t index, const graph::Op& op) {
         if (!armed || index != 7) return;
         hungOp = op.label;  // a wait on memory nobody writes, right after this op's dispatch

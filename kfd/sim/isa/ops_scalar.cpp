@@ -76,6 +76,11 @@ void s_abs_i32(Wave& w, const Inst& i) {
     d(w, i, r);
     w.scc = r != 0;
 }
+void s_not_b32(Wave& w, const Inst& i) {
+    const uint32_t r = ~a(w, i);
+    d(w, i, r);
+    w.scc = r != 0;
+}
 void s_sext_i32_i16(Wave& w, const Inst& i) { d(w, i, uint32_t(int32_t(int16_t(a(w, i))))); }
 #define ZK_LOGIC(NAME, EXPR)                        \
     void NAME(Wave& w, const Inst& i) {             \
@@ -182,6 +187,7 @@ void s_bfe_u32(Wave& w, const Inst& i) {
 void s_cmp_u_f32(Wave& w, const Inst& i) { w.scc = std::isnan(asF(readScalar(w, i.op[0]))) || std::isnan(asF(readScalar(w, i.op[1]))); }
 void s_cmp_o_f32(Wave& w, const Inst& i) { w.scc = !std::isnan(asF(readScalar(w, i.op[0]))) && !std::isnan(asF(readScalar(w, i.op[1]))); }
 void s_cmp_lg_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) != read64(w, i.op[1], 0, false); }
+void s_cmp_eq_u64(Wave& w, const Inst& i) { w.scc = read64(w, i.op[0], 0, false) == read64(w, i.op[1], 0, false); }
 void s_cmpk_eq_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) == sext16(i.op[1].value); }
 void s_cmpk_lg_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) != sext16(i.op[1].value); }
 void s_cmpk_lt_i32(Wave& w, const Inst& i) { w.scc = int32_t(readScalar(w, i.op[0])) < sext16(i.op[1].value); }
@@ -293,7 +299,7 @@ std::vector<OpEntry> scalarOps() {
         {"s_cmp_ngt_f32", s_cmp_ngt_f32}, {"s_cmp_u_f32", s_cmp_u_f32}, {"s_bfe_u32", s_bfe_u32}, {"s_cmp_o_f32", s_cmp_o_f32}, {"s_cmpk_eq_i32", s_cmpk_eq_i32},
         {"s_add_i32", s_add_i32}, {"s_add_co_i32", s_add_i32}, {"s_sub_i32", s_sub_i32}, {"s_sub_co_i32", s_sub_i32},
         {"s_addk_i32", s_addk_i32}, {"s_addk_co_i32", s_addk_i32}, {"s_add_nc_u64", s_add_nc_u64}, {"s_mul_u64", s_mul_u64},
-        {"s_mul_i32", s_mul_i32}, {"s_mul_hi_u32", s_mul_hi_u32}, {"s_mul_hi_i32", s_mul_hi_i32}, {"s_abs_i32", s_abs_i32},
+        {"s_mul_i32", s_mul_i32}, {"s_mul_hi_u32", s_mul_hi_u32}, {"s_mul_hi_i32", s_mul_hi_i32}, {"s_abs_i32", s_abs_i32}, {"s_not_b32", s_not_b32},
         {"s_sext_i32_i16", s_sext_i32_i16},
         {"s_and_b32", s_and_b32}, {"s_or_b32", s_or_b32}, {"s_xor_b32", s_xor_b32}, {"s_and_not1_b32", s_and_not1_b32},
         {"s_or_not1_b32", s_or_not1_b32}, {"s_lshl_b32", s_lshl_b32}, {"s_lshr_b32", s_lshr_b32}, {"s_ashr_i32", s_ashr_i32},
@@ -303,7 +309,7 @@ std::vector<OpEntry> scalarOps() {
         {"s_cvt_f32_i32", s_cvt_f32_i32}, {"s_cvt_f32_u32", s_cvt_f32_u32}, {"s_cvt_u32_f32", s_cvt_u32_f32}, {"s_mul_f32", s_mul_f32},
         {"s_sub_f32", s_sub_f32}, {"s_max_i32", s_max_i32}, {"s_cmp_neq_f32", s_cmp_neq_f32}, {"s_cmp_nlt_f32", s_cmp_nlt_f32},
         {"s_fmac_f32", s_fmac_f32},
-        {"s_cmp_lg_u64", s_cmp_lg_u64}, {"s_cmpk_lg_i32", s_cmpk_lg_i32}, {"s_load_u16", s_load_u16},
+        {"s_cmp_lg_u64", s_cmp_lg_u64}, {"s_cmp_eq_u64", s_cmp_eq_u64}, {"s_cmpk_lg_i32", s_cmpk_lg_i32}, {"s_load_u16", s_load_u16},
         {"s_cmp_eq_u32", s_cmp_eq_u32}, {"s_cmp_lg_u32", s_cmp_lg_u32}, {"s_cmp_lt_u32", s_cmp_lt_u32}, {"s_cmp_le_u32", s_cmp_le_u32},
         {"s_cmp_gt_u32", s_cmp_gt_u32}, {"s_cmp_ge_u32", s_cmp_ge_u32}, {"s_cmp_eq_i32", s_cmp_eq_i32}, {"s_cmp_lg_i32", s_cmp_lg_i32},
         {"s_cmp_lt_i32", s_cmp_lt_i32}, {"s_cmp_le_i32", s_cmp_le_i32}, {"s_cmp_gt_i32", s_cmp_gt_i32}, {"s_cmp_ge_i32", s_cmp_ge_i32},

@@ -121,6 +121,7 @@ ZK_VOP(v_lshrrev_b32, put(w, i, l, B >> (A & 31)))
 ZK_VOP(v_ashrrev_i32, put(w, i, l, uint32_t(int32_t(B) >> (A & 31))))
 ZK_VOP(v_lshl_or_b32, put(w, i, l, (A << (B & 31)) | C))
 ZK_VOP(v_lshl_add_u32, put(w, i, l, (A << (B & 31)) + C))
+ZK_VOP(v_add_lshl_u32, put(w, i, l, (A + B) << (C & 31)))
 ZK_VOP(v_add_nc_u32, put(w, i, l, A + B))
 ZK_VOP(v_sub_nc_u32, put(w, i, l, A - B))
 ZK_VOP(v_subrev_nc_u32, put(w, i, l, B - A))
@@ -188,6 +189,17 @@ void v_add_co_ci_u32(Wave& w, const Inst& i) {
     });
     writeSdst(w, i.op[1], carry);
 }
+// D = S0 - S1 - borrow-in (VCC bit); borrow out where S1 + borrow-in exceeds S0.
+void v_sub_co_ci_u32(Wave& w, const Inst& i) {
+    const uint32_t bin = readScalar(w, i.op[4]);
+    uint32_t borrow = 0;
+    forLanes(w.exec(), [&](uint32_t l) {
+        const uint64_t x = read32(w, i.op[2], l), y = uint64_t(read32(w, i.op[3], l)) + ((bin >> l) & 1u);
+        put(w, i, l, uint32_t(x - y));
+        if (y > x) borrow |= 1u << l;
+    });
+    writeSdst(w, i.op[1], borrow);
+}
 void v_mad_u64_u32(Wave& w, const Inst& i) {
     uint32_t carry = 0;
     forLanes(w.exec(), [&](uint32_t l) {
@@ -216,6 +228,11 @@ void v_readfirstlane_b32(Wave& w, const Inst& i) {
     const uint32_t lane = e ? uint32_t(std::countr_zero(e)) : 0u;
     writeSdst(w, i.op[0], read32(w, i.op[1], lane));
 }
+// v_readlane_b32 sdst, vsrc, lane: one lane's value into an SGPR; v_writelane_b32 vdst, ssrc,
+// lane: an SGPR into one lane (whatever EXEC says). The lane select uses its low 5 bits (wave32).
+// clang spills SGPRs into VGPR lanes with them.
+void v_readlane_b32(Wave& w, const Inst& i) { writeSdst(w, i.op[0], read32(w, i.op[1], readScalar(w, i.op[2]) & 31u)); }
+void v_writelane_b32(Wave& w, const Inst& i) { w.v(dst(i), readScalar(w, i.op[2]) & 31u) = readScalar(w, i.op[1]); }
 // Sums of four byte products (VOP3P; neg_lo bits 0 and 1 say which of a, b are signed bytes).
 void v_dot4_i32_iu8(Wave& w, const Inst& i) {
     const bool sa = i.negLo & 1u, sb = i.negLo & 2u;
@@ -454,7 +471,7 @@ std::vector<OpEntry> vectorOps() {
     std::vector<OpEntry> ops = {
         {"v_mov_b32", v_mov_b32}, {"v_and_b32", v_and_b32}, {"v_or_b32", v_or_b32}, {"v_xor_b32", v_xor_b32},
         {"v_and_or_b32", v_and_or_b32}, {"v_or3_b32", v_or3_b32}, {"v_perm_b32", v_perm_b32}, {"v_lshlrev_b32", v_lshlrev_b32}, {"v_lshrrev_b32", v_lshrrev_b32},
-        {"v_ashrrev_i32", v_ashrrev_i32}, {"v_lshl_or_b32", v_lshl_or_b32}, {"v_lshl_add_u32", v_lshl_add_u32},
+        {"v_ashrrev_i32", v_ashrrev_i32}, {"v_lshl_or_b32", v_lshl_or_b32}, {"v_lshl_add_u32", v_lshl_add_u32}, {"v_add_lshl_u32", v_add_lshl_u32},
         {"v_add_nc_u32", v_add_nc_u32}, {"v_sub_nc_u32", v_sub_nc_u32}, {"v_subrev_nc_u32", v_subrev_nc_u32},
         {"v_add3_u32", v_add3_u32}, {"v_mul_lo_u32", v_mul_lo_u32}, {"v_mul_hi_u32", v_mul_hi_u32}, {"v_min_u32", v_min_u32}, {"v_max_u32", v_max_u32},
         {"v_min_i32", v_min_i32}, {"v_min3_i32", v_min3_i32}, {"v_not_b32", v_not_b32}, {"v_bfrev_b32", v_bfrev_b32},
@@ -462,9 +479,10 @@ std::vector<OpEntry> vectorOps() {
         {"v_mul_u32_u24", v_mul_u32_u24}, {"v_mad_u32_u24", v_mad_u32_u24}, {"v_xad_u32", v_xad_u32}, {"v_mul_hi_u32_u24", v_mul_hi_u32_u24}, {"v_bfe_u32", v_bfe_u32}, {"v_bfe_i32", v_bfe_i32},
         {"v_lshlrev_b64", v_lshlrev_b64}, {"v_lshrrev_b16", v_lshrrev_b16}, {"v_lshlrev_b16", v_lshlrev_b16},
         {"v_ashrrev_i16", v_ashrrev_i16}, {"v_add_nc_u16", v_add_nc_u16}, {"v_sub_nc_u16", v_sub_nc_u16},
-        {"v_add_co_u32", v_add_co_u32}, {"v_sub_co_u32", v_sub_co_u32}, {"v_add_co_ci_u32", v_add_co_ci_u32},
+        {"v_add_co_u32", v_add_co_u32}, {"v_sub_co_u32", v_sub_co_u32}, {"v_add_co_ci_u32", v_add_co_ci_u32}, {"v_sub_co_ci_u32", v_sub_co_ci_u32},
         {"v_mad_u64_u32", v_mad_u64_u32}, {"v_mad_co_u64_u32", v_mad_u64_u32}, {"v_mad_i64_i32", v_mad_i64_i32},
         {"v_mad_co_i64_i32", v_mad_i64_i32}, {"v_cndmask_b32", v_cndmask_b32}, {"v_readfirstlane_b32", v_readfirstlane_b32},
+        {"v_readlane_b32", v_readlane_b32}, {"v_writelane_b32", v_writelane_b32},
         {"v_dot4_i32_iu8", v_dot4_i32_iu8},
         {"v_fmamk_f32", v_fmamk_f32}, {"v_fmaak_f32", v_fmamk_f32}, {"v_s_sqrt_f32", v_s_sqrt_f32},
         {"v_add_f32", v_add_f32}, {"v_sub_f32", v_sub_f32}, {"v_subrev_f32", v_subrev_f32}, {"v_mul_f32", v_mul_f32}, {"v_fma_f32", v_fma_f32},
