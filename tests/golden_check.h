@@ -123,15 +123,17 @@ inline Golden readGoldenCase(const GoldenCase& c) { return readGolden(sharedPath
 // Feeds the golden prompt one token per step into a fresh session and checks every position.
 inline void expectMeetsGolden(const model::Model& model, runtime::Session& session, const GoldenCase& c,
                               const Golden& golden) {
-    if (golden.hasText && model.hasTokenizer())
+    if (golden.hasText && model.hasTokenizer()) {
         EXPECT_EQ(model.tokenizer().encode(golden.text, true, true), golden.prompt) << "text: " << golden.text;
+    }
     ASSERT_EQ(golden.positions.size(), golden.prompt.size());
     int outlierPositions = 0;
     for (const auto& p : golden.positions) {
         auto logits = session.step(p.token);
         const auto& top = p.top;
-        if (top.size() >= 2 && top[0].second - top[1].second > c.tolerance.top1Gap)
+        if (top.size() >= 2 && top[0].second - top[1].second > c.tolerance.top1Gap) {
             EXPECT_EQ(runtime::argmax(logits), top[0].first) << "top-1 differs at pos " << p.pos;
+        }
         std::string misses;
         for (const auto& [id, want] : top) {
             const float got = logits[static_cast<size_t>(id)];

@@ -142,7 +142,9 @@ TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
     EXPECT_EQ(n[OpKind::MoeFfnAdd], m.model->config().nLayer);
     EXPECT_EQ(n[OpKind::MoeFfn], 0);
     for (const LoweredOp& l : lowered.ops)
-        if (l.op.kind == OpKind::MoeFfnAdd) EXPECT_EQ(l.op.out, m.graph.residual);
+        if (l.op.kind == OpKind::MoeFfnAdd) {
+            EXPECT_EQ(l.op.out, m.graph.residual);
+        }
 }
 
 // qwen2's q/k/v biases, llama3's rope_freqs, gemma3's windows and GeGLU: fusing everything

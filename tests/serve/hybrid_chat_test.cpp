@@ -63,7 +63,9 @@ TEST(ServeHybrid, ThreeChatTurnsReuseTheRecurrentState) {
         messages.push_back({{"role", "user"}, {"content", "question number " + std::to_string(turn)}});
         last = server.chat(messages);
         const int cached = last["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
-        if (turn > 0) EXPECT_GT(cached, 0) << "turn " << turn;
+        if (turn > 0) {
+            EXPECT_GT(cached, 0) << "turn " << turn;
+        }
         EXPECT_LT(cached, last["usage"]["prompt_tokens"].get<int>());
         messages.push_back({{"role", "assistant"}, {"content", last["choices"][0]["message"]["content"]}});
     }

@@ -88,7 +88,8 @@ std::string ResponseWriter::finalBody(const JobResult& result) {
     if (stream_) {
         std::string out = sseEvent(finishChunk(header_, result, toolCalls_ > 0));
         if (includeUsage_) out += sseEvent(usageChunk(header_, result));
-        return out + std::string(kSseDone);
+        out.append(kSseDone);  // (not `out + std::string(..)`: GCC 12 warns -Wrestrict on it, a false positive)
+        return out;
     }
     return dumpJson(header_.endpoint == Endpoint::Chat ? fullChatResponse(header_, answer_, result)
                                                        : fullResponse(header_, text_, result));
