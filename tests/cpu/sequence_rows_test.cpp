@@ -3,34 +3,17 @@
 // alone, bit for bit (each row's arithmetic does not depend on its neighbours).
 #include <gtest/gtest.h>
 
-#include "graph/graph.h"
-#include "model/model.h"
-#include "runtime/cpu/cpu_tier.h"
+#include "tests/cpu_tier_fixture.h"
 #include "tests/sequence_alone.h"
-#include "tests/test_paths.h"
 
 namespace zinc {
 namespace {
 
 using runtime::SequenceRow;
 
-struct Opened {
-    std::unique_ptr<model::Model> model;
-    graph::Graph graph;
-    std::unique_ptr<runtime::Tier> tier;
-};
+using Opened = test::OpenedCpuTier;
 
-Opened open(const std::string& file, int32_t slots) {
-    Opened o;
-    o.model = model::Model::load(test::sharedPath("models/" + file));
-    o.graph = graph::buildDecodeGraph(o.model->config(), o.model->weights());
-    runtime::TierOptions options;
-    options.threads = 2;
-    options.contextLength = 64;
-    options.sequences = slots;
-    o.tier = cpu::makeCpuTier(o.graph, options);
-    return o;
-}
+Opened open(const std::string& file, int32_t slots) { return test::openCpuTier(file, 64, slots); }
 
 // Each sequence alone: its logits after every token in `wantAfter` (count of tokens fed).
 std::vector<std::vector<float>> alone(const std::string& file, const std::vector<int32_t>& tokens,

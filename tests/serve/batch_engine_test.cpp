@@ -2,33 +2,16 @@
 // steps get the texts they get from the one-at-a-time engine (stop() under load: serve_parallel).
 #include <gtest/gtest.h>
 
-#include "graph/graph.h"
-#include "model/model.h"
-#include "runtime/cpu/cpu_tier.h"
-#include "tests/test_paths.h"
+#include "tests/cpu_tier_fixture.h"
 #include "tools/serve/batch_engine.h"
 #include "tools/serve/engine_worker.h"
 
 namespace zinc::serve {
 namespace {
 
-struct Opened {
-    std::unique_ptr<model::Model> model;
-    graph::Graph graph;
-    std::unique_ptr<runtime::Tier> tier;
-};
+using Opened = test::OpenedCpuTier;
 
-Opened open(int32_t slots) {
-    Opened o;
-    o.model = model::Model::load(test::sharedPath("models/qwen3-tiny.gguf"));
-    o.graph = graph::buildDecodeGraph(o.model->config(), o.model->weights());
-    runtime::TierOptions options;
-    options.threads = 2;
-    options.contextLength = 128;
-    options.sequences = slots;
-    o.tier = cpu::makeCpuTier(o.graph, options);
-    return o;
-}
+Opened open(int32_t slots) { return test::openCpuTier("qwen3-tiny.gguf", 128, slots); }
 
 std::shared_ptr<Job> job(int32_t i, int32_t maxTokens) {
     JobInput in;
