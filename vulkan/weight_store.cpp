@@ -121,8 +121,6 @@ private:
         for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
         work();
         for (auto& t : helpers) t.join();
-        for (const auto& [p, n] : s.giveBack) runtime::giveBackPages(p, n);  // in staging: the device copy is the one used
-        s.giveBack.clear();
     }
 
     void flush() {
@@ -139,6 +137,10 @@ private:
             done_ += s.used;
             reportProgress();
         }
+        // Tensors whose last byte is in this slot or before (an empty slot: a flush that fell on
+        // a tensor's end) are in staging now: the device copy is the one used.
+        for (const auto& [p, n] : s.giveBack) runtime::giveBackPages(p, n);
+        s.giveBack.clear();
         current_ = (current_ + 1) % kSlots;
         Slot& next = slots_[current_];
         if (next.pending) queue_.wait(next.pending, kUploadTimeout, "weight upload");
