@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "vulkan/ops.h"
 #include "vulkan/vk_error.h"
@@ -47,6 +49,28 @@ uint32_t workgroupFor(int64_t k) {
 // Rows per workgroup: more rows share each activation load; fewer keep a small matrix
 // spread over the whole GPU.
 uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
+
+// matvec_rows.comp's shape: `threads` = alongK x row groups, each row group `rows` rows, tokens
+// in tiles of `tile`, activations staged `units` 32-value units at a time. Per (row, token) its
+// sums depend on k alone (alongK, and units a multiple of it), so a row gets the same bits in a
+// tile of 8 as alone.
+struct RowsConfig {
+    uint32_t threads, alongK, rows, tile, units;
+};
+RowsConfig rowsConfig(uint32_t k, uint32_t tokens) {
+    const uint32_t nUnits = k / 32;
+    const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
+    const uint32_t tile = std::min(tokens, kTokenTile);
+    // 16 rows a workgroup for a token tile (the tile's activations staged once for them), 8 for
+    // one token (enough workgroups for a 1024-row matrix to fill 128 SMs).
+    const uint32_t threads = tile > 1 ? 256 : 128;
+    // Shared words per staged unit: per token 8 quants, the scale, the sum, the two half sums
+    // (at most), and a word of padding per quant row; about 12 KiB in all.
+    const uint32_t perUnit = tile * 12 + 8;
+    const uint32_t budget = (12u << 10) / 4 - threads;
+    const uint32_t fit = std::max(alongK, budget / perUnit / alongK * alongK);
+    return {threads, alongK, 2, tile, std::min(fit, (nUnits + alongK - 1) / alongK * alongK)};
+}
 
 uint32_t actRowWords(ActFormat mode, uint32_t k) {
     return mode == ActFormat::Q8_0 || mode == ActFormat::Q8_1 || mode == ActFormat::Q8_K ? k / 4 + k / 16 : k;
@@ -114,34 +138,77 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
         throw runtime::TierError(fmt::format("vulkan tier: expert weights {} are Q2_K, which the grouped matmul cannot read", w.name));
     if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens && tiledType && !ctx.sequenceRows))
         return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
-    const uint32_t tile = expert || tokens == 1 ? 1u : kTokenTile;
-    const uint32_t rows = rowsPerGroup(w.rows);
-    const VkPipeline pipeline =
-        pipelines_.get(matVec_, {workgroupFor(w.cols), static_cast<uint32_t>(w.type), tile, rows, up ? 1u : 0u});
+    Call call;
+    call.w = &w;
+    call.up = up;
+    call.weights = ctx.weights.address(w);
+    call.upWeights = up ? ctx.weights.address(*up) : call.weights;
+    call.act = act.address;
+    call.out = out;
+    call.ids = expert ? expert->ids : 0;
+    call.actStride = act.stride;
+    call.outStride = outStride;
+    call.tokens = tokens;
+    call.accumulate = accumulate;
+    call.expertSlots = expert ? expert->slots : 0;
+    call.actDiv = expert ? expert->actDiv : 1u;
+    recordCall(ctx.rec, call, kernel_);
+}
+
+MatVecOp::Kernel MatVecOp::kernelFromEnvironment() {
+    static const Kernel kernel = [] {
+        const char* v = std::getenv("ZINC_VK_MATVEC");
+        if (!v || !*v || std::string_view(v) == "v1") return Kernel::V1;
+        if (std::string_view(v) == "v2") return Kernel::V2;
+        throw runtime::TierError(fmt::format("ZINC_VK_MATVEC={}: expected v1 or v2", v));
+    }();
+    return kernel;
+}
+
+void MatVecOp::recordCall(Recorder& rec, const Call& c, Kernel kernel) {
+    const model::WeightRef& w = *c.w;
+    const ActFormat mode = formatFor(w.type);
+    const bool quantized = mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
+    const bool expert = c.expertSlots > 0;
     const uint32_t m = static_cast<uint32_t>(w.rows);
-    const uint32_t groups = groupsFor(m, rows);
-    const uint32_t gx = std::min<uint32_t>(groups, 65535);
-    const VkDeviceAddress weights = ctx.weights.address(w);
-    const VkDeviceAddress upWeights = up ? ctx.weights.address(*up) : weights;
-    const MatVecPc pc{weights,
-                      weights,
-                      act.address,
-                      out,
-                      expert ? expert->ids : 0,
-                      upWeights,
-                      upWeights,
+    const MatVecPc pc{c.weights,
+                      c.weights,
+                      c.act,
+                      c.out,
+                      c.ids,
+                      c.upWeights,
+                      c.upWeights,
                       static_cast<uint32_t>(w.cols),
                       m,
                       static_cast<uint32_t>(w.rowBytes),
-                      act.stride,
-                      outStride,
-                      tokens,
+                      c.actStride,
+                      c.outStride,
+                      c.tokens,
                       static_cast<uint32_t>(w.rowBytes * static_cast<size_t>(w.rows)),
                       expert ? 1u : 0u,
-                      expert ? expert->actDiv : 1u,
-                      accumulate ? 1u : 0u,
-                      gx};
-    ctx.rec.dispatch(pipeline, pc, gx, groupsFor(groups, gx), expert ? expert->slots : groupsFor(tokens, tile));
+                      c.actDiv,
+                      c.accumulate ? 1u : 0u,
+                      0u};
+    if (kernel == Kernel::V2 && quantized) {
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens);
+        const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
+        const Shader shader = matVec_ == Shader::MatVecDot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
+        const VkPipeline pipeline = pipelines_.get(
+            shader, {g.threads, static_cast<uint32_t>(w.type), g.tile, g.rows, c.up ? 1u : 0u, g.alongK, g.units, vec ? 1u : 0u});
+        const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
+        MatVecPc p = pc;
+        p.groupsX = std::min<uint32_t>(groups, 65535);
+        rec.dispatch(pipeline, p, p.groupsX, groupsFor(groups, p.groupsX), expert ? c.expertSlots : groupsFor(c.tokens, g.tile));
+        return;
+    }
+    const uint32_t tile = expert || c.tokens == 1 ? 1u : kTokenTile;
+    const uint32_t rows = rowsPerGroup(w.rows);
+    const VkPipeline pipeline =
+        pipelines_.get(matVec_, {workgroupFor(w.cols), static_cast<uint32_t>(w.type), tile, rows, c.up ? 1u : 0u});
+    const uint32_t groups = groupsFor(m, rows);
+    MatVecPc p = pc;
+    p.groupsX = std::min<uint32_t>(groups, 65535);
+    rec.dispatch(pipeline, p, p.groupsX, groupsFor(groups, p.groupsX), expert ? c.expertSlots : groupsFor(c.tokens, tile));
 }
 
 void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out,

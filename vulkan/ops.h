@@ -109,6 +109,25 @@ public:
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
 
+    // The matvec kernels, for A/B runs: V1 matvec.comp (1..4 rows a workgroup, activations
+    // read per thread), V2 matvec_rows.comp (16 rows a workgroup for token tiles, 8 for one
+    // token, activations staged in shared memory). Float weights always take V1.
+    // ZINC_VK_MATVEC=v1|v2, read once per process; v1 unless set.
+    enum class Kernel { V1, V2 };
+    static Kernel kernelFromEnvironment();
+    static const char* kernelName(Kernel kernel) { return kernel == Kernel::V1 ? "v1" : "v2"; }
+    // One matvec dispatch outside a plan's bookkeeping: multiply()'s, and bench --kernels'.
+    struct Call {
+        const model::WeightRef* w = nullptr;
+        const model::WeightRef* up = nullptr;  // SwiGLU pair
+        VkDeviceAddress weights = 0, upWeights = 0, act = 0, out = 0, ids = 0;
+        uint32_t actStride = 0, outStride = 0, tokens = 1;
+        bool accumulate = false;
+        uint32_t expertSlots = 0;  // > 0: expert mode, workgroup z = slot, expert id from ids
+        uint32_t actDiv = 1;
+    };
+    void recordCall(Recorder& rec, const Call& call, Kernel kernel);
+
 private:
     // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp).
     void multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
@@ -117,6 +136,7 @@ private:
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
     Shader matVec_, matMul_;
+    Kernel kernel_ = kernelFromEnvironment();
 };
 
 class MoeOp {

@@ -15,6 +15,9 @@
 #include "vulkan/shaders/matmul_dot4.h"
 #include "vulkan/shaders/matvec.h"
 #include "vulkan/shaders/matvec_dot4.h"
+#include "vulkan/shaders/matvec_rows.h"
+#include "vulkan/shaders/matvec_rows_dot4.h"
+#include "vulkan/shaders/copy.h"
 #include "vulkan/shaders/moe_combine.h"
 #include "vulkan/shaders/moe_group.h"
 #include "vulkan/shaders/moe_topk.h"
@@ -53,6 +56,8 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(Quantize, kQuantize)
         ZINC_SHADER(MatVec, kMatvec)
         ZINC_SHADER(MatVecDot4, kMatvecDot4)
+        ZINC_SHADER(MatVecRows, kMatvecRows)
+        ZINC_SHADER(MatVecRowsDot4, kMatvecRowsDot4)
         ZINC_SHADER(MatMul, kMatmul)
         ZINC_SHADER(MatMulDot4, kMatmulDot4)
         ZINC_SHADER(MoeTopK, kMoeTopk)
@@ -68,6 +73,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(DeltaChunkState, kDeltaChunkState)
         ZINC_SHADER(GatedNorm, kGatedNorm)
         ZINC_SHADER(Gate, kGate)
+        ZINC_SHADER(Copy, kCopy)
 #undef ZINC_SHADER
     }
     return {nullptr, 0};
@@ -88,6 +94,8 @@ const char* shaderName(Shader shader) {
         case Shader::Quantize: return "quantize";
         case Shader::MatVec: return "matvec";
         case Shader::MatVecDot4: return "matvec_dot4";
+        case Shader::MatVecRows: return "matvec_rows";
+        case Shader::MatVecRowsDot4: return "matvec_rows_dot4";
         case Shader::MatMul: return "matmul";
         case Shader::MatMulDot4: return "matmul_dot4";
         case Shader::MoeTopK: return "moe_topk";
@@ -103,6 +111,7 @@ const char* shaderName(Shader shader) {
         case Shader::GatedNorm: return "gated_norm";
         case Shader::Gate: return "gate";
         case Shader::GatherRows: return "gather_rows";
+        case Shader::Copy: return "copy";
     }
     return "?";
 }
