@@ -10,8 +10,12 @@
 #include <numeric>
 #include <random>
 
+#include "graph/graph.h"
+#include "model/model.h"
 #include "runtime/session.h"
 #include "tools/cli_common.h"
+#include "tools/models/model_cache.h"
+#include "vulkan/kernel_bench.h"
 
 namespace zinc::tools {
 namespace {
@@ -25,6 +29,8 @@ struct BenchOptions {
     bool gpuGreedy = false;  // decode through Tier::generateGreedy (tokens sampled and queued on the device)
     bool gpuSample = false;  // decode as chat does: the sampler chain on the device, 16 tokens per call
     int32_t sequences = 0;   // > 0: that many sequences decode together (Tier::evaluateRows), greedy on the host
+    bool kernels = false;    // each matvec shape of the decode graph timed alone (vulkan tier)
+    std::vector<uint32_t> kernelTokens{1, 8};
 };
 
 // What the host did per decoded token in steady state (after a generation's first call): PM4
@@ -101,7 +107,42 @@ void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
     std::cout << j.dump(2) << std::endl;
 }
 
+// --kernels: the vulkan tier's matvec kernels alone, per shape of the decode graph and token
+// count, both kernel variants; a table on stderr, JSON on stdout.
+void runBenchKernels(const BenchOptions& o, const GlobalOptions& global) {
+    if (global.tier != "vulkan")
+        throw CLI::ValidationError("--kernels", fmt::format("times the vulkan tier's kernels: needs --tier=vulkan (the tier is {})", global.tier));
+    const auto model = model::Model::load(models::resolveModel(o.model));
+    const graph::Graph graph = graph::buildDecodeGraph(model->config(), model->weights());
+    vulkan::KernelBenchOptions options;
+    options.device = global.device;
+    options.tokens = o.kernelTokens;
+    const auto r = vulkan::benchMatVecKernels(graph, options);
+    fmt::print(stderr, "{}: copy kernel {:.1f} GB/s (read + written, {} MiB buffers)\n", r.device, r.copyGbps, r.copyBytes >> 20);
+    fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:>6} {:>10} {:>10} {:>9} {:>7}\n", "matvec", "type", "rows", "cols",
+               "exp", "tok", "kernel", "us/call", "us+barrier", "GB/s", "% copy");
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const auto& k : r.kernels) {
+        fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:>6} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%\n", k.label, k.type,
+                   k.rows, k.cols, k.experts, k.tokens, k.kernel, k.usPerCall, k.usPerCallBarrier, k.gbps, 100 * k.copyFraction);
+        kernels.push_back({{"label", k.label}, {"type", k.type}, {"rows", k.rows}, {"cols", k.cols}, {"pair", k.pair},
+                           {"expert_slots_per_token", k.experts}, {"tokens", k.tokens}, {"kernel", k.kernel}, {"calls", k.calls},
+                           {"us_per_call", k.usPerCall}, {"us_per_call_with_barrier", k.usPerCallBarrier},
+                           {"weight_bytes", k.weightBytes}, {"weight_gb_s", k.gbps}, {"fraction_of_copy", k.copyFraction}});
+    }
+    nlohmann::json j;
+    j["model"] = o.model;
+    j["model_summary"] = model->config().summary();
+    j["tier"] = "vulkan";
+    j["device"] = r.device;
+    j["copy_bytes"] = r.copyBytes;
+    j["copy_gb_s"] = r.copyGbps;
+    j["kernels"] = kernels;
+    std::cout << j.dump(2) << std::endl;
+}
+
 void runBench(const BenchOptions& o, const GlobalOptions& global) {
+    if (o.kernels) return runBenchKernels(o, global);
     if (o.sequences > 0) return runBenchSequences(o, global);
     auto engine = openEngine(o.model, global);
     const auto& c = engine->model->config();
@@ -205,6 +246,13 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
                     "decode together, one row each per step (Tier::evaluateRows, greedy on the host); decode_tok_s counts "
                     "all of them")
         ->check(CLI::Range(1, 256));
+    cmd->add_flag("--kernels", o->kernels,
+                  "vulkan tier: time each matvec shape of the decode graph alone (both kernel variants, GPU timestamps, "
+                  "thousands of back-to-back calls each) against a copy kernel's bandwidth; JSON on stdout, a table on stderr");
+    cmd->add_option("--kernels-tokens", o->kernelTokens, "with --kernels: activation rows per call, e.g. 1,8")
+        ->delimiter(',')
+        ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
     cmd->callback([o, &global] { runBench(*o, global); });
 }
 

@@ -24,10 +24,14 @@ public:
         }
         vkCmdPushConstants(cmd_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
         vkCmdDispatch(cmd_, x, y, z);
-        barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        if (barriers_)
+            barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         finishDispatch();
     }
+    // Without the barrier after each dispatch (bench --kernels: back-to-back calls of one
+    // kernel, which a plan never records).
+    void setBarriers(bool on) { barriers_ = on; }
 
     // The same, with the workgroup counts read from `args` (a VkDispatchIndirectCommand written
     // by an earlier dispatch of the plan, made visible with indirectArgsBarrier()).
@@ -81,6 +85,7 @@ private:
     VkCommandBuffer cmd_;
     VkPipelineLayout layout_;
     VkPipeline bound_ = VK_NULL_HANDLE;
+    bool barriers_ = true;
     uint32_t dispatches_ = 0;
     VkQueryPool queries_ = VK_NULL_HANDLE;
     std::vector<std::string>* labels_ = nullptr;
