@@ -31,6 +31,7 @@ struct BenchOptions {
     int32_t sequences = 0;   // > 0: that many sequences decode together (Tier::evaluateRows), greedy on the host
     bool kernels = false;    // each matvec shape of the decode graph timed alone (vulkan tier)
     std::vector<uint32_t> kernelTokens{1, 8};
+    std::vector<std::string> kernelVariants{"v1", "v2"};
 };
 
 // What the host did per decoded token in steady state (after a generation's first call): PM4
@@ -117,13 +118,14 @@ void runBenchKernels(const BenchOptions& o, const GlobalOptions& global) {
     vulkan::KernelBenchOptions options;
     options.device = global.device;
     options.tokens = o.kernelTokens;
+    options.kernels = o.kernelVariants;
     const auto r = vulkan::benchMatVecKernels(graph, options);
     fmt::print(stderr, "{}: copy kernel {:.1f} GB/s (read + written, {} MiB buffers)\n", r.device, r.copyGbps, r.copyBytes >> 20);
-    fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:>6} {:>10} {:>10} {:>9} {:>7}\n", "matvec", "type", "rows", "cols",
+    fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:<16} {:>10} {:>10} {:>9} {:>7}\n", "matvec", "type", "rows", "cols",
                "exp", "tok", "kernel", "us/call", "us+barrier", "GB/s", "% copy");
     nlohmann::json kernels = nlohmann::json::array();
     for (const auto& k : r.kernels) {
-        fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:>6} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%\n", k.label, k.type,
+        fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:<16} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%\n", k.label, k.type,
                    k.rows, k.cols, k.experts, k.tokens, k.kernel, k.usPerCall, k.usPerCallBarrier, k.gbps, 100 * k.copyFraction);
         kernels.push_back({{"label", k.label}, {"type", k.type}, {"rows", k.rows}, {"cols", k.cols}, {"pair", k.pair},
                            {"expert_slots_per_token", k.experts}, {"tokens", k.tokens}, {"kernel", k.kernel}, {"calls", k.calls},
@@ -252,6 +254,11 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_option("--kernels-tokens", o->kernelTokens, "with --kernels: activation rows per call, e.g. 1,8")
         ->delimiter(',')
         ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
+    cmd->add_option("--kernels-variants", o->kernelVariants,
+                    "with --kernels: matvec kernels to time side by side, as ZINC_VK_MATVEC spells them "
+                    "(v1, v2, v2:r=R:c=C:wg=W:s=0|1)")
+        ->delimiter(',')
         ->capture_default_str();
     cmd->callback([o, &global] { runBench(*o, global); });
 }

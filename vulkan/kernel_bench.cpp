@@ -93,7 +93,7 @@ uint32_t actWords(const model::WeightRef& w) {
 
 class Bench {
 public:
-    Bench(const KernelBenchOptions& o)
+    explicit Bench(const KernelBenchOptions& o)
         : options_(o),
           device_(vk::Instance::shared(), o.device),
           pipelines_(device_),
@@ -158,30 +158,27 @@ void fill(vk::Queue& queue, const vk::DeviceBuffer& b, uint32_t pattern) {
                   std::chrono::milliseconds(600000), "bench --kernels: fill");
 }
 
-}  // namespace
-
-KernelBenchReport benchMatVecKernels(const graph::Graph& graph, const KernelBenchOptions& options) {
-    Bench bench(options);
+// The copy reference: two buffers of 512 MiB on a discrete GPU (ten times an H100's L2); the
+// rate counts the bytes read and the bytes written.
+double copyGbps(Bench& bench, vk::Queue& queue, uint64_t bytes) {
     const vk::Device& dev = bench.device();
-    vk::Queue fillQueue(dev);
-    KernelBenchReport report;
-    report.device = dev.caps().name;
+    vk::DeviceBuffer src(dev, bytes, vk::MemoryKind::DeviceLocal, "bench copy source");
+    vk::DeviceBuffer dst(dev, bytes, vk::MemoryKind::DeviceLocal, "bench copy destination");
+    fill(queue, src, 0x3c003c00u);
+    const VkPipeline copy = bench.pipelines().get(vk::Shader::Copy);
+    const CopyPc pc{src.address(), dst.address(), static_cast<uint32_t>(bytes / 16)};
+    auto call = [&](vk::Recorder& rec, uint32_t) { rec.dispatch(copy, pc, std::min<uint32_t>(pc.n / 256, 8192)); };
+    const uint32_t n = bench.callsFor(2, 200, call);
+    return 2.0 * double(bytes) * n / bench.time(n, true, call) * 1e-9;
+}
 
-    // The copy reference: two buffers of 512 MiB on a discrete GPU (ten times an H100's L2).
-    report.copyBytes = bench.discrete() ? uint64_t{512} << 20 : uint64_t{16} << 20;
-    {
-        vk::DeviceBuffer src(dev, report.copyBytes, vk::MemoryKind::DeviceLocal, "bench copy source");
-        vk::DeviceBuffer dst(dev, report.copyBytes, vk::MemoryKind::DeviceLocal, "bench copy destination");
-        fill(fillQueue, src, 0x3c003c00u);
-        const VkPipeline copy = bench.pipelines().get(vk::Shader::Copy);
-        const CopyPc pc{src.address(), dst.address(), static_cast<uint32_t>(report.copyBytes / 16)};
-        auto call = [&](vk::Recorder& rec, uint32_t) { rec.dispatch(copy, pc, std::min<uint32_t>(pc.n / 256, 8192)); };
-        const uint32_t n = bench.callsFor(2, 200, call);
-        report.copyGbps = 2.0 * double(report.copyBytes) * n / bench.time(n, true, call) * 1e-9;
-    }
+// What every call reads and writes: the weight arena the calls cycle through (past the L2 on
+// a discrete GPU), activations, outputs, expert ids (slot s: expert s % nExpert).
+struct Buffers {
+    vk::DeviceBuffer arena, act, out, ids;
+};
 
-    const auto shapes = shapesOf(graph);
-    const uint32_t maxTokens = *std::max_element(options.tokens.begin(), options.tokens.end());
+Buffers buffersFor(Bench& bench, vk::Queue& queue, const std::vector<Shape>& shapes, uint32_t maxTokens, uint32_t nExpert) {
     uint64_t largest = 0;
     uint32_t maxWords = 0, maxRows = 0, maxUsed = 1;
     for (const Shape& s : shapes) {
@@ -192,65 +189,83 @@ KernelBenchReport benchMatVecKernels(const graph::Graph& graph, const KernelBenc
         maxRows = std::max(maxRows, static_cast<uint32_t>(s.w->rows));
         maxUsed = std::max(maxUsed, s.experts);
     }
-    // The weight arena the calls cycle through: past the L2 on a discrete GPU.
+    const vk::Device& dev = bench.device();
     const uint64_t arenaBytes = std::max<uint64_t>(largest + 256, bench.discrete() ? uint64_t{1} << 30 : uint64_t{64} << 20);
-    vk::DeviceBuffer arena(dev, arenaBytes, vk::MemoryKind::DeviceLocal, "bench weights");
     const uint64_t actRows = uint64_t(maxTokens) * maxUsed;
-    vk::DeviceBuffer act(dev, actRows * maxWords * 4, vk::MemoryKind::DeviceLocal, "bench activations");
-    vk::DeviceBuffer out(dev, actRows * maxRows * 4, vk::MemoryKind::DeviceLocal, "bench output");
-    vk::DeviceBuffer ids(dev, actRows * 4, vk::MemoryKind::HostVisible, "bench expert ids");
-    fill(fillQueue, arena, 0x2a112a11u);  // halves ~0.05, small normal floats: no NaN, no denormals
-    fill(fillQueue, act, 0x01010101u);
-    const auto nExpert = static_cast<uint32_t>(std::max(graph.config->nExpert, 1));
-    for (uint32_t s = 0; s < actRows; ++s) static_cast<int32_t*>(ids.mapped())[s] = static_cast<int32_t>(s % nExpert);
+    Buffers b{vk::DeviceBuffer(dev, arenaBytes, vk::MemoryKind::DeviceLocal, "bench weights"),
+              vk::DeviceBuffer(dev, actRows * maxWords * 4, vk::MemoryKind::DeviceLocal, "bench activations"),
+              vk::DeviceBuffer(dev, actRows * maxRows * 4, vk::MemoryKind::DeviceLocal, "bench output"),
+              vk::DeviceBuffer(dev, actRows * 4, vk::MemoryKind::HostVisible, "bench expert ids")};
+    fill(queue, b.arena, 0x2a112a11u);  // halves ~0.05, small normal floats: no NaN, no denormals
+    fill(queue, b.act, 0x01010101u);
+    for (uint32_t s = 0; s < actRows; ++s) static_cast<int32_t*>(b.ids.mapped())[s] = static_cast<int32_t>(s % nExpert);
+    return b;
+}
 
-    for (const Shape& s : shapes) {
-        const bool quantized = actWords(*s.w) != static_cast<uint32_t>(s.w->cols);
-        const uint64_t matrix = s.w->rowBytes * uint64_t(s.w->rows);
-        for (uint32_t tokens : options.tokens) {
-            const uint32_t slots = s.experts * tokens;
-            const uint64_t slices = s.experts ? std::min<uint64_t>(slots, uint64_t(s.w->stack)) : 1;
-            // Expert mode: slot s takes expert s % nExpert, the first `slices` of the stack.
-            const uint64_t step = (matrix * slices * (s.up ? 2 : 1) + 255) / 256 * 256;
-            const uint64_t positions = std::max<uint64_t>(1, (arenaBytes - step) / step + 1);
-            for (MatVecOp::Kernel kernel : {MatVecOp::Kernel::V1, MatVecOp::Kernel::V2}) {
-                if (kernel == MatVecOp::Kernel::V2 && !quantized) continue;
-                auto call = [&](vk::Recorder& rec, uint32_t i) {
-                    const uint64_t at = (i % positions) * step;
-                    MatVecOp::Call c;
-                    c.w = s.w;
-                    c.up = s.up;
-                    c.weights = arena.address() + at;
-                    c.upWeights = s.up ? c.weights + matrix * slices : c.weights;
-                    c.act = act.address();
-                    c.out = out.address();
-                    c.ids = ids.address();
-                    c.actStride = actWords(*s.w);
-                    c.outStride = static_cast<uint32_t>(s.w->rows);
-                    c.tokens = tokens;
-                    c.expertSlots = slots;
-                    c.actDiv = s.actDiv;
-                    bench.matVec().recordCall(rec, c, kernel);
-                };
-                KernelTiming t;
-                t.label = s.label;
-                t.type = model::ggmlTypeName(s.w->type);
-                t.rows = static_cast<uint32_t>(s.w->rows);
-                t.cols = static_cast<uint32_t>(s.w->cols);
-                t.pair = s.up != nullptr;
-                t.experts = s.experts;
-                t.tokens = tokens;
-                t.kernel = MatVecOp::kernelName(kernel);
-                t.calls = bench.callsFor(3, 20000, call);
-                t.usPerCall = bench.time(t.calls, false, call) / t.calls * 1e6;
-                t.usPerCallBarrier = bench.time(t.calls, true, call) / t.calls * 1e6;
-                t.weightBytes = double(matrix * slices * (s.up ? 2 : 1));
-                t.gbps = t.weightBytes / t.usPerCall * 1e-3;
-                t.copyFraction = t.gbps / report.copyGbps;
-                report.kernels.push_back(t);
-            }
-        }
-    }
+// One shape at one token count with one kernel: calls at successive arena offsets.
+KernelTiming timeShape(Bench& bench, const Buffers& b, const Shape& s, uint32_t tokens, const MatVecOp::Kernel& kernel,
+                       double copy) {
+    const uint64_t matrix = s.w->rowBytes * uint64_t(s.w->rows);
+    const uint32_t slots = s.experts * tokens;
+    const uint64_t slices = s.experts ? std::min<uint64_t>(slots, uint64_t(s.w->stack)) : 1;  // experts 0..slices-1
+    const uint64_t bytes = matrix * slices * (s.up ? 2 : 1);
+    const uint64_t step = (bytes + 255) / 256 * 256;
+    const uint64_t positions = std::max<uint64_t>(1, (b.arena.bytes() - step) / step + 1);
+    auto call = [&](vk::Recorder& rec, uint32_t i) {
+        MatVecOp::Call c;
+        c.w = s.w;
+        c.up = s.up;
+        c.weights = b.arena.address() + (i % positions) * step;
+        c.upWeights = s.up ? c.weights + matrix * slices : c.weights;
+        c.act = b.act.address();
+        c.out = b.out.address();
+        c.ids = b.ids.address();
+        c.actStride = actWords(*s.w);
+        c.outStride = static_cast<uint32_t>(s.w->rows);
+        c.tokens = tokens;
+        c.expertSlots = slots;
+        c.actDiv = s.actDiv;
+        bench.matVec().recordCall(rec, c, kernel);
+    };
+    KernelTiming t;
+    t.label = s.label;
+    t.type = model::ggmlTypeName(s.w->type);
+    t.rows = static_cast<uint32_t>(s.w->rows);
+    t.cols = static_cast<uint32_t>(s.w->cols);
+    t.pair = s.up != nullptr;
+    t.experts = s.experts;
+    t.tokens = tokens;
+    t.kernel = kernel.name();
+    t.calls = bench.callsFor(3, 20000, call);
+    t.usPerCall = bench.time(t.calls, false, call) / t.calls * 1e6;
+    t.usPerCallBarrier = bench.time(t.calls, true, call) / t.calls * 1e6;
+    t.weightBytes = double(bytes);
+    t.gbps = t.weightBytes / t.usPerCall * 1e-3;
+    t.copyFraction = t.gbps / copy;
+    return t;
+}
+
+}  // namespace
+
+KernelBenchReport benchMatVecKernels(const graph::Graph& graph, const KernelBenchOptions& options) {
+    Bench bench(options);
+    vk::Queue fillQueue(bench.device());
+    KernelBenchReport report;
+    report.device = bench.device().caps().name;
+    report.copyBytes = bench.discrete() ? uint64_t{512} << 20 : uint64_t{16} << 20;
+    report.copyGbps = copyGbps(bench, fillQueue, report.copyBytes);
+
+    std::vector<MatVecOp::Kernel> kernels;
+    for (const std::string& k : options.kernels) kernels.push_back(MatVecOp::Kernel::parse(k));
+    const auto shapes = shapesOf(graph);
+    const uint32_t maxTokens = *std::max_element(options.tokens.begin(), options.tokens.end());
+    const Buffers buffers =
+        buffersFor(bench, fillQueue, shapes, maxTokens, static_cast<uint32_t>(std::max(graph.config->nExpert, 1)));
+    for (const Shape& s : shapes)
+        for (uint32_t tokens : options.tokens)
+            for (const MatVecOp::Kernel& kernel : kernels)
+                if (!kernel.v2 || actWords(*s.w) != static_cast<uint32_t>(s.w->cols))  // v2: quantized weights only
+                    report.kernels.push_back(timeShape(bench, buffers, s, tokens, kernel, report.copyGbps));
     return report;
 }
 

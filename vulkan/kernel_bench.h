@@ -14,6 +14,8 @@ struct KernelBenchOptions {
     int32_t device = 0;
     std::vector<uint32_t> tokens{1, 8};  // activation rows per call (1: decode; 8: 8 sequences)
     double targetMs = 25;                // GPU time each measurement aims at (sets the call count)
+    // Kernel variants, as ZINC_VK_MATVEC spells them (vk::MatVecOp::Kernel): v1, v2, v2:r=4:c=64:wg=256.
+    std::vector<std::string> kernels{"v1", "v2"};
 };
 
 struct KernelTiming {
@@ -23,7 +25,7 @@ struct KernelTiming {
     bool pair = false;    // gate and up in one dispatch (rows of each)
     uint32_t experts = 0; // expert mode: (token, slot) pairs per token
     uint32_t tokens = 1;
-    std::string kernel;   // v1, v2
+    std::string kernel;   // v1, v2, v2:r=...
     uint32_t calls = 0;
     double usPerCall = 0;         // back to back, no barrier between calls
     double usPerCallBarrier = 0;  // a barrier after each call, as in a plan

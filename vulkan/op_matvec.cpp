@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 #include "vulkan/ops.h"
 #include "vulkan/vk_error.h"
@@ -55,21 +56,26 @@ uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 // sums depend on k alone (alongK, and units a multiple of it), so a row gets the same bits in a
 // tile of 8 as alone.
 struct RowsConfig {
-    uint32_t threads, alongK, rows, tile, units;
+    uint32_t threads, alongK, rows, tile, units, stage;
 };
-RowsConfig rowsConfig(uint32_t k, uint32_t tokens) {
+RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, const MatVecOp::Kernel& choice) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
     // 16 rows a workgroup for a token tile (the tile's activations staged once for them), 8 for
-    // one token (enough workgroups for a 1024-row matrix to fill 128 SMs).
-    const uint32_t threads = tile > 1 ? 256 : 128;
-    // Shared words per staged unit: per token 8 quants, the scale, the sum, the two half sums
-    // (at most), and a word of padding per quant row; about 12 KiB in all.
-    const uint32_t perUnit = tile * 12 + 8;
+    // one token, 4 for one token of a matrix under 4096 rows (enough workgroups to fill the GPU).
+    const uint32_t threads = choice.threads ? choice.threads : tile > 1 ? 256 : 128;
+    const uint32_t rows = choice.rows ? choice.rows : tile > 1 || m >= 4096 ? 2 : 1;
+    // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
+    // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
+    // One token reads its activations beside its weights: a staging pass would put an L2 round
+    // trip and a barrier before the first weight load, for no reuse across tokens.
+    const uint32_t stage = choice.stage >= 0 ? uint32_t(choice.stage) : tile > 1 ? 1 : 0;
+    const uint32_t perUnit = tile * 12;
     const uint32_t budget = (12u << 10) / 4 - threads;
-    const uint32_t fit = std::max(alongK, budget / perUnit / alongK * alongK);
-    return {threads, alongK, 2, tile, std::min(fit, (nUnits + alongK - 1) / alongK * alongK)};
+    const uint32_t fit = choice.units ? choice.units : stage ? budget / perUnit : nUnits;
+    const uint32_t units = std::max(alongK, fit / alongK * alongK);
+    return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage};
 }
 
 uint32_t actRowWords(ActFormat mode, uint32_t k) {
@@ -155,17 +161,48 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
     recordCall(ctx.rec, call, kernel_);
 }
 
+MatVecOp::Kernel MatVecOp::Kernel::parse(std::string_view text) {
+    Kernel k;
+    const auto bad = [&] { return runtime::TierError(fmt::format("matvec kernel '{}': expected v1, v2 or v2:r=R:c=C:wg=W:s=S", text)); };
+    if (text == "v1") return k;
+    if (text.substr(0, 2) != "v2" || (text.size() > 2 && text[2] != ':')) throw bad();
+    k.v2 = true;
+    for (std::string_view rest = text.size() > 3 ? text.substr(3) : ""; !rest.empty();) {
+        const size_t comma = rest.find(':');
+        const std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+        const size_t eq = item.find('=');
+        if (eq == std::string_view::npos) throw bad();
+        const std::string_view key = item.substr(0, eq);
+        const uint32_t value = static_cast<uint32_t>(std::strtoul(std::string(item.substr(eq + 1)).c_str(), nullptr, 10));
+        if (key == "r" && value >= 1 && value <= 8) k.rows = value;
+        else if (key == "c" && value >= 8 && value <= 512) k.units = value;
+        else if (key == "wg" && (value == 64 || value == 128 || value == 256 || value == 512)) k.threads = value;
+        else if (key == "s" && value <= 1) k.stage = static_cast<int32_t>(value);
+        else throw bad();
+    }
+    return k;
+}
+
+std::string MatVecOp::Kernel::name() const {
+    if (!v2) return "v1";
+    std::string n = "v2";
+    const char sep = ':';
+    for (const auto& [key, value] : {std::pair{"r", rows}, std::pair{"c", units}, std::pair{"wg", threads}})
+        if (value) n += fmt::format("{}{}={}", sep, key, value);
+    if (stage >= 0) n += fmt::format("{}s={}", sep, stage);
+    return n;
+}
+
 MatVecOp::Kernel MatVecOp::kernelFromEnvironment() {
     static const Kernel kernel = [] {
         const char* v = std::getenv("ZINC_VK_MATVEC");
-        if (!v || !*v || std::string_view(v) == "v1") return Kernel::V1;
-        if (std::string_view(v) == "v2") return Kernel::V2;
-        throw runtime::TierError(fmt::format("ZINC_VK_MATVEC={}: expected v1 or v2", v));
+        return v && *v ? Kernel::parse(v) : Kernel{};
     }();
     return kernel;
 }
 
-void MatVecOp::recordCall(Recorder& rec, const Call& c, Kernel kernel) {
+void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     const model::WeightRef& w = *c.w;
     const ActFormat mode = formatFor(w.type);
     const bool quantized = mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
@@ -189,12 +226,14 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, Kernel kernel) {
                       c.actDiv,
                       c.accumulate ? 1u : 0u,
                       0u};
-    if (kernel == Kernel::V2 && quantized) {
-        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens);
+    if (kernel.v2 && quantized) {
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), m, expert ? 1u : c.tokens, kernel);
         const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
+        const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
         const Shader shader = matVec_ == Shader::MatVecDot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
-        const VkPipeline pipeline = pipelines_.get(
-            shader, {g.threads, static_cast<uint32_t>(w.type), g.tile, g.rows, c.up ? 1u : 0u, g.alongK, g.units, vec ? 1u : 0u});
+        const VkPipeline pipeline =
+            pipelines_.get(shader, {g.threads, static_cast<uint32_t>(w.type), g.tile, g.rows, c.up ? 1u : 0u, g.alongK,
+                                    g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage});
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         MatVecPc p = pc;
         p.groupsX = std::min<uint32_t>(groups, 65535);

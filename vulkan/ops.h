@@ -4,6 +4,8 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "graph/graph.h"
 #include "model/model_weights.h"
@@ -109,13 +111,20 @@ public:
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
 
-    // The matvec kernels, for A/B runs: V1 matvec.comp (1..4 rows a workgroup, activations
-    // read per thread), V2 matvec_rows.comp (16 rows a workgroup for token tiles, 8 for one
-    // token, activations staged in shared memory). Float weights always take V1.
-    // ZINC_VK_MATVEC=v1|v2, read once per process; v1 unless set.
-    enum class Kernel { V1, V2 };
+    // The matvec kernels, for A/B runs: v1 matvec.comp (1..4 rows a workgroup, activations
+    // read per thread), v2 matvec_rows.comp (rows in groups of `rows` per TK threads along k,
+    // activations staged in shared memory `units` units at a time where `stage` — a token tile —
+    // else read from global memory). Float weights always take v1. Spelled "v1", "v2" or
+    // "v2:r=R:c=C:wg=W:s=0|1" (absent: chosen by shape).
+    // ZINC_VK_MATVEC, read once per process; v1 unless set.
+    struct Kernel {
+        bool v2 = false;
+        uint32_t rows = 0, units = 0, threads = 0;
+        int32_t stage = -1;
+        static Kernel parse(std::string_view text);  // throws TierError naming the text
+        std::string name() const;
+    };
     static Kernel kernelFromEnvironment();
-    static const char* kernelName(Kernel kernel) { return kernel == Kernel::V1 ? "v1" : "v2"; }
     // One matvec dispatch outside a plan's bookkeeping: multiply()'s, and bench --kernels'.
     struct Call {
         const model::WeightRef* w = nullptr;
@@ -126,7 +135,7 @@ public:
         uint32_t expertSlots = 0;  // > 0: expert mode, workgroup z = slot, expert id from ids
         uint32_t actDiv = 1;
     };
-    void recordCall(Recorder& rec, const Call& call, Kernel kernel);
+    void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
 
 private:
     // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp).

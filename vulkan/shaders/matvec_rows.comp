@@ -12,7 +12,8 @@
 // units in k order, then the TK partial sums are added in one fixed order (a subgroup sum where
 // the subgroup is exactly the TK threads of a row group, else lane 0 adds them in lane order):
 // a row of a batched step gets the bits it gets alone.
-// VEC: the weight rows are 16-byte aligned: Q4_K's quants are read 16 bytes a load.
+// VEC: the weight rows are 16-byte aligned: Q4_K's quants are read 16 bytes a load. STAGE 0
+// (one token): no staging, activations read from global memory beside the weights.
 // PAIR: gate and up over the same activations, written as silu(gate · x) * (up · x).
 #extension GL_GOOGLE_include_directive : require
 #include "dot4.glsl"
@@ -56,11 +57,20 @@ layout(push_constant) uniform PC {
 #include "unit_decode.glsl"
 
 const bool kNeedsSums = kOffset != 0 || kHalfMins;
-const uint CP = C + 1u;  // padded row of shQ: staging stores hit distinct banks
-shared uint shQ[NT * 8u * CP];  // [token][word i of the unit][unit]: lanes read consecutive words
-shared float shD[NT * C];
-shared float shS[kHasMin ? NT * C : 1u];
-shared int shLo[kNeedsSums ? NT * C : 1u], shHi[kNeedsSums ? NT * C : 1u];
+// One scale for both halves of a unit (fa == fb): the 8 dot products sum as one integer.
+const bool kOneScale = TYPE != kQ2_K && TYPE != kQ3_K && TYPE != kQ6_K;
+layout(constant_id = 8) const uint ACT4 = 0u;  // activation rows 16-byte aligned: read 16 bytes a load
+// STAGE 0: no shared staging, each thread reads its activation units from global memory with
+// its weights (one token: a staging pass would put an L2 round trip and a barrier before the
+// first weight load). Same values, same arithmetic: the bits do not change with STAGE.
+layout(constant_id = 9) const uint STAGE = 1u;
+const uint SC = STAGE != 0u ? NT * C : 1u;
+shared uvec4 shQ[STAGE != 0u ? NT * 2u * C : 1u];  // [token][half unit][unit]: lanes read consecutive 16 bytes
+shared float shD[SC];
+shared float shS[kHasMin ? SC : 1u];
+// Per (token, unit): the activation sums of each half, times kOffset where the type has one
+// (Q2_K: kOffset 0, the plain sums its mins multiply).
+shared int shLo[kNeedsSums ? SC : 1u], shHi[kNeedsSums ? SC : 1u];
 shared float red[gl_WorkGroupSize.x];
 
 // Q4_K unit u of `row` with the 32 quant bytes read as two 16-byte loads (VEC).
@@ -88,31 +98,81 @@ void decodeQ4KVec(UintBuf w32, U128Buf w128, uint row, uint u, out uint wq[8], o
     fm = -dm.y * float(mn);
 }
 
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Act4Buf { uvec4 v[]; };
+
+// kOffset (Q2_K: 1) times the sums of each half of a unit's activation quants.
+void halfSums(uvec4 lo, uvec4 hi, out int olo, out int ohi) {
+    int slo = 0, shi = 0;
+    for (uint i = 0u; i < 4u; ++i) {
+        slo += sdot4(lo[i], 0x01010101u);
+        shi += sdot4(hi[i], 0x01010101u);
+    }
+    const int off = kHalfMins ? 1 : kOffset;
+    olo = off * slo;
+    ohi = off * shi;
+}
+
 void stage(uint c0, uint cu, uint actRow0, uint nt) {
     const uint wg = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
     const uint nBlocks = pc.k / 32u;
-    for (uint idx = tid; idx < nt * cu * 8u; idx += wg) {
-        const uint t = idx / (cu * 8u), g = idx % (cu * 8u);
-        shQ[(t * 8u + g % 8u) * CP + g / 8u] = pc.act.v[(actRow0 + t) * pc.actStride + 8u * c0 + g];
+    if (ACT4 != 0u) {
+        Act4Buf act4 = Act4Buf(uvec2(pc.act));
+        for (uint idx = tid; idx < nt * cu * 2u; idx += wg) {
+            const uint t = idx / (cu * 2u), q = idx % (cu * 2u);
+            shQ[(t * 2u + q % 2u) * C + q / 2u] = act4.v[((actRow0 + t) * pc.actStride + 8u * c0) / 4u + q];
+        }
+    } else {
+        for (uint idx = tid; idx < nt * cu * 8u; idx += wg) {
+            const uint t = idx / (cu * 8u), g = idx % (cu * 8u);
+            shQ[(t * 2u + (g / 4u) % 2u) * C + g / 8u][g % 4u] = pc.act.v[(actRow0 + t) * pc.actStride + 8u * c0 + g];
+        }
     }
     for (uint idx = tid; idx < nt * cu; idx += wg) {
         const uint t = idx / cu, j = idx % cu, a0 = (actRow0 + t) * pc.actStride + pc.k / 4u + c0 + j;
         shD[t * C + j] = uintBitsToFloat(pc.act.v[a0]);
         if (kHasMin) shS[t * C + j] = uintBitsToFloat(pc.act.v[a0 + nBlocks]);
     }
-    if (kNeedsSums) {  // the activation sums of each half unit, once per (token, unit)
+    if (kNeedsSums) {
         barrier();
         for (uint idx = tid; idx < nt * cu; idx += wg) {
             const uint t = idx / cu, j = idx % cu;
-            int lo = 0, hi = 0;
-            for (uint i = 0u; i < 4u; ++i) {
-                lo += sdot4(shQ[(t * 8u + i) * CP + j], 0x01010101u);
-                hi += sdot4(shQ[(t * 8u + i + 4u) * CP + j], 0x01010101u);
-            }
-            shLo[t * C + j] = lo;
-            shHi[t * C + j] = hi;
+            int olo, ohi;
+            halfSums(shQ[(t * 2u) * C + j], shQ[(t * 2u + 1u) * C + j], olo, ohi);
+            shLo[t * C + j] = olo;
+            shHi[t * C + j] = ohi;
         }
     }
+}
+
+// Token t's activation unit u (j in the staged pass): quants, scale, sum, offset sums.
+void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi, out float da, out float sa, out int olo,
+             out int ohi) {
+    olo = ohi = 0;
+    if (STAGE != 0u) {
+        alo = shQ[(t * 2u) * C + j];
+        ahi = shQ[(t * 2u + 1u) * C + j];
+        da = shD[t * C + j];
+        sa = kHasMin ? shS[t * C + j] : 0.0;
+        if (kNeedsSums) {
+            olo = shLo[t * C + j];
+            ohi = shHi[t * C + j];
+        }
+        return;
+    }
+    const uint a0 = (actRow0 + t) * pc.actStride;
+    if (ACT4 != 0u) {
+        Act4Buf act4 = Act4Buf(uvec2(pc.act));
+        alo = act4.v[a0 / 4u + 2u * u];
+        ahi = act4.v[a0 / 4u + 2u * u + 1u];
+    } else {
+        for (uint i = 0u; i < 4u; ++i) {
+            alo[i] = pc.act.v[a0 + 8u * u + i];
+            ahi[i] = pc.act.v[a0 + 8u * u + 4u + i];
+        }
+    }
+    da = uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + u]);
+    sa = kHasMin ? uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + pc.k / 32u + u]) : 0.0;
+    if (kNeedsSums) halfSums(alo, ahi, olo, ohi);
 }
 
 void main() {
@@ -137,9 +197,11 @@ void main() {
     const uint nUnits = pc.k / 32u;
     for (uint c0 = 0u; c0 < nUnits; c0 += C) {
         const uint cu = min(C, nUnits - c0);
-        barrier();  // the previous pass is done with the shared activations
-        stage(c0, cu, actRow0, nt);
-        barrier();
+        if (STAGE != 0u) {
+            barrier();  // the previous pass is done with the shared activations
+            stage(c0, cu, actRow0, nt);
+            barrier();
+        }
         for (uint j = kk; j < cu; j += TK) {
             const uint u = c0 + j;
             uint wq[RR * 8u];
@@ -154,30 +216,36 @@ void main() {
             }
             for (uint t = 0u; t < NT; ++t) {
                 if (t >= nt) break;
-                uint a[8];
-                for (uint i = 0u; i < 8u; ++i) a[i] = shQ[(t * 8u + i) * CP + j];
-                const float da = shD[t * C + j];
-                const float sa = kHasMin ? shS[t * C + j] : 0.0;
-                const int slo = kNeedsSums ? shLo[t * C + j] : 0, shi = kNeedsSums ? shHi[t * C + j] : 0;
+                uvec4 alo, ahi;
+                float da, sa;
+                int olo, ohi;  // kOffset times the half sums (Q2_K: the plain sums)
+                actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
                 for (uint r = 0u; r < RR; ++r) {
                     int dlo = 0, dhi = 0;
                     for (uint i = 0u; i < 4u; ++i) {
                         if (kSignedQuants) {
-                            dlo += sdot4(a[i], wq[r * 8u + i]);
-                            dhi += sdot4(a[i + 4u], wq[r * 8u + i + 4u]);
+                            dlo += sdot4(alo[i], wq[r * 8u + i]);
+                            dhi += sdot4(ahi[i], wq[r * 8u + i + 4u]);
                         } else {
-                            dlo += sudot4(a[i], wq[r * 8u + i]);
-                            dhi += sudot4(a[i + 4u], wq[r * 8u + i + 4u]);
+                            dlo += sudot4(alo[i], wq[r * 8u + i]);
+                            dhi += sudot4(ahi[i], wq[r * 8u + i + 4u]);
                         }
                     }
-                    float v = da * (fa[r] * float(dlo - kOffset * slo) + fb[r] * float(dhi - kOffset * shi));
-                    if (kHasMin) v += fm[r] * sa;
-                    if (kHalfMins) {
+                    // Explicit fmas: no contraction left to the driver, which could fuse
+                    // differently in the 1-token and the tile pipelines.
+                    float v = acc[r * NT + t];
+                    if (kOneScale) {
+                        v = fma(da * fa[r], float(dlo + dhi - olo - ohi), v);
+                    } else if (kHalfMins) {
                         float mlo, mhi;
                         decodeMinsQ2K(r >= R ? pc.w2 : pc.w, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, mlo, mhi);
-                        v += da * (mlo * float(slo) + mhi * float(shi));
+                        const float q = fma(fa[r], float(dlo), fma(fb[r], float(dhi), fma(mlo, float(olo), mhi * float(ohi))));
+                        v = fma(da, q, v);
+                    } else {
+                        v = fma(da, fma(fa[r], float(dlo - olo), fb[r] * float(dhi - ohi)), v);
                     }
-                    acc[r * NT + t] += v;
+                    if (kHasMin) v = fma(fm[r], sa, v);
+                    acc[r * NT + t] = v;
                 }
             }
         }
