@@ -11,6 +11,7 @@
 #include "runtime/queued_steps.h"
 #include "runtime/step_limits.h"
 #include "vulkan/graph_recorder.h"
+#include "vulkan/ops.h"
 #include "vulkan/plan_instrument.h"
 #include "vulkan/sampler_state.h"
 #include "vulkan/submitter.h"
@@ -91,10 +92,11 @@ public:
 
     std::string describe() const override {
         const auto& c = device_.caps();
-        std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {}, weights {:.1f} MiB (uploaded at {:.1f} GiB/s), context {}, "
+        std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {} {}, weights {:.1f} MiB (uploaded at {:.1f} GiB/s), context {}, "
                                     "KV cache F16 {:.1f} MiB{}, {}, decode plan {} dispatches",
                                     c.index, c.name, c.type, c.driverName, c.subgroupSize,
                                     c.integerDotProduct ? "dot4 matvec" : "unpacked matvec",
+                                    vk::MatVecOp::kernelFromEnvironment().name(),
                                     static_cast<double>(weights_.bytes()) / (1 << 20),
                                     static_cast<double>(weights_.bytes()) / double(1 << 30) / std::max(weights_.uploadSeconds(), 1e-9),
                                     contextLength_,
