@@ -1,12 +1,15 @@
 // The zinc-rt command line as a user meets it: exact golden format from `score`, one-line
 // errors with a non-zero exit for bad files and unavailable tiers.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tests/golden.h"
@@ -178,6 +181,30 @@ TEST(Cli, BenchPrintsJson) {
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("\"decode_tok_s\""), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("\"prompt_tokens\": 16"), std::string::npos) << r.output;
+}
+
+// bench --kernels (vulkan tier): JSON with the copy kernel's rate and a row per matvec shape,
+// token count and kernel; on the cpu tier a one-line error. Structure only (lavapipe here).
+TEST(Cli, BenchKernelsPrintsARowPerMatVecShapeWithTheCopyRate) {
+    const auto r = runZinc("--tier=vulkan bench " + model("qwen3-tiny.gguf") +
+                           " --kernels --kernels-tokens 1,2 --kernels-variants v1,v2:r=1 2>/dev/null");
+    if (r.exitCode != 0 && runZinc("devices").output.find("vulkan tier: usable") == std::string::npos)
+        GTEST_SKIP() << "no usable Vulkan device";
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output.substr(r.output.find("{\n")));  // after the table on stderr
+    EXPECT_GT(j["copy_gb_s"].get<double>(), 0.0);
+    std::set<std::string> labels, kernels;
+    for (const auto& k : j["kernels"]) {
+        labels.insert(k["label"].get<std::string>());
+        kernels.insert(k["kernel"].get<std::string>());
+        EXPECT_GT(k["us_per_call"].get<double>(), 0.0) << k.dump();
+        EXPECT_GT(k["weight_gb_s"].get<double>(), 0.0) << k.dump();
+    }
+    EXPECT_EQ(labels, (std::set<std::string>{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down", "lm_head"}));
+    EXPECT_EQ(kernels, (std::set<std::string>{"v1", "v2:r=1"}));
+    const auto cpu = runZinc("--tier=cpu bench " + model("qwen3-tiny.gguf") + " --kernels");
+    EXPECT_EQ(cpu.exitCode, 2);
+    EXPECT_EQ(cpu.output, "zinc-rt: error: --kernels: times the vulkan tier's kernels: needs --tier=vulkan (the tier is cpu)\n");
 }
 
 }  // namespace
