@@ -73,7 +73,10 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, const MatVecOp::K
     const uint32_t stage = choice.stage >= 0 ? uint32_t(choice.stage) : tile > 1 ? 1 : 0;
     const uint32_t perUnit = tile * 12;
     const uint32_t budget = (12u << 10) / 4 - threads;
-    const uint32_t fit = choice.units ? choice.units : stage ? budget / perUnit : nUnits;
+    // A chosen `c` is held to 32 KiB of staging (NVIDIA's Vulkan driver allows 48 KiB a
+    // workgroup, RADV 64); the default stays under the tier's 16 KiB minimum.
+    const uint32_t most = stage ? ((32u << 10) / 4 - threads) / perUnit : nUnits;
+    const uint32_t fit = std::min(choice.units ? choice.units : stage ? budget / perUnit : nUnits, most);
     const uint32_t units = std::max(alongK, fit / alongK * alongK);
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage};
 }
