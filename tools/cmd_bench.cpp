@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
+#include <set>
+#include <tuple>
 #include <numeric>
 #include <random>
 
@@ -128,14 +131,41 @@ void runBenchKernels(const BenchOptions& o, const GlobalOptions& global) {
         fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:<16} {:>10.2f} {:>10.2f} {:>9.1f} {:>6.1f}%\n", k.label, k.type,
                    k.rows, k.cols, k.experts, k.tokens, k.kernel, k.usPerCall, k.usPerCallBarrier, k.gbps, 100 * k.copyFraction);
         kernels.push_back({{"label", k.label}, {"type", k.type}, {"rows", k.rows}, {"cols", k.cols}, {"pair", k.pair},
-                           {"expert_slots_per_token", k.experts}, {"tokens", k.tokens}, {"kernel", k.kernel}, {"calls", k.calls},
+                           {"expert_slots_per_token", k.experts}, {"calls_per_step", k.perToken}, {"tokens", k.tokens}, {"kernel", k.kernel}, {"calls", k.calls},
                            {"us_per_call", k.usPerCall}, {"us_per_call_with_barrier", k.usPerCallBarrier},
                            {"weight_bytes", k.weightBytes}, {"weight_gb_s", k.gbps}, {"fraction_of_copy", k.copyFraction}});
+    }
+    // Per kernel and token count: the decode step's matvecs, each shape times its calls a step,
+    // with the barrier a plan puts after each (what the plan's matvecs would cost). A shape a
+    // variant does not run (float weights: v1 always) counts with v1's time.
+    using ShapeKey = std::tuple<std::string, std::string, uint32_t, uint32_t, uint32_t, uint32_t>;
+    std::map<ShapeKey, std::map<std::string, const vulkan::KernelTiming*>> byShape;
+    std::set<std::string> names;
+    for (const auto& k : r.kernels) {
+        byShape[{k.label, k.type, k.rows, k.cols, k.experts, k.tokens}][k.kernel] = &k;
+        names.insert(k.kernel);
+    }
+    std::map<std::pair<std::string, uint32_t>, std::pair<double, double>> steps;  // us, weight bytes
+    for (const auto& [shape, timings] : byShape)
+        for (const std::string& name : names) {
+            const auto it = timings.count(name) ? timings.find(name) : timings.find("v1");
+            if (it == timings.end()) continue;
+            auto& [us, bytes] = steps[{name, std::get<5>(shape)}];
+            us += it->second->usPerCallBarrier * it->second->perToken;
+            bytes += it->second->weightBytes * it->second->perToken;
+        }
+    nlohmann::json stepJson = nlohmann::json::array();
+    for (const auto& [key, value] : steps) {
+        fmt::print(stderr, "decode step, {} tokens, {}: {:.1f} us of matvecs, {:.1f} GB/s of weights\n", key.second, key.first,
+                   value.first, value.second / value.first * 1e-3);
+        stepJson.push_back({{"kernel", key.first}, {"tokens", key.second}, {"matvec_us", value.first},
+                            {"weight_gb_s", value.second / value.first * 1e-3}});
     }
     nlohmann::json j;
     j["model"] = o.model;
     j["model_summary"] = model->config().summary();
     j["tier"] = "vulkan";
+    j["decode_step_matvecs"] = stepJson;
     j["device"] = r.device;
     j["copy_bytes"] = r.copyBytes;
     j["copy_gb_s"] = r.copyGbps;

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "graph/lower.h"
@@ -37,6 +36,7 @@ struct Shape {
     const model::WeightRef* up = nullptr;
     uint32_t experts = 0;  // (token, slot) pairs per token in expert mode
     uint32_t actDiv = 1;   // expert mode: activation row = slot / actDiv
+    uint32_t perToken = 1; // times a decode step runs this shape (its layers)
 };
 
 // The graph's matrices: MatMul ops, gate and up pairs (the SwiGlu whose two inputs two MatMuls
@@ -79,9 +79,12 @@ std::vector<Shape> shapesOf(const graph::Graph& g) {
         }
     }
     std::vector<Shape> distinct;
-    std::set<std::tuple<int, int64_t, int64_t, bool, uint32_t>> seen;
-    for (const Shape& s : all)
-        if (seen.insert({int(s.w->type), s.w->rows, s.w->cols, s.up != nullptr, s.experts}).second) distinct.push_back(s);
+    std::map<std::tuple<int, int64_t, int64_t, bool, uint32_t>, size_t> seen;
+    for (const Shape& s : all) {
+        const auto [at, fresh] = seen.insert({{int(s.w->type), s.w->rows, s.w->cols, s.up != nullptr, s.experts}, distinct.size()});
+        if (fresh) distinct.push_back(s);
+        else ++distinct[at->second].perToken;
+    }
     return distinct;
 }
 
@@ -234,6 +237,7 @@ KernelTiming timeShape(Bench& bench, const Buffers& b, const Shape& s, uint32_t 
     t.cols = static_cast<uint32_t>(s.w->cols);
     t.pair = s.up != nullptr;
     t.experts = s.experts;
+    t.perToken = s.perToken;
     t.tokens = tokens;
     t.kernel = kernel.name();
     t.calls = bench.callsFor(3, 20000, call);

@@ -24,6 +24,7 @@ struct KernelTiming {
     uint32_t rows = 0, cols = 0;
     bool pair = false;    // gate and up in one dispatch (rows of each)
     uint32_t experts = 0; // expert mode: (token, slot) pairs per token
+    uint32_t perToken = 1;  // calls of this shape in one decode step (one per layer that has it)
     uint32_t tokens = 1;
     std::string kernel;   // v1, v2, v2:r=...
     uint32_t calls = 0;

@@ -202,6 +202,8 @@ TEST(Cli, BenchKernelsPrintsARowPerMatVecShapeWithTheCopyRate) {
     }
     EXPECT_EQ(labels, (std::set<std::string>{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down", "lm_head"}));
     EXPECT_EQ(kernels, (std::set<std::string>{"v1", "v2:r=1"}));
+    ASSERT_EQ(j["decode_step_matvecs"].size(), 4u) << r.output;  // 2 kernels x 2 token counts
+    for (const auto& step : j["decode_step_matvecs"]) EXPECT_GT(step["matvec_us"].get<double>(), 0.0) << step.dump();
     const auto cpu = runZinc("--tier=cpu bench " + model("qwen3-tiny.gguf") + " --kernels");
     EXPECT_EQ(cpu.exitCode, 2);
     EXPECT_EQ(cpu.output, "zinc-rt: error: --kernels: times the vulkan tier's kernels: needs --tier=vulkan (the tier is cpu)\n");

@@ -50,6 +50,10 @@ TEST(VulkanKernelBench, TimesEveryMatVecShapeOfADenseModelForOneAndEightTokens) 
     }
     for (const char* want : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down", "lm_head"})
         EXPECT_EQ(labels.count(want), 1u) << want << " missing";
+    // Every matrix of the step counted once: 7 a layer, 4 layers, and the output.
+    uint32_t calls = 0;
+    for (const auto& k : r.kernels) calls += k.kernel == "v1" && k.tokens == 1 ? k.perToken : 0;
+    EXPECT_EQ(calls, 7u * 4u + 1u);
     // Both variants for every quantized shape at 1 and 8 tokens; the F16 one has v1 only.
     for (const auto& [label, type, tokens, kernel] : rows) {
         EXPECT_EQ(rows.count({label, type, tokens == 1 ? 8u : 1u, kernel}), 1u) << label << " " << type;
