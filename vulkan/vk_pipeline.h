@@ -29,6 +29,7 @@ public:
     PipelineFactory& operator=(const PipelineFactory&) = delete;
 
     VkPipelineLayout layout() const { return layout_; }
+    const Device& device() const { return device_; }
     VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
 
 private:
