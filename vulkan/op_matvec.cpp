@@ -58,15 +58,17 @@ uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 struct RowsConfig {
     uint32_t threads, alongK, rows, tile, units, stage;
 };
-RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, const MatVecOp::Kernel& choice, bool act4,
+RowsConfig rowsConfig(uint32_t k, uint32_t tokens, const MatVecOp::Kernel& choice, bool act4,
                       uint32_t sharedBytes) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
-    // 16 rows a workgroup for a token tile (the tile's activations staged once for them), 8 for
-    // one token, 4 for one token of a matrix under 4096 rows (enough workgroups to fill the GPU).
+    // 16 rows a workgroup for a token tile (the tile's activations staged once for them), 4 for
+    // one token. H200, bench --kernels on Qwen3-8B / 30B-A3B Q4_K_M, a decode step's matvecs with
+    // their barriers: one token 4,219 / 2,260 us at 2 rows a group, 3,673 / 2,213 at 1 (4,342 /
+    // 2,469 with v1); 8 tokens 10,372 / 7,999 at 2 rows, 12,589 / 7,759 at 1 (17,149 with v1).
     const uint32_t threads = choice.threads ? choice.threads : tile > 1 ? 256 : 128;
-    const uint32_t rows = choice.rows ? choice.rows : tile > 1 || m >= 4096 ? 2 : 1;
+    const uint32_t rows = choice.rows ? choice.rows : tile > 1 ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
@@ -208,7 +210,7 @@ std::string MatVecOp::Kernel::name() const {
 MatVecOp::Kernel MatVecOp::kernelFromEnvironment() {
     static const Kernel kernel = [] {
         const char* v = std::getenv("ZINC_VK_MATVEC");
-        return v && *v ? Kernel::parse(v) : Kernel{};
+        return Kernel::parse(v && *v ? v : "v2");
     }();
     return kernel;
 }
@@ -240,7 +242,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     if (kernel.v2 && quantized) {
         const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
         const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
-        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), m, expert ? 1u : c.tokens, kernel, act4,
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens, kernel, act4,
                                         pipelines_.device().caps().sharedMemoryBytes);
         const Shader shader = matVec_ == Shader::MatVecDot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
         const VkPipeline pipeline =

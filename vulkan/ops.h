@@ -116,7 +116,7 @@ public:
     // activations staged in shared memory `units` units at a time for a token tile — stage 1,
     // or 2 double-buffered — else read from global memory, stage 0). Float weights always take
     // v1. Spelled "v1", "v2" or "v2:r=R:c=C:wg=W:s=0|1|2" (absent: chosen by shape).
-    // ZINC_VK_MATVEC, read once per process; v1 unless set.
+    // ZINC_VK_MATVEC, read once per process; v2 unless set (v1 stays for A/B).
     struct Kernel {
         bool v2 = false;
         uint32_t rows = 0, units = 0, threads = 0;
