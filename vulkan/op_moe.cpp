@@ -1,6 +1,7 @@
 // Mixture of experts on the GPU: the router's matvec and top-k write expert ids and weights
-// to device memory; the expert matvecs read those ids (expert mode of matvec.comp), so the
-// routing never visits the host. One (token, slot) pair per workgroup z.
+// to device memory (one dispatch of moe_topk.comp for F32 router weights); the expert matvecs
+// read those ids (expert mode of matvec.comp), so the routing never visits the host. One
+// (token, slot) pair per workgroup z.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,8 +13,8 @@ namespace zinc::vk {
 namespace {
 
 struct TopKPc {
-    VkDeviceAddress logits, ids, weights;
-    uint32_t nExpert, nUsed, normalize, nTok;
+    VkDeviceAddress logits, ids, weights, w, x, done;
+    uint32_t nExpert, nUsed, normalize, k, xStride, matThreads, computes;
 };
 
 struct GroupPc {
@@ -28,6 +29,14 @@ struct CombinePc {
     VkDeviceAddress down, weights, out;
     uint32_t n, nUsed, outStride, accumulate;
 };
+
+// matvec.comp's threads for a float row of k values (op_matvec.cpp's workgroupFor): the fused
+// router sums in its order, so its logits are the bits the matvec would write.
+uint32_t floatMatThreads(int64_t k) {
+    uint32_t wg = 32;
+    while (wg < 128 && wg * 32 < k) wg *= 2;
+    return wg;
+}
 
 }  // namespace
 
@@ -47,11 +56,20 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
         throw runtime::TierError(fmt::format("vulkan tier: {} experts, {} used (moe_topk.comp takes up to 512, 64 used)", c.nExpert,
                                              c.nExpertUsed));
     const auto rows = static_cast<uint32_t>(ctx.rows);
-    const auto act = matVec_.input(ctx, w, op.in);
-    matVec_.multiply(ctx, w, act, ctx.mem.routerLogits, static_cast<uint32_t>(c.nExpert), rows, false);
-    const TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), static_cast<uint32_t>(c.nExpert),
-                    static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u, rows};
-    ctx.rec.dispatch(topK_, pc, rows);
+    TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), 0, 0, ctx.mem.routerDone,
+              static_cast<uint32_t>(c.nExpert), static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u,
+              static_cast<uint32_t>(w.cols), 0, floatMatThreads(w.cols), 0};
+    if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0) {
+        // logits and top k in one dispatch: workgroup (expert, token), the last one of a token ranks
+        pc.w = ctx.weights.address(w);
+        pc.x = ctx.row0(op.in);
+        pc.xStride = ctx.width(op.in);
+        pc.computes = 1;
+        ctx.rec.dispatch(topK_, pc, static_cast<uint32_t>(c.nExpert), rows);
+    } else {
+        matVec_.multiply(ctx, w, matVec_.input(ctx, w, op.in), ctx.mem.routerLogits, static_cast<uint32_t>(c.nExpert), rows, false);
+        ctx.rec.dispatch(topK_, pc, rows);
+    }
     ctx.acts.invalidate(op.expertIds);
     ctx.acts.invalidate(op.expertWeights);
 }
