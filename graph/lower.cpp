@@ -136,6 +136,8 @@ private:
 
 Lowered lower(const Graph& graph, const FormatOf& formatOf) { return Lowering(graph, formatOf).run(); }
 
-bool writesF32Output(const LoweredOp& op) { return op.op.kind != OpKind::Quantize && op.op.kind != OpKind::SwiGluQuantize; }
+bool writesF32Output(const LoweredOp& op) {
+    return op.op.kind != OpKind::Quantize && op.op.kind != OpKind::SwiGluQuantize && op.op.kind != OpKind::MoeExperts;
+}
 
 }  // namespace zinc::graph

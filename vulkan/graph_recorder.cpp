@@ -10,7 +10,13 @@ using graph::OpKind;
 graph::Lowered lowerForVulkan(const graph::Graph& graph) {
     graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); });
     graph::fuse(lowered, [](const graph::LoweredOp& l) {
-        return l.op.kind != OpKind::GateUpSwiGlu || MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
+        switch (l.op.kind) {
+            case OpKind::GateUpSwiGlu: return MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
+            case OpKind::GatedNormQuantize:
+            case OpKind::SigmoidGateQuantize: return MatVecOp::gateQuantizable(l.op);
+            case OpKind::MoeSharedAdd: return MoeOp::sharedAddable(l.op);
+            default: return true;
+        }
     });
     return lowered;
 }
@@ -114,6 +120,10 @@ void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
         case OpKind::MoeRoute: return moe_.recordRoute(ctx, op);
         case OpKind::MoeFfn: return moe_.recordExperts(ctx, op, false);
         case OpKind::MoeFfnAdd: return moe_.recordExperts(ctx, op, true);
+        case OpKind::MoeExperts: return moe_.recordExperts(ctx, op, false, false);
+        case OpKind::MoeSharedAdd: return moe_.recordSharedAdd(ctx, op);
+        case OpKind::GatedNormQuantize:
+        case OpKind::SigmoidGateQuantize: return matVec_.recordGateQuantized(ctx, op, l.format);
         case OpKind::SsmConv:
         case OpKind::DeltaNet:
         case OpKind::GatedNorm:

@@ -1,7 +1,8 @@
 // Mixture of experts on the GPU: the router's matvec and top-k write expert ids and weights
 // to device memory (one dispatch of moe_topk.comp for F32 router weights); the expert matvecs
 // read those ids (expert mode of matvec.comp), so the routing never visits the host. One
-// (token, slot) pair per workgroup z.
+// (token, slot) pair per workgroup z. qwen35moe's shared expert joins the weighted sum in
+// moe_combine.comp (graph::fuse's MoeExperts + MoeSharedAdd).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,10 +29,13 @@ constexpr uint32_t kMatMulTile = 64;        // matmul.comp's pairs per tile
 struct CombinePc {
     VkDeviceAddress down, weights, out;
     uint32_t n, nUsed, outStride, accumulate;
+    VkDeviceAddress shared, gateW, x;
+    uint32_t sharedStride, xStride, k, matThreads, hasShared;
 };
+constexpr uint32_t kCombineGroup = 128;  // moe_combine.comp's local size
 
 // matvec.comp's threads for a float row of k values (op_matvec.cpp's workgroupFor): the fused
-// router sums in its order, so its logits are the bits the matvec would write.
+// router and gate sum in its order, so their logits are the bits the matvec would write.
 uint32_t floatMatThreads(int64_t k) {
     uint32_t wg = 32;
     while (wg < 128 && wg * 32 < k) wg *= 2;
@@ -74,7 +78,7 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     ctx.acts.invalidate(op.expertWeights);
 }
 
-void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const {
+void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate, bool combine) const {
     const auto& c = *ctx.graph.config;
     const auto rows = static_cast<uint32_t>(ctx.rows);
     const auto nUsed = static_cast<uint32_t>(c.nExpertUsed);
@@ -104,9 +108,25 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
     }
     const MatVecOp::Expert down{ctx.row0(op.expertIds), slots, 1, tiles};
     matVec_.multiply(ctx, *op.downWeight, act, ctx.mem.downSlots, embd, rows, false, &down);
+    if (!combine) return;  // MoeSharedAdd sums the rows later
     const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.expertWeights), ctx.row0(op.out), embd, nUsed, ctx.width(op.out),
-                       accumulate ? 1u : 0u};
-    ctx.rec.dispatch(combine_, pc, groupsFor(embd, 64), rows);
+                       accumulate ? 1u : 0u, 0, 0, 0, 0, 0, 0, 0, 0};
+    ctx.rec.dispatch(combine_, pc, groupsFor(embd, kCombineGroup), rows);
+    ctx.acts.invalidate(op.out);
+}
+
+bool MoeOp::sharedAddable(const graph::Op& op) {
+    return op.weight->type == model::GgmlType::F32 && op.weight->rows == 1;
+}
+
+void MoeOp::recordSharedAdd(PlanContext& ctx, const graph::Op& op) const {
+    const auto& c = *ctx.graph.config;
+    const auto embd = static_cast<uint32_t>(c.nEmbd);
+    const auto& g = *op.weight;
+    const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.expertWeights), ctx.row0(op.out), embd, static_cast<uint32_t>(c.nExpertUsed),
+                       ctx.width(op.out), 1u, ctx.row0(op.addend), ctx.weights.address(g), ctx.row0(op.in), ctx.width(op.addend),
+                       ctx.width(op.in), static_cast<uint32_t>(g.cols), floatMatThreads(g.cols), 1u};
+    ctx.rec.dispatch(combine_, pc, groupsFor(embd, kCombineGroup), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(op.out);
 }
 

@@ -147,6 +147,36 @@ TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
         }
 }
 
+// qwen35moe: the DeltaNet output norm and the attention output gate quantize on the way into
+// their projection; the shared expert's input gate, its sigmoid and both adds join the expert
+// sum (MoeExperts + MoeSharedAdd); no Add is left.
+TEST(Fuse, Qwen35MoeGatesQuantizeAndTheSharedExpertJoinsTheExpertSum) {
+    const Loaded m = load("qwen35moe-tiny.gguf");
+    const auto& c = m.model->config();
+    int recurrent = 0;
+    for (int il = 0; il < c.nLayer; ++il) recurrent += c.hybrid.recurrent(il) ? 1 : 0;
+    graph::Lowered lowered = graph::lower(m.graph, formatOf);
+    graph::fuse(lowered, [](const LoweredOp&) { return true; });
+    expectCoversEveryOpOnce(lowered);
+    auto n = kinds(lowered);
+    EXPECT_EQ(n[OpKind::GatedNormQuantize], recurrent);
+    EXPECT_EQ(n[OpKind::SigmoidGateQuantize], c.nLayer - recurrent);
+    EXPECT_EQ(n[OpKind::GatedNorm] + n[OpKind::SigmoidGate] + n[OpKind::Add] + n[OpKind::MoeFfn], 0);
+    EXPECT_EQ(n[OpKind::MoeExperts], c.nLayer);
+    EXPECT_EQ(n[OpKind::MoeSharedAdd], c.nLayer);
+    for (const LoweredOp& l : lowered.ops)
+        if (l.op.kind == OpKind::MoeSharedAdd) {
+            EXPECT_EQ(l.op.out, m.graph.residual);
+            EXPECT_EQ(l.count, 4u) << "input gate, sigmoid, shared add, residual add";
+        }
+    // Declining the tail leaves the experts' op whole: both or neither.
+    graph::Lowered declined = graph::lower(m.graph, formatOf);
+    graph::fuse(declined, [](const LoweredOp& l) { return l.op.kind != OpKind::MoeSharedAdd; });
+    auto d = kinds(declined);
+    EXPECT_EQ(d[OpKind::MoeExperts], 0);
+    EXPECT_EQ(d[OpKind::MoeFfn], c.nLayer);
+}
+
 // qwen2's q/k/v biases, llama3's rope_freqs, gemma3's windows and GeGLU: fusing everything
 // leaves each op that carries one of them unfused, so no fused kernel drops it.
 TEST(Fuse, OpsWithFieldsTheFusedKernelsLackStayUnfused) {
