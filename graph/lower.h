@@ -71,7 +71,13 @@ struct Lowered {
 
 // The format a weight needs: the tier's rule (it throws for types it has no kernel for).
 using FormatOf = std::function<ActFormat(const model::WeightRef&)>;
-Lowered lower(const Graph& graph, const FormatOf& formatOf);
+struct LowerOptions {
+    // The tier's MoE op quantizes the experts' rows (the down projections' input) into the down
+    // format's activation buffer, so the FFN input's copy there is gone after it (the PM4 tier);
+    // false: into a scratch of its own (the vulkan tier), the copy stays for the shared expert.
+    bool expertRowsInActBuffer = true;
+};
+Lowered lower(const Graph& graph, const FormatOf& formatOf, LowerOptions options = {});
 
 // Fusion: each candidate (a lowered op of a fused kind, built from a sequence) replaces its
 // sequence when `accepts` returns true for it. The fused kinds and what they replace:

@@ -8,7 +8,9 @@ namespace {
 using graph::OpKind;
 
 graph::Lowered lowerForVulkan(const graph::Graph& graph) {
-    graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); });
+    // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
+    graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
+                                          graph::LowerOptions{.expertRowsInActBuffer = false});
     graph::fuse(lowered, [](const graph::LoweredOp& l) {
         switch (l.op.kind) {
             case OpKind::GateUpSwiGlu: return MatVecOp::pairable(*l.op.weight, *l.op.upWeight);

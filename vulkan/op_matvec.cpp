@@ -66,14 +66,15 @@ ActFormat MatVecOp::formatFor(GgmlType weight) {
 }
 
 MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActFormat mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k,
-                                   uint32_t stride, uint32_t rows) {
+                                   uint32_t stride, uint32_t rows, VkDeviceAddress into) {
     const auto slot = static_cast<size_t>(mode);
     const uint32_t outStride = actRowWords(mode, k);
-    const QuantizePc pc{x, x2 ? x2 : x, ctx.mem.actSlots[slot], k, stride, outStride, static_cast<uint32_t>(mode),
+    const VkDeviceAddress out = into ? into : ctx.mem.actSlots[slot];
+    const QuantizePc pc{x, x2 ? x2 : x, out, k, stride, outStride, static_cast<uint32_t>(mode),
                         x2 ? 1u : 0u, x, x, 0.0f, 0u, 0u, 0u};
     ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), rows);
-    ctx.acts.slots[slot] = {};
-    return {ctx.mem.actSlots[slot], outStride};
+    if (!into) ctx.acts.slots[slot] = {};
+    return {out, outStride};
 }
 
 void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActFormat mode) {

@@ -97,14 +97,15 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
         // gateSlots = silu(gate · x) * (up · x), both experts' matrices in one dispatch
         matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up,
                          op.upWeight);
-        if (downMode != ActFormat::F32) act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots);
+        if (downMode != ActFormat::F32)
+            act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots, ctx.mem.expertActs);
     } else {
         matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up);
         matVec_.multiply(ctx, *op.upWeight, matVec_.input(ctx, *op.upWeight, op.in), ctx.mem.upSlots, ff, rows, false, &up);
         if (downMode == ActFormat::F32)
             elementwise_.recordRaw(ctx, ctx.mem.gateSlots, ctx.mem.upSlots, ctx.mem.gateSlots, uint64_t{slots} * ff, 0);
         else
-            act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots);
+            act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots, ctx.mem.expertActs);
     }
     const MatVecOp::Expert down{ctx.row0(op.expertIds), slots, 1, tiles};
     matVec_.multiply(ctx, *op.downWeight, act, ctx.mem.downSlots, embd, rows, false, &down);

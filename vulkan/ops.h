@@ -86,9 +86,10 @@ public:
         VkDeviceAddress address;
         uint32_t stride;  // words between rows
     };
-    // Quantizes `rows` rows of k floats (stride floats apart; with x2, silu(x) * x2 first).
+    // Quantizes `rows` rows of k floats (stride floats apart; with x2, silu(x) * x2 first) into
+    // the format's slot, or `into` (the slot's cached copy then stays).
     Input quantize(PlanContext& ctx, ActFormat mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k, uint32_t stride,
-                   uint32_t rows);
+                   uint32_t rows, VkDeviceAddress into = 0);
     // RMSNorm (op `norm`) and quantization of its output for `mode` in one dispatch; the
     // normalised floats are written too, for consumers of another format.
     void recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActFormat mode);

@@ -83,6 +83,9 @@ void TierMemory::allocate() {
         layout_.gateSlots = gateSlots_.address();
         layout_.upSlots = upSlots_.address();
         layout_.downSlots = downSlots_.address();
+        expertActs_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nFfExpert), MemoryKind::DeviceLocal,
+                                   "expert rows quantized");
+        layout_.expertActs = expertActs_.address();
         const auto pairs = static_cast<uint32_t>(batch * used);
         layout_.moeOrderAt = 1 + 3 * MoeOp::maxTiles(pairs, static_cast<uint32_t>(c.nExpert));
         moeGroups_ = DeviceBuffer(device_, sizeof(int32_t) * (layout_.moeOrderAt + pairs), MemoryKind::DeviceLocal,

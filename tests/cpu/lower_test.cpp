@@ -102,6 +102,15 @@ std::map<OpKind, int> kinds(const graph::Lowered& lowered) {
     return n;
 }
 
+// A tier whose MoE op quantizes the expert rows into a scratch of its own (the vulkan tier) keeps
+// the FFN input's quantized copy: qwen35moe's shared expert reads it without a second Quantize.
+TEST(Lower, ExpertRowsInTheirOwnBufferKeepTheFfnInputsCopy) {
+    const Loaded m = load("qwen35moe-tiny.gguf");
+    const auto clobbered = kinds(graph::lower(m.graph, formatOf));
+    const auto kept = kinds(graph::lower(m.graph, formatOf, graph::LowerOptions{.expertRowsInActBuffer = false}));
+    EXPECT_EQ(kept.at(OpKind::Quantize), clobbered.at(OpKind::Quantize) - m.model->config().nLayer);
+}
+
 TEST(Fuse, AcceptingEverythingFusesEachLayerAsTheTableSays) {
     const Loaded m = load("qwen3-tiny.gguf");
     const int layers = m.model->config().nLayer;
