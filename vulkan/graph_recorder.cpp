@@ -23,7 +23,31 @@ graph::Lowered lowerForVulkan(const graph::Graph& graph) {
     return lowered;
 }
 
+bool isPlainMatVec(const graph::LoweredOp& l) {
+    return (l.op.kind == OpKind::MatMul || l.op.kind == OpKind::GateUpSwiGlu) && l.op.bias == nullptr && l.count > 0;
+}
+
+// Whether next's input is ready without a quantize dispatch: F32 weights read the buffer itself,
+// others the copy the activation cache holds for these rows.
+bool inputReady(const PlanContext& ctx, const graph::LoweredOp& next) {
+    const ActFormat mode = MatVecOp::formatFor(next.op.weight->type);
+    if (mode == ActFormat::F32) return true;
+    const auto& e = ctx.acts.slots[static_cast<size_t>(mode)];
+    return e.buffer == next.op.in && e.firstRow == ctx.firstRow && e.rows == ctx.rows;
+}
+
 }  // namespace
+
+// Two projections in a row (qkv, gate, beta, alpha of a DeltaNet layer; k and v): prev recorded
+// one dispatch, its matvec (so no scratch of its own is in flight), next starts with its matvec
+// (its input ready), reads its input (or the quantized copy prev read too) and writes its own
+// buffer, so it needs no barrier after prev.
+bool GraphRecorder::independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
+                                const graph::LoweredOp& next) {
+    if (!prev || prevDispatches != 1 || !isPlainMatVec(*prev) || !isPlainMatVec(next) || !inputReady(ctx, next)) return false;
+    const graph::Op &a = prev->op, &b = next.op;
+    return b.out != a.out && b.out != a.in && a.out != b.in;
+}
 
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
@@ -46,12 +70,18 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
     uint32_t dispatched = rec.dispatches();
+    const graph::LoweredOp* prev = nullptr;
+    uint32_t prevDispatches = 0;
     for (const graph::LoweredOp& l : lowered_.ops) {
         const bool cut = l.lastRowOnly && !allRows;
         ctx.firstRow = cut ? nTokens - 1 : 0;
         ctx.rows = cut ? 1 : nTokens;
         rec.setLabel(l.op.label);
+        const uint32_t before = rec.dispatches();
+        if (!afterOps && independent(ctx, prev, prevDispatches, l)) rec.overlapNext();  // instrumented plans time each op alone
         recordOp(ctx, l);
+        prev = &l;
+        prevDispatches = rec.dispatches() - before;
         if (l.count == 0) continue;  // a Quantize step: counted with the op it feeds
         if (afterOps) afterOps(ctx, l, rec.dispatches() - dispatched);
         dispatched = rec.dispatches();
@@ -65,6 +95,8 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
     PlanContext ctx{rec, graph_, mem, weights, acts, nRows, 0, nRows};
     ctx.sequenceRows = true;
     bool pastLayers = false;
+    const graph::LoweredOp* prev = nullptr;
+    uint32_t prevDispatches = 0;
     for (const graph::LoweredOp& l : lowered_.ops) {
         if (l.lastRowOnly && !pastLayers) {
             pastLayers = true;
@@ -73,9 +105,14 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
             for (graph::BufferId id : crossingLayerEnd_) gather_.record(ctx, id, static_cast<uint32_t>(wanted));
             acts.invalidateAll();
             ctx.rows = wanted;
+            prev = nullptr;
         }
         rec.setLabel(l.op.label);
+        const uint32_t before = rec.dispatches();
+        if (independent(ctx, prev, prevDispatches, l)) rec.overlapNext();
         recordOp(ctx, l);
+        prev = &l;
+        prevDispatches = rec.dispatches() - before;
     }
 }
 
