@@ -56,8 +56,12 @@ float rowDot(FloatBuf w, uint w0, uint t) {
             const uint end = min(32u * u + 32u, pc.k);
             float wv[32], av[32];  // loaded first: 64 loads in flight, not one at a time
             for (uint e = 0u; e < 32u; ++e) {
-                wv[e] = 32u * u + e < end ? w.v[w0 + 32u * u + e] : 0.0;
-                av[e] = 32u * u + e < end ? pc.x.v[a0 + 32u * u + e] : 0.0;
+                wv[e] = 0.0;
+                av[e] = 0.0;
+                if (32u * u + e < end) {  // a branch, not a select: no load past the row
+                    wv[e] = w.v[w0 + 32u * u + e];
+                    av[e] = pc.x.v[a0 + 32u * u + e];
+                }
             }
             float r = 0.0;
             for (uint e = 0u; e < 32u; ++e)
