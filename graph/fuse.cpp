@@ -153,6 +153,71 @@ Ops fuseNormQuantize(Ops ops, const Accepts& accepts) {
     return out;
 }
 
+// GatedNorm or SigmoidGate, then the Quantize of its output (the next projection's input):
+// the quantizer computes the op on the way in and still writes its F32 output.
+std::optional<LoweredOp> gateQuantize(const LoweredOp& gate, const LoweredOp& q) {
+    const OpKind kind = gate.op.kind == OpKind::GatedNorm     ? OpKind::GatedNormQuantize
+                        : gate.op.kind == OpKind::SigmoidGate ? OpKind::SigmoidGateQuantize
+                                                              : OpKind::Quantize;
+    if (kind == OpKind::Quantize || q.op.kind != OpKind::Quantize || q.op.in != gate.op.out || q.lastRowOnly != gate.lastRowOnly)
+        return std::nullopt;
+    LoweredOp fused = gate;
+    fused.op.kind = kind;
+    fused.format = q.format;
+    fused.quantized = q.quantized;
+    return fused;
+}
+
+bool touches(const LoweredOp& l, BufferId id) {
+    const auto r = readsOf(l.op);
+    return writes(l, id) || std::find(r.begin(), r.end(), id) != r.end();
+}
+
+// The shared expert of qwen35moe after the routed experts: MoeFfn into `proj`, the shared
+// expert's projections, then its input gate (a one-row F32 MatMul of the FFN input), the
+// sigmoid of that gate on its output, the add into `proj` and the residual add of `proj`.
+// Becomes MoeExperts (the expert rows only) and, in the gate's place, MoeSharedAdd: one pass
+// that sums the experts, adds the gated shared expert and accumulates into the residual.
+Ops fuseMoeShared(Ops ops, const Accepts& accepts) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const LoweredOp& ffn = ops[i];
+        if (ffn.op.kind != OpKind::MoeFfn || ffn.lastRowOnly) continue;
+        const BufferId proj = ffn.op.out;
+        size_t j = i + 1;  // the input gate: the first op reading the FFN input into a 1-wide buffer
+        while (j < ops.size() && !(ops[j].op.kind == OpKind::MatMul && ops[j].op.in == ffn.op.in && ops[j].count > 0 &&
+                                   ops[j].act == kNoBuffer && ops[j].op.weight->rows == 1))
+            ++j;
+        if (j + 3 >= ops.size()) continue;
+        const LoweredOp &gate = ops[j], &sig = ops[j + 1], &shAdd = ops[j + 2], &res = ops[j + 3];
+        const BufferId shared = sig.op.in;
+        if (hasUnfusedField(gate.op) || sig.op.kind != OpKind::SigmoidGate || sig.op.gate != gate.op.out || sig.op.out != shared ||
+            shAdd.op.kind != OpKind::Add || shAdd.op.in != proj || shAdd.op.out != proj || shAdd.op.addend != shared ||
+            res.op.kind != OpKind::Add || res.op.addend != proj || res.op.in != res.op.out || res.op.in == proj ||
+            res.lastRowOnly || sig.lastRowOnly || shAdd.lastRowOnly || gate.lastRowOnly)
+            continue;
+        // Nothing between may see proj, the residual, the gate or the routing, or change the input.
+        const bool clear = std::none_of(ops.begin() + long(i) + 1, ops.begin() + long(j), [&](const LoweredOp& l) {
+            return touches(l, proj) || touches(l, res.op.out) || touches(l, gate.op.out) || touches(l, ffn.op.expertWeights) ||
+                   writes(l, ffn.op.in);
+        });
+        if (!clear) continue;
+        LoweredOp experts = ffn;
+        experts.op.kind = OpKind::MoeExperts;
+        LoweredOp tail = gate;
+        tail.op.kind = OpKind::MoeSharedAdd;
+        tail.op.label = "moe_combine";
+        tail.op.addend = shared;
+        tail.op.expertWeights = ffn.op.expertWeights;
+        tail.op.out = res.op.out;
+        tail.count = res.first + res.count - gate.first;
+        if (!accepts(experts) || !accepts(tail)) continue;
+        ops[i] = std::move(experts);
+        ops[j] = std::move(tail);
+        ops.erase(ops.begin() + long(j) + 1, ops.begin() + long(j) + 4);
+    }
+    return ops;
+}
+
 }  // namespace
 
 void fuse(Lowered& lowered, const Accepts& accepts) {
@@ -162,6 +227,8 @@ void fuse(Lowered& lowered, const Accepts& accepts) {
     ops = fusePairs(std::move(ops), accepts, swiGluQuantize);
     ops = fuseNormQuantize(std::move(ops), accepts);
     ops = fusePairs(std::move(ops), accepts, residualAdd);
+    ops = fusePairs(std::move(ops), accepts, gateQuantize);
+    ops = fuseMoeShared(std::move(ops), accepts);
     lowered.ops = std::move(ops);
 }
 

@@ -26,6 +26,10 @@ const char* opKindName(OpKind kind) {
         case OpKind::SwiGluQuantize: return "swiglu_quantize";
         case OpKind::NormQuantize: return "norm_quantize";
         case OpKind::QkRopeAttention: return "qk_rope_attention";
+        case OpKind::GatedNormQuantize: return "gated_norm_quantize";
+        case OpKind::SigmoidGateQuantize: return "sigmoid_gate_quantize";
+        case OpKind::MoeExperts: return "moe_experts";
+        case OpKind::MoeSharedAdd: return "moe_shared_add";
     }
     return "?";
 }
@@ -47,7 +51,9 @@ std::vector<BufferId> readsOf(const Op& op) {
     for (BufferId id : {op.in, op.addend, op.up, op.k, op.v, op.state, op.alpha, op.beta})
         if (id != kNoBuffer) ids.push_back(id);
     if (op.gate != kNoBuffer && op.kind != OpKind::SplitGate) ids.push_back(op.gate);
-    if (op.kind == OpKind::MoeFfn || op.kind == OpKind::MoeFfnAdd) ids.insert(ids.end(), {op.expertIds, op.expertWeights});
+    if (op.kind == OpKind::MoeFfn || op.kind == OpKind::MoeFfnAdd || op.kind == OpKind::MoeExperts)
+        ids.insert(ids.end(), {op.expertIds, op.expertWeights});
+    if (op.kind == OpKind::MoeSharedAdd) ids.insert(ids.end(), {op.out, op.expertWeights});
     return ids;
 }
 

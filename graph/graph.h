@@ -37,6 +37,11 @@ enum class OpKind : uint8_t {
     SwiGluQuantize,   // quantized = silu(in) * up, in the lowered op's format
     NormQuantize,     // out = rmsnorm(in) * weight, and quantized = out in the lowered op's format
     QkRopeAttention,  // QK-norm (if any) and RoPE of q (in) and k, then Attention
+    GatedNormQuantize,    // GatedNorm, and quantized = its out in the lowered op's format
+    SigmoidGateQuantize,  // SigmoidGate, and quantized = its out in the lowered op's format
+    MoeExperts,           // MoeFfn's expert rows only: the weighted sum is left to MoeSharedAdd
+    MoeSharedAdd,         // out += Σ_e w_e · down_e + addend · sigmoid(weight · in): the experts'
+                          // sum (expertWeights), the shared expert (addend) and its input gate
 };
 inline constexpr bool isLoweredOnly(OpKind kind) { return kind >= OpKind::Quantize; }
 const char* opKindName(OpKind kind);

@@ -37,7 +37,7 @@ namespace {
 
 class Lowering {
 public:
-    Lowering(const Graph& g, const FormatOf& formatOf) : g_(g), formatOf_(formatOf) {
+    Lowering(const Graph& g, const FormatOf& formatOf, LowerOptions options) : g_(g), formatOf_(formatOf), options_(options) {
         out_.graph = &g;
         out_.buffers = g.buffers;
         out_.scratch.assign(g.buffers.size(), Scratch::None);
@@ -75,7 +75,7 @@ public:
                 for (auto& e : cache_)
                     if (e.buffer == written) e = {};
             // The expert op quantizes its expert rows into the down format's buffer.
-            if (op.kind == OpKind::MoeFfn) cache_[size_t(l.downFormat)] = {};
+            if (op.kind == OpKind::MoeFfn && options_.expertRowsInActBuffer) cache_[size_t(l.downFormat)] = {};
             out_.ops.push_back(std::move(l));
         }
         return std::move(out_);
@@ -127,6 +127,7 @@ private:
     };
     const Graph& g_;
     const FormatOf& formatOf_;
+    LowerOptions options_;
     Lowered out_;
     std::array<Cached, kActFormats> cache_{};
     std::vector<BufferId> kv_;
@@ -134,8 +135,12 @@ private:
 
 }  // namespace
 
-Lowered lower(const Graph& graph, const FormatOf& formatOf) { return Lowering(graph, formatOf).run(); }
+Lowered lower(const Graph& graph, const FormatOf& formatOf, LowerOptions options) {
+    return Lowering(graph, formatOf, options).run();
+}
 
-bool writesF32Output(const LoweredOp& op) { return op.op.kind != OpKind::Quantize && op.op.kind != OpKind::SwiGluQuantize; }
+bool writesF32Output(const LoweredOp& op) {
+    return op.op.kind != OpKind::Quantize && op.op.kind != OpKind::SwiGluQuantize && op.op.kind != OpKind::MoeExperts;
+}
 
 }  // namespace zinc::graph

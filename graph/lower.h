@@ -71,7 +71,13 @@ struct Lowered {
 
 // The format a weight needs: the tier's rule (it throws for types it has no kernel for).
 using FormatOf = std::function<ActFormat(const model::WeightRef&)>;
-Lowered lower(const Graph& graph, const FormatOf& formatOf);
+struct LowerOptions {
+    // The tier's MoE op quantizes the experts' rows (the down projections' input) into the down
+    // format's activation buffer, so the FFN input's copy there is gone after it (the PM4 tier);
+    // false: into a scratch of its own (the vulkan tier), the copy stays for the shared expert.
+    bool expertRowsInActBuffer = true;
+};
+Lowered lower(const Graph& graph, const FormatOf& formatOf, LowerOptions options = {});
 
 // Fusion: each candidate (a lowered op of a fused kind, built from a sequence) replaces its
 // sequence when `accepts` returns true for it. The fused kinds and what they replace:
@@ -81,12 +87,21 @@ Lowered lower(const Graph& graph, const FormatOf& formatOf);
 //   SwiGluQuantize   SwiGlu, Quantize of its output (the F32 product is never written)
 //   NormQuantize     RmsNorm and the next Quantize of its output (the F32 norm is written too)
 //   QkRopeAttention  [HeadNorm q, HeadNorm k,] Rope q, Rope k, Attention (KV store included)
+//   GatedNormQuantize, SigmoidGateQuantize
+//                    GatedNorm / SigmoidGate (qwen35), the Quantize of its output right after
+//                    (the F32 output is written too)
+//   MoeExperts + MoeSharedAdd
+//                    MoeFfn; and its shared expert's input gate (a one-row MatMul of the FFN
+//                    input), SigmoidGate, the Add into the MoE output and the residual Add
+//                    (qwen35moe): the expert rows, then one pass summing them with the gated
+//                    shared expert into the residual. Both are asked for; both or neither.
 // A sequence whose ops carry a field the fused kernels do not (a MatMul bias, a Rope's
 // rope_freqs or window, an Attention window, a GeGLU) is never fused.
 using Accepts = std::function<bool(const LoweredOp& candidate)>;
 void fuse(Lowered& lowered, const Accepts& accepts);
 
-// Whether op writes its F32 `out` (false for SwiGluQuantize: only the quantized copy).
+// Whether op writes its F32 `out` (false for SwiGluQuantize: only the quantized copy; and
+// MoeExperts, whose weighted sum MoeSharedAdd adds straight into the residual).
 bool writesF32Output(const LoweredOp& op);
 
 }  // namespace zinc::graph

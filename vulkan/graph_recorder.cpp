@@ -8,14 +8,46 @@ namespace {
 using graph::OpKind;
 
 graph::Lowered lowerForVulkan(const graph::Graph& graph) {
-    graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); });
+    // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
+    graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
+                                          graph::LowerOptions{.expertRowsInActBuffer = false});
     graph::fuse(lowered, [](const graph::LoweredOp& l) {
-        return l.op.kind != OpKind::GateUpSwiGlu || MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
+        switch (l.op.kind) {
+            case OpKind::GateUpSwiGlu: return MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
+            case OpKind::GatedNormQuantize:
+            case OpKind::SigmoidGateQuantize: return MatVecOp::gateQuantizable(l.op);
+            case OpKind::MoeSharedAdd: return MoeOp::sharedAddable(l.op);
+            default: return true;
+        }
     });
     return lowered;
 }
 
+bool isPlainMatVec(const graph::LoweredOp& l) {
+    return (l.op.kind == OpKind::MatMul || l.op.kind == OpKind::GateUpSwiGlu) && l.op.bias == nullptr && l.count > 0;
+}
+
+// Whether next's input is ready without a quantize dispatch: F32 weights read the buffer itself,
+// others the copy the activation cache holds for these rows.
+bool inputReady(const PlanContext& ctx, const graph::LoweredOp& next) {
+    const ActFormat mode = MatVecOp::formatFor(next.op.weight->type);
+    if (mode == ActFormat::F32) return true;
+    const auto& e = ctx.acts.slots[static_cast<size_t>(mode)];
+    return e.buffer == next.op.in && e.firstRow == ctx.firstRow && e.rows == ctx.rows;
+}
+
 }  // namespace
+
+// Two projections in a row (qkv, gate, beta, alpha of a DeltaNet layer; k and v): prev recorded
+// one dispatch, its matvec (so no scratch of its own is in flight), next starts with its matvec
+// (its input ready), reads its input (or the quantized copy prev read too) and writes its own
+// buffer, so it needs no barrier after prev.
+bool GraphRecorder::independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
+                                const graph::LoweredOp& next) {
+    if (!prev || prevDispatches != 1 || !isPlainMatVec(*prev) || !isPlainMatVec(next) || !inputReady(ctx, next)) return false;
+    const graph::Op &a = prev->op, &b = next.op;
+    return b.out != a.out && b.out != a.in && a.out != b.in;
+}
 
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
@@ -38,12 +70,18 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
     uint32_t dispatched = rec.dispatches();
+    const graph::LoweredOp* prev = nullptr;
+    uint32_t prevDispatches = 0;
     for (const graph::LoweredOp& l : lowered_.ops) {
         const bool cut = l.lastRowOnly && !allRows;
         ctx.firstRow = cut ? nTokens - 1 : 0;
         ctx.rows = cut ? 1 : nTokens;
         rec.setLabel(l.op.label);
+        const uint32_t before = rec.dispatches();
+        if (!afterOps && independent(ctx, prev, prevDispatches, l)) rec.overlapNext();  // instrumented plans time each op alone
         recordOp(ctx, l);
+        prev = &l;
+        prevDispatches = rec.dispatches() - before;
         if (l.count == 0) continue;  // a Quantize step: counted with the op it feeds
         if (afterOps) afterOps(ctx, l, rec.dispatches() - dispatched);
         dispatched = rec.dispatches();
@@ -57,6 +95,8 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
     PlanContext ctx{rec, graph_, mem, weights, acts, nRows, 0, nRows};
     ctx.sequenceRows = true;
     bool pastLayers = false;
+    const graph::LoweredOp* prev = nullptr;
+    uint32_t prevDispatches = 0;
     for (const graph::LoweredOp& l : lowered_.ops) {
         if (l.lastRowOnly && !pastLayers) {
             pastLayers = true;
@@ -65,9 +105,14 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
             for (graph::BufferId id : crossingLayerEnd_) gather_.record(ctx, id, static_cast<uint32_t>(wanted));
             acts.invalidateAll();
             ctx.rows = wanted;
+            prev = nullptr;
         }
         rec.setLabel(l.op.label);
+        const uint32_t before = rec.dispatches();
+        if (independent(ctx, prev, prevDispatches, l)) rec.overlapNext();
         recordOp(ctx, l);
+        prev = &l;
+        prevDispatches = rec.dispatches() - before;
     }
 }
 
@@ -114,6 +159,10 @@ void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
         case OpKind::MoeRoute: return moe_.recordRoute(ctx, op);
         case OpKind::MoeFfn: return moe_.recordExperts(ctx, op, false);
         case OpKind::MoeFfnAdd: return moe_.recordExperts(ctx, op, true);
+        case OpKind::MoeExperts: return moe_.recordExperts(ctx, op, false, false);
+        case OpKind::MoeSharedAdd: return moe_.recordSharedAdd(ctx, op);
+        case OpKind::GatedNormQuantize:
+        case OpKind::SigmoidGateQuantize: return matVec_.recordGateQuantized(ctx, op, l.format);
         case OpKind::SsmConv:
         case OpKind::DeltaNet:
         case OpKind::GatedNorm:

@@ -39,6 +39,8 @@ public:
 
 private:
     void recordOp(PlanContext& ctx, const graph::LoweredOp& l);
+    static bool independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
+                            const graph::LoweredOp& next);
     const graph::Graph& graph_;
     graph::Lowered lowered_;
     std::vector<graph::BufferId> crossingLayerEnd_;  // graph::buffersCrossingLayerEnd

@@ -18,10 +18,10 @@ using model::GgmlType;
 
 struct QuantizePc {
     VkDeviceAddress x, x2, out;
-    uint32_t k, inStride, outStride, mode, swiglu;
+    uint32_t k, inStride, outStride, mode, prologue;  // prologue: 0 none, 1 SwiGLU, 2 sigmoid gate, 3 gated norm
     VkDeviceAddress normW, normOut;
     float eps;
-    uint32_t norm;
+    uint32_t norm, x2Stride, aux;
 };
 
 struct MatVecPc {
@@ -109,14 +109,15 @@ ActFormat MatVecOp::formatFor(GgmlType weight) {
 }
 
 MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActFormat mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k,
-                                   uint32_t stride, uint32_t rows) {
+                                   uint32_t stride, uint32_t rows, VkDeviceAddress into) {
     const auto slot = static_cast<size_t>(mode);
     const uint32_t outStride = actRowWords(mode, k);
-    const QuantizePc pc{x, x2 ? x2 : x, ctx.mem.actSlots[slot], k, stride, outStride, static_cast<uint32_t>(mode),
-                        x2 ? 1u : 0u, x, x, 0.0f, 0u};
+    const VkDeviceAddress out = into ? into : ctx.mem.actSlots[slot];
+    const QuantizePc pc{x, x2 ? x2 : x, out, k, stride, outStride, static_cast<uint32_t>(mode),
+                        x2 ? 1u : 0u, x, x, 0.0f, 0u, 0u, 0u};
     ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), rows);
-    ctx.acts.slots[slot] = {};
-    return {ctx.mem.actSlots[slot], outStride};
+    if (!into) ctx.acts.slots[slot] = {};
+    return {out, outStride};
 }
 
 void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActFormat mode) {
@@ -124,10 +125,29 @@ void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActF
     const uint32_t k = ctx.width(norm.in);
     const QuantizePc pc{ctx.row0(norm.in), ctx.row0(norm.in), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
                         static_cast<uint32_t>(mode), 0u, ctx.weights.address(*norm.weight), ctx.row0(norm.out),
-                        ctx.graph.config->normEps, 1u};
+                        ctx.graph.config->normEps, 1u, 0u, 0u};
     ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(norm.out);
     ctx.acts.slots[slot] = {norm.out, ctx.firstRow, ctx.rows};
+}
+
+bool MatVecOp::gateQuantizable(const graph::Op& gate) {
+    if (gate.kind == graph::OpKind::SigmoidGateQuantize) return gate.out == gate.in;
+    const auto n = gate.weight ? gate.weight->cols : 0;  // GatedNorm: the head size
+    return gate.kind == graph::OpKind::GatedNormQuantize && gate.out == gate.in && n > 0 && 256 % n == 0;
+}
+
+void MatVecOp::recordGateQuantized(PlanContext& ctx, const graph::Op& gate, ActFormat mode) {
+    const auto slot = static_cast<size_t>(mode);
+    const uint32_t k = ctx.width(gate.in);
+    const bool norm = gate.kind == graph::OpKind::GatedNormQuantize;
+    const uint32_t aux = norm ? static_cast<uint32_t>(gate.weight->cols) : ctx.width(gate.gate);
+    const QuantizePc pc{ctx.row0(gate.in), ctx.row0(gate.gate), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
+                        static_cast<uint32_t>(mode), norm ? 3u : 2u, norm ? ctx.weights.address(*gate.weight) : ctx.row0(gate.in),
+                        ctx.row0(gate.out), ctx.graph.config->normEps, 0u, ctx.width(gate.gate), aux};
+    ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows));
+    ctx.acts.invalidate(gate.out);
+    ctx.acts.slots[slot] = {gate.out, ctx.firstRow, ctx.rows};
 }
 
 MatVecOp::Input MatVecOp::input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in) {

@@ -1,6 +1,8 @@
 // Mixture of experts on the GPU: the router's matvec and top-k write expert ids and weights
-// to device memory; the expert matvecs read those ids (expert mode of matvec.comp), so the
-// routing never visits the host. One (token, slot) pair per workgroup z.
+// to device memory (one dispatch of moe_topk.comp for F32 router weights); the expert matvecs
+// read those ids (expert mode of matvec.comp), so the routing never visits the host. One
+// (token, slot) pair per workgroup z. qwen35moe's shared expert joins the weighted sum in
+// moe_combine.comp (graph::fuse's MoeExperts + MoeSharedAdd).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,8 +14,8 @@ namespace zinc::vk {
 namespace {
 
 struct TopKPc {
-    VkDeviceAddress logits, ids, weights;
-    uint32_t nExpert, nUsed, normalize, nTok;
+    VkDeviceAddress logits, ids, weights, w, x, done;
+    uint32_t nExpert, nUsed, normalize, k, xStride, matThreads, computes;
 };
 
 struct GroupPc {
@@ -27,7 +29,18 @@ constexpr uint32_t kMatMulTile = 64;        // matmul.comp's pairs per tile
 struct CombinePc {
     VkDeviceAddress down, weights, out;
     uint32_t n, nUsed, outStride, accumulate;
+    VkDeviceAddress shared, gateW, x;
+    uint32_t sharedStride, xStride, k, matThreads, hasShared;
 };
+constexpr uint32_t kCombineGroup = 128;  // moe_combine.comp's local size
+
+// matvec.comp's threads for a float row of k values (op_matvec.cpp's workgroupFor): the fused
+// router and gate sum in its order, so their logits are the bits the matvec would write.
+uint32_t floatMatThreads(int64_t k) {
+    uint32_t wg = 32;
+    while (wg < 128 && wg * 32 < k) wg *= 2;
+    return wg;
+}
 
 }  // namespace
 
@@ -47,16 +60,25 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
         throw runtime::TierError(fmt::format("vulkan tier: {} experts, {} used (moe_topk.comp takes up to 512, 64 used)", c.nExpert,
                                              c.nExpertUsed));
     const auto rows = static_cast<uint32_t>(ctx.rows);
-    const auto act = matVec_.input(ctx, w, op.in);
-    matVec_.multiply(ctx, w, act, ctx.mem.routerLogits, static_cast<uint32_t>(c.nExpert), rows, false);
-    const TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), static_cast<uint32_t>(c.nExpert),
-                    static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u, rows};
-    ctx.rec.dispatch(topK_, pc, rows);
+    TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), 0, 0, ctx.mem.routerDone,
+              static_cast<uint32_t>(c.nExpert), static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u,
+              static_cast<uint32_t>(w.cols), 0, floatMatThreads(w.cols), 0};
+    if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0) {
+        // logits and top k in one dispatch: workgroup (expert, token), the last one of a token ranks
+        pc.w = ctx.weights.address(w);
+        pc.x = ctx.row0(op.in);
+        pc.xStride = ctx.width(op.in);
+        pc.computes = 1;
+        ctx.rec.dispatch(topK_, pc, static_cast<uint32_t>(c.nExpert), rows);
+    } else {
+        matVec_.multiply(ctx, w, matVec_.input(ctx, w, op.in), ctx.mem.routerLogits, static_cast<uint32_t>(c.nExpert), rows, false);
+        ctx.rec.dispatch(topK_, pc, rows);
+    }
     ctx.acts.invalidate(op.expertIds);
     ctx.acts.invalidate(op.expertWeights);
 }
 
-void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const {
+void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate, bool combine) const {
     const auto& c = *ctx.graph.config;
     const auto rows = static_cast<uint32_t>(ctx.rows);
     const auto nUsed = static_cast<uint32_t>(c.nExpertUsed);
@@ -75,20 +97,37 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
         // gateSlots = silu(gate · x) * (up · x), both experts' matrices in one dispatch
         matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up,
                          op.upWeight);
-        if (downMode != ActFormat::F32) act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots);
+        if (downMode != ActFormat::F32)
+            act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots, ctx.mem.expertActs);
     } else {
         matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up);
         matVec_.multiply(ctx, *op.upWeight, matVec_.input(ctx, *op.upWeight, op.in), ctx.mem.upSlots, ff, rows, false, &up);
         if (downMode == ActFormat::F32)
             elementwise_.recordRaw(ctx, ctx.mem.gateSlots, ctx.mem.upSlots, ctx.mem.gateSlots, uint64_t{slots} * ff, 0);
         else
-            act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots);
+            act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, ctx.mem.upSlots, ff, ff, slots, ctx.mem.expertActs);
     }
     const MatVecOp::Expert down{ctx.row0(op.expertIds), slots, 1, tiles};
     matVec_.multiply(ctx, *op.downWeight, act, ctx.mem.downSlots, embd, rows, false, &down);
+    if (!combine) return;  // MoeSharedAdd sums the rows later
     const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.expertWeights), ctx.row0(op.out), embd, nUsed, ctx.width(op.out),
-                       accumulate ? 1u : 0u};
-    ctx.rec.dispatch(combine_, pc, groupsFor(embd, 64), rows);
+                       accumulate ? 1u : 0u, 0, 0, 0, 0, 0, 0, 0, 0};
+    ctx.rec.dispatch(combine_, pc, groupsFor(embd, kCombineGroup), rows);
+    ctx.acts.invalidate(op.out);
+}
+
+bool MoeOp::sharedAddable(const graph::Op& op) {
+    return op.weight->type == model::GgmlType::F32 && op.weight->rows == 1;
+}
+
+void MoeOp::recordSharedAdd(PlanContext& ctx, const graph::Op& op) const {
+    const auto& c = *ctx.graph.config;
+    const auto embd = static_cast<uint32_t>(c.nEmbd);
+    const auto& g = *op.weight;
+    const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.expertWeights), ctx.row0(op.out), embd, static_cast<uint32_t>(c.nExpertUsed),
+                       ctx.width(op.out), 1u, ctx.row0(op.addend), ctx.weights.address(g), ctx.row0(op.in), ctx.width(op.addend),
+                       ctx.width(op.in), static_cast<uint32_t>(g.cols), floatMatThreads(g.cols), 1u};
+    ctx.rec.dispatch(combine_, pc, groupsFor(embd, kCombineGroup), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(op.out);
 }
 

@@ -88,12 +88,18 @@ public:
         VkDeviceAddress address;
         uint32_t stride;  // words between rows
     };
-    // Quantizes `rows` rows of k floats (stride floats apart; with x2, silu(x) * x2 first).
+    // Quantizes `rows` rows of k floats (stride floats apart; with x2, silu(x) * x2 first) into
+    // the format's slot, or `into` (the slot's cached copy then stays).
     Input quantize(PlanContext& ctx, ActFormat mode, VkDeviceAddress x, VkDeviceAddress x2, uint32_t k, uint32_t stride,
-                   uint32_t rows);
+                   uint32_t rows, VkDeviceAddress into = 0);
     // RMSNorm (op `norm`) and quantization of its output for `mode` in one dispatch; the
     // normalised floats are written too, for consumers of another format.
     void recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActFormat mode);
+    // The same for the qwen35 gates (SigmoidGateQuantize, GatedNormQuantize, in place):
+    // quantize.comp computes the gate on the way in (as gate.comp / gated_norm.comp do) and
+    // writes its floats too.
+    static bool gateQuantizable(const graph::Op& gate);
+    void recordGateQuantized(PlanContext& ctx, const graph::Op& gate, ActFormat mode);
     // The input of `w` for graph buffer `in` over the context's rows, quantized once per
     // buffer and format (ActivationCache).
     Input input(PlanContext& ctx, const model::WeightRef& w, graph::BufferId in);
@@ -152,7 +158,12 @@ class MoeOp {
 public:
     MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elementwise);
     void recordRoute(PlanContext& ctx, const graph::Op& op) const;
-    void recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate) const;
+    // Without `combine` the weighted sum of the expert rows is left to recordSharedAdd.
+    void recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate, bool combine = true) const;
+    // graph::fuse's MoeSharedAdd: out += Σ_e w_e · down_e + addend · sigmoid(weight · in), the
+    // input gate an F32 row (sharedAddable).
+    static bool sharedAddable(const graph::Op& op);
+    void recordSharedAdd(PlanContext& ctx, const graph::Op& op) const;
     // The most tiles moe_group.comp makes of `pairs` (token, slot) pairs over nExpert experts.
     static uint32_t maxTiles(uint32_t pairs, uint32_t nExpert);
 

@@ -32,6 +32,8 @@ struct DeviceLayout {
     uint32_t ringCapacity = 0;
     std::array<VkDeviceAddress, graph::kActFormats> actSlots{};  // quantized activations, one per mode
     VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
+    VkDeviceAddress expertActs = 0;  // the expert rows quantized for the down experts (the FFN input's copy stays)
+    VkDeviceAddress routerDone = 0;  // moe_topk.comp's rows finished per token (zeroed with each state upload)
     VkDeviceAddress moeGroups = 0;  // prefill: moe_group.comp's tiles, then the pair order at int moeOrderAt
     uint32_t moeOrderAt = 0;
     VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)

@@ -1,6 +1,9 @@
 #pragma once
 // Appends dispatches to a command buffer that is recorded once and submitted many times.
-// Every dispatch is followed by a compute->compute memory barrier: the graph is a chain.
+// Every dispatch is followed by a compute->compute memory barrier (the graph is a chain),
+// recorded before the next command, so that the one caller who knows (GraphRecorder) can drop
+// it with overlapNext() where the next dispatch neither reads what the last one wrote nor
+// writes what it read or wrote: the two then run side by side.
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
@@ -18,34 +21,28 @@ public:
     template <typename PushConstants>
     void dispatch(VkPipeline pipeline, const PushConstants& pc, uint32_t x, uint32_t y = 1, uint32_t z = 1) {
         static_assert(sizeof(PushConstants) <= kPushConstantBytes, "push constants exceed the layout");
+        beginDispatch();
         if (pipeline != bound_) {
             vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             bound_ = pipeline;
         }
         vkCmdPushConstants(cmd_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
         vkCmdDispatch(cmd_, x, y, z);
-        if (barriers_)
-            barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         finishDispatch();
     }
-    // Without the barrier after each dispatch (bench --kernels: back-to-back calls of one
-    // kernel, which a plan never records).
-    void setBarriers(bool on) { barriers_ = on; }
 
     // The same, with the workgroup counts read from `args` (a VkDispatchIndirectCommand written
     // by an earlier dispatch of the plan, made visible with indirectArgsBarrier()).
     template <typename PushConstants>
     void dispatchIndirect(VkPipeline pipeline, const PushConstants& pc, VkBuffer args, VkDeviceSize offset) {
         static_assert(sizeof(PushConstants) <= kPushConstantBytes, "push constants exceed the layout");
+        beginDispatch();
         if (pipeline != bound_) {
             vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             bound_ = pipeline;
         }
         vkCmdPushConstants(cmd_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
         vkCmdDispatchIndirect(cmd_, args, offset);
-        barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         finishDispatch();
     }
     void indirectArgsBarrier() {
@@ -61,11 +58,24 @@ public:
     void setLabel(std::string label) { label_ = std::move(label); }
 
     void barrier(VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {
-        VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, srcAccess, dstAccess};
-        vkCmdPipelineBarrier(cmd_, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
+        flushBarrier();
+        emitBarrier(src, srcAccess, dst, dstAccess);
     }
+    // The next dispatch may overlap the last one (no barrier between them). Timed plans keep
+    // every barrier, so each dispatch's time stays its own.
+    void overlapNext() {
+        if (!queries_ && pending_) {
+            pending_ = false;
+            ++overlapped_;
+        }
+    }
+    uint32_t overlapped() const { return overlapped_; }
+    // Without the barrier after each dispatch (bench --kernels: back-to-back calls of one
+    // kernel, which a plan never records).
+    void setBarriers(bool on) { barriers_ = on; }
 
     void copy(VkBuffer src, VkDeviceSize srcOffset, VkBuffer dst, VkDeviceSize dstOffset, VkDeviceSize bytes) {
+        flushBarrier();
         VkBufferCopy region{srcOffset, dstOffset, bytes};
         vkCmdCopyBuffer(cmd_, src, dst, 1, &region);
     }
@@ -74,9 +84,24 @@ public:
     uint32_t dispatches() const { return dispatches_; }
 
 private:
+    void emitBarrier(VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {
+        VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, srcAccess, dstAccess};
+        vkCmdPipelineBarrier(cmd_, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
+    }
+    // The barrier after the last dispatch, before any later command (a plan ends with an
+    // explicit barrier to the host or transfer, which records it first).
+    void flushBarrier() {
+        if (!pending_) return;
+        pending_ = false;
+        emitBarrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    }
+    void beginDispatch() { flushBarrier(); }
     void finishDispatch() {
+        pending_ = barriers_;
         ++dispatches_;
         if (queries_) {  // the end of dispatch n lands in query n + 1 (query 0: the plan's start)
+            flushBarrier();
             vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, dispatches_);
             labels_->push_back(label_);
         }
@@ -85,8 +110,9 @@ private:
     VkCommandBuffer cmd_;
     VkPipelineLayout layout_;
     VkPipeline bound_ = VK_NULL_HANDLE;
+    uint32_t dispatches_ = 0, overlapped_ = 0;
+    bool pending_ = false;  // a dispatch recorded since the last compute->compute barrier
     bool barriers_ = true;
-    uint32_t dispatches_ = 0;
     VkQueryPool queries_ = VK_NULL_HANDLE;
     std::vector<std::string>* labels_ = nullptr;
     std::string label_;

@@ -78,9 +78,14 @@ void TierMemory::allocate() {
         upSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nFfExpert), MemoryKind::DeviceLocal, "expert up");
         downSlots_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nEmbd), MemoryKind::DeviceLocal, "expert down");
         layout_.routerLogits = routerLogits_.address();
+        routerDone_ = DeviceBuffer(device_, 4 * batch, MemoryKind::DeviceLocal, "router rows done");
+        layout_.routerDone = routerDone_.address();
         layout_.gateSlots = gateSlots_.address();
         layout_.upSlots = upSlots_.address();
         layout_.downSlots = downSlots_.address();
+        expertActs_ = DeviceBuffer(device_, 4 * batch * used * static_cast<size_t>(c.nFfExpert), MemoryKind::DeviceLocal,
+                                   "expert rows quantized");
+        layout_.expertActs = expertActs_.address();
         const auto pairs = static_cast<uint32_t>(batch * used);
         layout_.moeOrderAt = 1 + 3 * MoeOp::maxTiles(pairs, static_cast<uint32_t>(c.nExpert));
         moeGroups_ = DeviceBuffer(device_, sizeof(int32_t) * (layout_.moeOrderAt + pairs), MemoryKind::DeviceLocal,
@@ -203,6 +208,8 @@ void TierMemory::writeSamplerState(const runtime::SamplerParams& p, uint64_t dra
 void TierMemory::recordStateUpload(Recorder& rec, bool clearRecurrent) const {
     rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
     rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
+    if (routerDone_.handle() != VK_NULL_HANDLE)  // moe_topk.comp's counts start at 0 (its last workgroup resets them)
+        vkCmdFillBuffer(rec.cmd(), routerDone_.handle(), 0, routerDone_.bytes(), 0);
     if (clearRecurrent && hasRecurrentState())
         vkCmdFillBuffer(rec.cmd(), arena_.handle(), plan_.stateBegin, plan_.stateEnd - plan_.stateBegin, 0);
     rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,

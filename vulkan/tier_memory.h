@@ -73,7 +73,7 @@ private:
     vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
-    vk::DeviceBuffer routerLogits_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
+    vk::DeviceBuffer routerLogits_, routerDone_, expertActs_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
     vk::DeviceLayout layout_;
 };
 

@@ -93,7 +93,7 @@ public:
     std::string describe() const override {
         const auto& c = device_.caps();
         std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {} {}, weights {:.1f} MiB (uploaded at {:.1f} GiB/s), context {}, "
-                                    "KV cache F16 {:.1f} MiB{}, {}, decode plan {} dispatches",
+                                    "KV cache F16 {:.1f} MiB{}, {}, decode plan {} dispatches ({} without a barrier before them)",
                                     c.index, c.name, c.type, c.driverName, c.subgroupSize,
                                     c.integerDotProduct ? "dot4 matvec" : "unpacked matvec",
                                     vk::MatVecOp::kernelFromEnvironment().name(),
@@ -103,7 +103,7 @@ public:
                                     static_cast<double>(memory_.kvCacheBytes()) / (1 << 20),
                                     sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(),
                                     limits_.describe(),
-                                    stats_.dispatchesPerToken);
+                                    stats_.dispatchesPerToken, decodeOverlapped_);
         if (stats_.decodeTokens > 0) {
             const double tokens = static_cast<double>(stats_.decodeTokens);
             s += fmt::format(", {:.2f} submissions/token, host {:.1f} us/token", stats_.decodeSubmissions / tokens,
@@ -372,7 +372,10 @@ private:
         if (key.instrumented) instrument_->endPlan(plan.cmd);
         end(plan.cmd);
         plan.dispatches = rec.dispatches();
-        if (key.nTokens == 1 && key.output == PlanOutput::Logits) stats_.dispatchesPerToken = plan.dispatches;
+        if (key.nTokens == 1 && key.output == PlanOutput::Logits) {
+            stats_.dispatchesPerToken = plan.dispatches;
+            decodeOverlapped_ = rec.overlapped();
+        }
         return plan;
     }
 
@@ -389,6 +392,7 @@ private:
     WeightStore weights_;
     TierMemory memory_;
     GraphRecorder recorder_;
+    uint32_t decodeOverlapped_ = 0;  // the decode plan's dispatches run beside the one before (Recorder::overlapNext)
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state (hybrid models)
     DeviceBuffer snapshot_;      // saveStateSnapshot's copy, taken at snapshotPosition_ (-1: none)

@@ -124,7 +124,11 @@ private:
             }
             case OpKind::GateUpSwiGlu:
             case OpKind::NormQuantize:
-            case OpKind::QkRopeAttention: break;  // declined by acceptsFused
+            case OpKind::QkRopeAttention:
+            case OpKind::GatedNormQuantize:
+            case OpKind::SigmoidGateQuantize:
+            case OpKind::MoeExperts:
+            case OpKind::MoeSharedAdd: break;  // declined by acceptsFused
         }
         throw TierError(fmt::format("kfd tier: op {} has kind {}, which the recorder has no kernels for", op.label,
                                     graph::opKindName(op.kind)));

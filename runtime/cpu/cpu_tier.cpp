@@ -248,7 +248,11 @@ void runOp(const OpContext& ctx, const graph::Op& op) {
         case OpKind::GateUpSwiGlu:
         case OpKind::SwiGluQuantize:
         case OpKind::NormQuantize:
-        case OpKind::QkRopeAttention: break;
+        case OpKind::QkRopeAttention:
+        case OpKind::GatedNormQuantize:
+        case OpKind::SigmoidGateQuantize:
+        case OpKind::MoeExperts:
+        case OpKind::MoeSharedAdd: break;
     }
     throw runtime::TierError(fmt::format("cpu tier: op {} has kind {}, which only a lowered graph holds (graph/lower.h)", op.label,
                                          graph::opKindName(op.kind)));

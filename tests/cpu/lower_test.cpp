@@ -102,6 +102,15 @@ std::map<OpKind, int> kinds(const graph::Lowered& lowered) {
     return n;
 }
 
+// A tier whose MoE op quantizes the expert rows into a scratch of its own (the vulkan tier) keeps
+// the FFN input's quantized copy: qwen35moe's shared expert reads it without a second Quantize.
+TEST(Lower, ExpertRowsInTheirOwnBufferKeepTheFfnInputsCopy) {
+    const Loaded m = load("qwen35moe-tiny.gguf");
+    const auto clobbered = kinds(graph::lower(m.graph, formatOf));
+    const auto kept = kinds(graph::lower(m.graph, formatOf, graph::LowerOptions{.expertRowsInActBuffer = false}));
+    EXPECT_EQ(kept.at(OpKind::Quantize), clobbered.at(OpKind::Quantize) - m.model->config().nLayer);
+}
+
 TEST(Fuse, AcceptingEverythingFusesEachLayerAsTheTableSays) {
     const Loaded m = load("qwen3-tiny.gguf");
     const int layers = m.model->config().nLayer;
@@ -145,6 +154,36 @@ TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
         if (l.op.kind == OpKind::MoeFfnAdd) {
             EXPECT_EQ(l.op.out, m.graph.residual);
         }
+}
+
+// qwen35moe: the DeltaNet output norm and the attention output gate quantize on the way into
+// their projection; the shared expert's input gate, its sigmoid and both adds join the expert
+// sum (MoeExperts + MoeSharedAdd); no Add is left.
+TEST(Fuse, Qwen35MoeGatesQuantizeAndTheSharedExpertJoinsTheExpertSum) {
+    const Loaded m = load("qwen35moe-tiny.gguf");
+    const auto& c = m.model->config();
+    int recurrent = 0;
+    for (int il = 0; il < c.nLayer; ++il) recurrent += c.hybrid.recurrent(il) ? 1 : 0;
+    graph::Lowered lowered = graph::lower(m.graph, formatOf);
+    graph::fuse(lowered, [](const LoweredOp&) { return true; });
+    expectCoversEveryOpOnce(lowered);
+    auto n = kinds(lowered);
+    EXPECT_EQ(n[OpKind::GatedNormQuantize], recurrent);
+    EXPECT_EQ(n[OpKind::SigmoidGateQuantize], c.nLayer - recurrent);
+    EXPECT_EQ(n[OpKind::GatedNorm] + n[OpKind::SigmoidGate] + n[OpKind::Add] + n[OpKind::MoeFfn], 0);
+    EXPECT_EQ(n[OpKind::MoeExperts], c.nLayer);
+    EXPECT_EQ(n[OpKind::MoeSharedAdd], c.nLayer);
+    for (const LoweredOp& l : lowered.ops)
+        if (l.op.kind == OpKind::MoeSharedAdd) {
+            EXPECT_EQ(l.op.out, m.graph.residual);
+            EXPECT_EQ(l.count, 4u) << "input gate, sigmoid, shared add, residual add";
+        }
+    // Declining the tail leaves the experts' op whole: both or neither.
+    graph::Lowered declined = graph::lower(m.graph, formatOf);
+    graph::fuse(declined, [](const LoweredOp& l) { return l.op.kind != OpKind::MoeSharedAdd; });
+    auto d = kinds(declined);
+    EXPECT_EQ(d[OpKind::MoeExperts], 0);
+    EXPECT_EQ(d[OpKind::MoeFfn], c.nLayer);
 }
 
 // qwen2's q/k/v biases, llama3's rope_freqs, gemma3's windows and GeGLU: fusing everything

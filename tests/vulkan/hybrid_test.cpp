@@ -87,5 +87,20 @@ TEST(VulkanHybrid, ChatTurnsResumeFromDeviceSnapshots) {
     test::expectChatTurnsResumeFromSnapshots(*chat.session, *fresh.session, 1e-3f);
 }
 
+// The decode plan's dispatches, pinned so that a fusion that silently stops applying fails here
+// (graph::fuse's qwen35moe fusions, tiers.md): 84 at a 128-token context, 112 before them. Per
+// layer 7 fewer: the router's matvec and top k in one dispatch, the gated norm and the attention
+// output gate into the next quantization, the shared expert's input gate, sigmoid and both adds
+// into the experts' weighted sum, and no second quantization of the FFN input for the shared
+// expert. (qwen35moe-tiny mixes weight types, so its layers run a few more dispatches than the
+// qwen3.6-35b-a3b shape's q4_k_m file: 18 a DeltaNet layer and 19 an attention layer there, 25
+// and 26 before.)
+TEST(VulkanHybrid, DecodePlanDispatchesArePinned) {
+    ZINC_REQUIRE_VULKAN();
+    auto l = test::load(kModel, true, 128);
+    l.session->step(7);
+    EXPECT_EQ(l.tier->stats().dispatchesPerToken, 84);
+}
+
 }  // namespace
 }  // namespace zinc

@@ -57,7 +57,9 @@ TEST(VulkanKernelBench, TimesEveryMatVecShapeOfADenseModelForOneAndEightTokens) 
     // Both variants for every quantized shape at 1 and 8 tokens; the F16 one has v1 only.
     for (const auto& [label, type, tokens, kernel] : rows) {
         EXPECT_EQ(rows.count({label, type, tokens == 1 ? 8u : 1u, kernel}), 1u) << label << " " << type;
-        if (kernel == "v1") EXPECT_EQ(rows.count({label, type, tokens, "v2"}), type == "F16" ? 0u : 1u) << label << " " << type;
+        if (kernel == "v1") {
+            EXPECT_EQ(rows.count({label, type, tokens, "v2"}), type == "F16" ? 0u : 1u) << label << " " << type;
+        }
     }
 }
 

@@ -6,9 +6,11 @@
 // GPU layout of one quantized row of k values: k/4 words of packed int8 quants, then k/32
 // block scales d (as float; fp16-rounded for Q8_0/Q8_1), then k/32 block sums s as float
 // (Q8_1: fp16(d * sum), Q8_K: d * sum of the 32 quants). F16/BF16/F32 modes write k floats
-// rounded to that type. Optionally computes silu(x) * x2 first (fused SwiGLU), or RMSNorm of
-// the whole row times normW first, also writing the normalised floats to normOut (fused norm:
-// every workgroup sums the row's squares itself, so one dispatch does both).
+// rounded to that type. Optionally computes first (`prologue`) silu(x) * x2 (fused SwiGLU),
+// x * sigmoid(x2) (the qwen35 output gates, gate.comp's mode 1) or the DeltaNet output norm
+// (gated_norm.comp: per head, x / rms * normW * silu(x2)), or RMSNorm of the whole row times
+// normW; the norms and the gate also write their floats to normOut (the fused norm: every
+// workgroup sums the row's squares itself, so one dispatch does both).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
@@ -22,17 +24,40 @@ layout(push_constant) uniform PC {
     uint inStride;    // floats between rows
     uint outStride;   // words between rows
     uint mode;        // 0 Q8_0, 1 Q8_1, 2 Q8_K, 3 F16, 4 BF16, 5 F32
-    uint swiglu;
+    uint prologue;    // 0 none, 1 SwiGLU, 2 sigmoid gate, 3 gated norm
     FloatBuf normW;
     FloatBuf normOut;
     float eps;
     uint norm;
+    uint x2Stride;    // prologues 2, 3: floats between rows of x2
+    uint aux;         // prologue 2: gate floats per row (1: one per row); 3: the head size
 } pc;
 
 shared float vals[256];
 shared float absv[256];
 shared uint idx[256];
 shared int qv[256];
+shared float squares[256];
+
+// Σ v² over this thread's head of n values (n divides 256), summed as gated_norm.comp's
+// workgroupSum does when a subgroup lies inside one head: the same bits.
+float headSquares(float sq, uint n) {
+    const uint tid = gl_LocalInvocationID.x, head = tid / n;
+    float total = 0.0;
+    if (gl_SubgroupSize <= n) {
+        const float s = subgroupAdd(sq);
+        if (subgroupElect()) reduceScratch_[gl_SubgroupID] = s;
+        barrier();
+        const uint per = n / gl_SubgroupSize;
+        for (uint g = 0u; g < per; ++g) total += reduceScratch_[head * per + g];
+    } else {
+        squares[tid] = sq;
+        barrier();
+        for (uint j = 0u; j < n; ++j) total += squares[head * n + j];
+    }
+    barrier();
+    return total;
+}
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -42,9 +67,22 @@ void main() {
     float v = 0.0;
     if (inside) {
         v = pc.x.v[row * pc.inStride + i];
-        if (pc.swiglu != 0u) {
+        if (pc.prologue == 1u) {
             const float u = pc.x2.v[row * pc.inStride + i];
             v = v / (1.0 + exp(-v)) * u;
+        } else if (pc.prologue == 2u) {
+            const float g = pc.x2.v[row * pc.x2Stride + (pc.aux == 1u ? 0u : i)];
+            v = v / (1.0 + exp(-g));
+            pc.normOut.v[row * pc.inStride + i] = v;
+        }
+    }
+    if (pc.prologue == 3u) {
+        const uint n = pc.aux;
+        const float scale = 1.0 / sqrt(headSquares(inside ? v * v : 0.0, n) / float(n) + pc.eps);
+        if (inside) {
+            const float z = pc.x2.v[row * pc.x2Stride + i];
+            v = v * scale * pc.normW.v[i % n] * (z / (1.0 + exp(-z)));
+            pc.normOut.v[row * pc.inStride + i] = v;
         }
     }
     if (pc.norm != 0u) {
