@@ -58,7 +58,10 @@ MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
     : pipelines_(pipelines),
       quantize_(pipelines.get(Shader::Quantize)),
       matVec_(integerDotProduct ? Shader::MatVecDot4 : Shader::MatVec),
-      matMul_(integerDotProduct ? Shader::MatMulDot4 : Shader::MatMul) {}
+      matMul_(pipelines.caps().cooperativeMatrix           ? Shader::MatMulCoopmat
+              : pipelines.caps().cooperativeMatrixEmulated ? Shader::MatMulCoopmatEmulated
+              : integerDotProduct                          ? Shader::MatMulDot4
+                                                           : Shader::MatMul) {}
 
 ActFormat MatVecOp::formatFor(GgmlType weight) {
     if (const auto format = graph::actFormatOf(weight)) return *format;

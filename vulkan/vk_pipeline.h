@@ -16,7 +16,7 @@
 namespace zinc::vk {
 
 enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, Elementwise, Quantize, MatVec, MatVecDot4, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample,
-                    SsmConv, DeltaNet, DeltaChunkPrep, DeltaChunkState, GatedNorm, Gate, GatherRows };
+                    SsmConv, DeltaNet, DeltaChunkPrep, DeltaChunkState, GatedNorm, Gate, GatherRows, MatMulCoopmat, MatMulCoopmatEmulated };
 const char* shaderName(Shader shader);
 
 inline constexpr uint32_t kPushConstantBytes = 128;
@@ -29,6 +29,7 @@ public:
     PipelineFactory& operator=(const PipelineFactory&) = delete;
 
     VkPipelineLayout layout() const { return layout_; }
+    const DeviceCaps& caps() const { return device_.caps(); }
     VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
 
 private:
