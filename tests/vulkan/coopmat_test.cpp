@@ -119,12 +119,14 @@ TEST(CoopmatRewrite, MatmulShaderIsKhrOnly) {
     const std::multiset<std::pair<uint32_t, uint32_t>> want = {
         {16, uint32_t(sp::Use::MatrixA)}, {16, uint32_t(sp::Use::MatrixB)}, {32, uint32_t(sp::Use::Accumulator)}};
     EXPECT_EQ(usesByWidth(d), want);
-    ASSERT_FALSE(d.layouts.empty());
+    // A loaded row-major, B column-major, the accumulators stored column-major (gate, PAIR's up).
+    std::multiset<uint32_t> layouts;
     for (uint32_t id : d.layouts) {
-        ASSERT_TRUE(d.constants.count(id));
-        EXPECT_LE(d.constants.at(id), sp::kColumnMajor);
+        ASSERT_TRUE(d.constants.count(id)) << "MemoryLayout %" << id << " is not an OpConstant";
+        layouts.insert(d.constants.at(id));
     }
-    EXPECT_GE(d.mulAdds, 2);  // gate and PAIR's up
+    EXPECT_EQ(layouts, (std::multiset<uint32_t>{sp::kRowMajor, sp::kColumnMajor, sp::kColumnMajor, sp::kColumnMajor}));
+    EXPECT_EQ(d.mulAdds, 1);  // in mulAdd(), called for gate and up
 }
 
 TEST(CoopmatRewrite, RefusesATypeUsedAsBothAAndB) {

@@ -150,10 +150,14 @@ void writeValues(uint tr, uint tc, uint row0, uint lane, uint step, float gate[8
 // "subgroups" of 32 threads by tid; runs where there are no matrix cores (lavapipe), so all
 // but the cooperative-matrix instructions and their KHR rewrite is checked there.
 #define Tile float[8]
+#define ATile uint
+#define BTile uint
 const uint EMU_SG = 32u;
 Tile zeroTile() { return float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0); }
+ATile loadA(uint at) { return at; }
+BTile loadB(uint at) { return at; }
 // acc + A (16 rows of sW from aAt) x B (16 tokens of sA from bAt), 16 values of k.
-Tile mulAdd(uint aAt, uint bAt, Tile acc) {
+Tile mulAdd(ATile aAt, BTile bAt, Tile acc) {
     const uint lane = gl_LocalInvocationID.x % EMU_SG;
     for (uint j = 0u; j < 8u; ++j) {
         const uint e = lane + j * EMU_SG, r = e % 16u, c = e / 16u;
@@ -168,14 +172,20 @@ void writeTile(uint sg, uint tr, uint tc, uint row0, Tile acc, Tile accUp) {
 }
 #else
 #define Tile fcoopmatNV<32, 3, 16, 16>
+#define ATile fcoopmatNV<16, 3, 16, KA>
+#define BTile fcoopmatNV<16, 3, KB, 16>
 Tile zeroTile() { return Tile(0.0); }
-Tile mulAdd(uint aAt, uint bAt, Tile acc) {
-    fcoopmatNV<16, 3, 16, KA> a;
-    fcoopmatNV<16, 3, KB, 16> b;
-    coopMatLoadNV(a, sW, aAt, LD, false);  // rows x k, row-major
-    coopMatLoadNV(b, sA, bAt, LD, true);   // k x tokens: sA is token-major, so column-major
-    return coopMatMulAddNV(a, b, acc);
+ATile loadA(uint at) {  // 16 rows x 16 values of k of sW, row-major
+    ATile a;
+    coopMatLoadNV(a, sW, at, LD, false);
+    return a;
 }
+BTile loadB(uint at) {  // 16 values of k x 16 tokens; sA is token-major, so column-major
+    BTile b;
+    coopMatLoadNV(b, sA, at, LD, true);
+    return b;
+}
+Tile mulAdd(ATile a, BTile b, Tile acc) { return coopMatMulAddNV(a, b, acc); }
 // Subgroup sg's tile through its block of sOut: up first, kept in registers (256 / subgroup
 // size values a thread), then gate.
 void writeTile(uint sg, uint tr, uint tc, uint row0, Tile acc, Tile accUp) {
@@ -208,7 +218,10 @@ void main() {
 #else
     const uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
 #endif
-    const uint tiles = 16u / nsg;  // 16x16 tiles of the 64x64 output per subgroup: 1, 2 or 4
+    // 16x16 tiles of the 64x64 output per subgroup: t = sg + i * nsg, i < tiles. With 4 or 8
+    // subgroups (the host's 32 or 64 threads) a subgroup's tiles share one row of tiles,
+    // tr = sg % 4, so each step loads its A once for all of them.
+    const uint tiles = 16u / nsg, tr = sg % 4u;
     const uint nUnits = (pc.k + 31u) / 32u;
     Tile acc[4];
     Tile accUp[4];
@@ -223,18 +236,20 @@ void main() {
         if (aJob < BN * U) loadActivations(aJob, unit0, nUnits);
         barrier();
         for (uint kk = 0u; kk < BK; kk += 16u) {
+            const ATile a = loadA(tr * 16u * LD + kk);
+            ATile aUp;
+            if (PAIR != 0u) aUp = loadA((BM + tr * 16u) * LD + kk);
             for (uint i = 0u; i < 4u; ++i) {
                 if (i >= tiles) break;
-                const uint t = sg + i * nsg, tr = t % 4u, tc = t / 4u;
-                acc[i] = mulAdd(tr * 16u * LD + kk, tc * 16u * LD + kk, acc[i]);
-                if (PAIR != 0u) accUp[i] = mulAdd((BM + tr * 16u) * LD + kk, tc * 16u * LD + kk, accUp[i]);
+                const BTile b = loadB((sg + i * nsg) / 4u * 16u * LD + kk);
+                acc[i] = mulAdd(a, b, acc[i]);
+                if (PAIR != 0u) accUp[i] = mulAdd(aUp, b, accUp[i]);
             }
         }
         barrier();
     }
     for (uint i = 0u; i < 4u; ++i) {
         if (i >= tiles) break;
-        const uint t = sg + i * nsg;
-        writeTile(sg, t % 4u, t / 4u, row0, acc[i], accUp[i]);
+        writeTile(sg, tr, (sg + i * nsg) / 4u, row0, acc[i], accUp[i]);
     }
 }
