@@ -114,9 +114,12 @@ DeviceCaps Instance::caps(uint32_t index) const {
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    VkPhysicalDeviceCooperativeMatrixPropertiesKHR coopmatProps{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+    const bool coopmatExtension = hasExtension(device, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     props.pNext = &subgroup;
     subgroup.pNext = &driver;
     driver.pNext = &m3;
+    if (coopmatExtension) m3.pNext = &coopmatProps;
     vkGetPhysicalDeviceProperties2(device, &props);
     const auto& p = props.properties;
     c.name = p.deviceName;
@@ -135,7 +138,6 @@ DeviceCaps Instance::caps(uint32_t index) const {
         if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
             c.deviceLocalBytes = std::max<uint64_t>(c.deviceLocalBytes, memory.memoryHeaps[i].size);
 
-    const bool coopmatExtension = hasExtension(device, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     FeatureQuery f(p.apiVersion >= VK_API_VERSION_1_3, coopmatExtension);
     if (p.apiVersion >= VK_API_VERSION_1_2) vkGetPhysicalDeviceFeatures2(device, &f.base);
     c.integerDotProduct = p.apiVersion >= VK_API_VERSION_1_3 && f.v13.shaderIntegerDotProduct;
@@ -143,8 +145,9 @@ DeviceCaps Instance::caps(uint32_t index) const {
     const char* dotProducts = c.integerDotProduct ? "integer dot products" : "unpacked integer products";
     if (!coopmatExtension) {
         c.prefillMatmul = fmt::format("{} (no VK_KHR_cooperative_matrix)", dotProducts);
-    } else if (!f.coopmat.cooperativeMatrix || !hasF16Shape16(instance_, device)) {
-        c.prefillMatmul = fmt::format("{} (VK_KHR_cooperative_matrix without a subgroup 16x16x16 f16 -> f32 shape)", dotProducts);
+    } else if (!f.coopmat.cooperativeMatrix || !(coopmatProps.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+               !hasF16Shape16(instance_, device)) {
+        c.prefillMatmul = fmt::format("{} (VK_KHR_cooperative_matrix without a subgroup 16x16x16 f16 -> f32 shape in compute shaders)", dotProducts);
     } else if (!f.v12.shaderFloat16 || !f.v12.vulkanMemoryModel) {
         c.prefillMatmul = fmt::format("{} (cooperative matrices but no shaderFloat16 or vulkanMemoryModel)", dotProducts);
     } else if (c.subgroupSize != 32 && c.subgroupSize != 64) {
