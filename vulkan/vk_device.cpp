@@ -67,7 +67,6 @@ bool hasF16Shape16(VkInstance instance, VkPhysicalDevice device) {
     return false;
 }
 
-constexpr uint32_t kCoopmatSharedBytes = 40 * 1024;  // matmul_coopmat.comp's PAIR variant: 36.5 KiB
 
 uint32_t computeQueueFamily(VkPhysicalDevice device) {
     uint32_t n = 0;
@@ -152,7 +151,7 @@ DeviceCaps Instance::caps(uint32_t index) const {
         c.prefillMatmul = fmt::format("{} (cooperative matrices but no shaderFloat16 or vulkanMemoryModel)", dotProducts);
     } else if (c.subgroupSize != 32 && c.subgroupSize != 64) {
         c.prefillMatmul = fmt::format("{} (cooperative matrices but subgroups of {}, not 32 or 64)", dotProducts, c.subgroupSize);
-    } else if (c.sharedMemoryBytes < kCoopmatSharedBytes) {
+    } else if (c.sharedMemoryBytes < kCoopmatMinSharedBytes) {
         c.prefillMatmul = fmt::format("{} (cooperative matrices but {} bytes of shared memory)", dotProducts, c.sharedMemoryBytes);
     } else {
         c.cooperativeMatrix = true;
@@ -224,6 +223,17 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
         caps_.cooperativeMatrixEmulated = true;
         caps_.prefillMatmul = "16x16 f16 tiles emulated in plain GLSL (ZINC_VK_COOPMAT=emulate, tests only)";
     }
+    // A/B only, read once, here: matmul_coopmat.comp's tile shape (coopmat_tile.h).
+    if (const char* env = std::getenv("ZINC_VK_COOPMAT_TILE"); env && (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)) {
+        const auto tile = parseCoopmatTile(env);
+        if (!tile)
+            throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_COOPMAT_TILE={} is none of auto, 64x64, 128x64, 128x128", env));
+        caps_.coopmatTile = *tile;
+    }
+    if (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)
+        caps_.prefillMatmul += fmt::format(", tiles {}", caps_.coopmatTile.automatic()
+                                                            ? "auto (128x128, 128x64 or 64x64 by matrix size)"
+                                                            : coopmatTileName(caps_.coopmatTile));
     queueFamily_ = computeQueueFamily(physical_);
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
 
