@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "model/make_model/make_model.h"
 #include "tests/tier_conformance.h"
@@ -266,6 +267,40 @@ std::string coopmatCaseName(const testing::TestParamInfo<CoopmatCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Mixes, VulkanCoopmatTest, kCoopmatCases, coopmatCaseName);
 INSTANTIATE_TEST_SUITE_P(Mixes, VulkanCoopmatEmulatedTest, kCoopmatCases, coopmatCaseName);
+
+// Every forced tile shape (ZINC_VK_COOPMAT_TILE; auto picks 64x64 for these tiny matrices):
+// 128 rows (PAIR: 64 a set), 128 tokens (the 40- and 70-token prompts leave most columns of a
+// tile missing), EXPERT's 64 tokens, signed quants (Q8_0); emulated everywhere, on matrix
+// cores where there are some.
+using TileCase = std::tuple<const char*, CoopmatCase>;  // tile, model as in kCoopmatCases
+class VulkanCoopmatTileTest : public testing::TestWithParam<TileCase> {};
+TEST_P(VulkanCoopmatTileTest, EveryTileShapeMatchesCpu) {
+    ZINC_REQUIRE_VULKAN();
+    if (!vk::listDevices()[0].shaderFloat16) GTEST_SKIP() << "no shaderFloat16 on device 0";
+    const auto [tile, model] = GetParam();
+    const auto path = modelPath(model.first, model.second);
+    std::vector<std::pair<const char*, std::string>> modes = {{"emulate", "emulated cooperative matrix"}};
+    if (deviceHasCoopmat()) modes.emplace_back("1", "cooperative matrix");
+    for (const auto& [mode, what] : modes) {
+        ::setenv("ZINC_VK_COOPMAT_TILE", tile, 1);
+        auto gpu = loadWithCoopmat(path, mode);  // not moved: its tier holds its graph by reference
+        ::unsetenv("ZINC_VK_COOPMAT_TILE");
+        ASSERT_NE(gpu.tier->describe().find(std::string(", tiles ") + tile), std::string::npos) << gpu.tier->describe();
+        expectPrefillNearCpu(path, gpu, what + " " + tile);
+    }
+    if (std::string(model.second) != "file") std::filesystem::remove(path);
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, VulkanCoopmatTileTest,
+                         testing::Combine(testing::Values("64x64", "128x64", "128x128"),
+                                          testing::Values(CoopmatCase{"qwen3-tiny", "q4_k_m"}, CoopmatCase{"qwen3-tiny", "q8_0"},
+                                                          CoopmatCase{"qwen3moe-tiny.gguf", "file"})),
+                         [](const testing::TestParamInfo<TileCase>& info) {
+                             const auto& model = std::get<1>(info.param);
+                             std::string name = std::string(std::get<0>(info.param)) + "_" + model.first + "_" + model.second;
+                             for (auto& ch : name)
+                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return name;
+                         });
 
 }  // namespace
 }  // namespace zinc

@@ -253,7 +253,8 @@ void main() {
     for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
     for (uint unit0 = 0u; unit0 < nUnits; unit0 += U) {
         for (uint job = tid; job < NW * BM * U; job += 256u) loadWeights(job, row0, unit0, nUnits);
-        for (uint job = tid; job < BN * U; job += 256u) loadActivations(job, unit0, nUnits);
+        // The activation jobs start where the weight jobs left off (64x64: threads 128..255).
+        for (uint job = (tid + 256u - (NW * BM * U) % 256u) % 256u; job < BN * U; job += 256u) loadActivations(job, unit0, nUnits);
         barrier();
         for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
             BTile b[TN];
