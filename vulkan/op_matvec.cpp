@@ -38,7 +38,7 @@ struct MatMulPc {
 
 constexpr uint32_t kTokenTile = 8;        // tokens per matvec workgroup in batched prefill
 constexpr uint32_t kMatMulMinTokens = 16;  // from here on prefill uses the tiled matmul
-constexpr uint32_t kMatMulTile = 64;       // matmul.comp's rows and tokens per workgroup
+constexpr uint32_t kMatMulTile = 64;       // matmul.comp's rows and tokens per workgroup (matmul_coopmat: coopmatTileFor)
 
 // Threads along k: enough for every 32-value unit of a row, 32 to 128.
 uint32_t workgroupFor(int64_t k) {
@@ -91,6 +91,34 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, const MatVecOp::Kernel& choic
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage};
 }
 
+// matmul_coopmat.comp's shape for m rows (per weight set) and `columns` workgroup columns of
+// 64 tokens (or expert tiles): the forced one (ZINC_VK_COOPMAT_TILE), else the largest that
+// still gives kCoopmatMinWorkgroups workgroups (big tiles decode each weight for more tokens
+// and multiply more per shared load; too few leave multiprocessors idle), within shared memory.
+// PAIR decodes gate and up: half the rows per set, at least 64. EXPERT: 64 tokens (moe_group).
+constexpr uint32_t kCoopmatMinWorkgroups = 256;
+
+CoopmatTile coopmatTileFor(const DeviceCaps& caps, uint32_t m, uint32_t tokens, bool pair, bool expert) {
+    const uint32_t subgroup = caps.cooperativeMatrix ? caps.subgroupSize : 32u;
+    const auto fits = [&](CoopmatTile t) {
+        return caps.sharedMemoryBytes >= coopmatSharedBytes(t.rows, pair ? 2u : 1u, t.tokens, subgroup);
+    };
+    const auto shaped = [&](CoopmatTile t) {
+        t.rows = pair ? std::max(64u, t.rows / 2u) : t.rows;
+        if (expert) t.tokens = 64;
+        return t;
+    };
+    if (!caps.coopmatTile.automatic()) {
+        const CoopmatTile t = shaped(caps.coopmatTile);
+        return fits(t) ? t : shaped({64, 64});
+    }
+    for (const CoopmatTile t : {shaped({128, 128}), shaped({128, 64})}) {
+        const uint32_t groups = groupsFor(m, t.rows) * (expert ? tokens : groupsFor(tokens, t.tokens));
+        if (groups >= kCoopmatMinWorkgroups && fits(t)) return t;
+    }
+    return shaped({64, 64});
+}
+
 uint32_t actRowWords(ActFormat mode, uint32_t k) {
     return mode == ActFormat::Q8_0 || mode == ActFormat::Q8_1 || mode == ActFormat::Q8_K ? k / 4 + k / 16 : k;
 }
@@ -101,7 +129,10 @@ MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
     : pipelines_(pipelines),
       quantize_(pipelines.get(Shader::Quantize)),
       matVec_(integerDotProduct ? Shader::MatVecDot4 : Shader::MatVec),
-      matMul_(integerDotProduct ? Shader::MatMulDot4 : Shader::MatMul) {}
+      matMul_(pipelines.caps().cooperativeMatrix           ? Shader::MatMulCoopmat
+              : pipelines.caps().cooperativeMatrixEmulated ? Shader::MatMulCoopmatEmulated
+              : integerDotProduct                          ? Shader::MatMulDot4
+                                                           : Shader::MatMul) {}
 
 ActFormat MatVecOp::formatFor(GgmlType weight) {
     if (const auto format = graph::actFormatOf(weight)) return *format;
@@ -287,8 +318,16 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
 void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out,
                              uint32_t outStride, uint32_t tokens, bool accumulate, const model::WeightRef* up,
                              const Expert* expert) {
-    const VkPipeline pipeline =
-        pipelines_.get(matMul_, {static_cast<uint32_t>(w.type), up ? 1u : 0u, expert ? 1u : 0u});
+    const uint32_t rows = static_cast<uint32_t>(w.rows);
+    const uint32_t slots = expert ? expert->maxTiles : tokens;
+    std::vector<uint32_t> spec = {static_cast<uint32_t>(w.type), up ? 1u : 0u, expert ? 1u : 0u};
+    CoopmatTile tile{kMatMulTile, kMatMulTile};
+    if (matMul_ == Shader::MatMulCoopmat || matMul_ == Shader::MatMulCoopmatEmulated) {
+        const auto& caps = pipelines_.caps();
+        tile = coopmatTileFor(caps, rows, slots, up != nullptr, expert != nullptr);
+        spec.insert(spec.end(), {tile.rows, tile.tokens, matMul_ == Shader::MatMulCoopmat ? caps.subgroupSize : 32u});
+    }
+    const VkPipeline pipeline = pipelines_.get(matMul_, spec);
     const VkDeviceAddress weights = ctx.weights.address(w);
     const VkDeviceAddress upWeights = up ? ctx.weights.address(*up) : weights;
     const MatMulPc pc{weights,
@@ -308,8 +347,8 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
                       static_cast<uint32_t>(w.rowBytes * static_cast<size_t>(w.rows)),
                       expert ? expert->actDiv : 1u,
                       ctx.mem.moeOrderAt};
-    const uint32_t columnTiles = expert ? expert->maxTiles : groupsFor(tokens, kMatMulTile);
-    ctx.rec.dispatch(pipeline, pc, groupsFor(static_cast<uint32_t>(w.rows), kMatMulTile), columnTiles, 1);
+    const uint32_t columnTiles = expert ? expert->maxTiles : groupsFor(tokens, tile.tokens);
+    ctx.rec.dispatch(pipeline, pc, groupsFor(rows, tile.rows), columnTiles, 1);
 }
 
 bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up) {

@@ -144,13 +144,14 @@ public:
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
 
 private:
-    // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp).
+    // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp, or
+    // matmul_coopmat.comp where DeviceCaps::cooperativeMatrix).
     void multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
                        uint32_t tokens, bool accumulate, const model::WeightRef* up, const Expert* expert);
 
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
-    Shader matVec_, matMul_;
+    Shader matVec_, matMul_;  // matMul_: matmul_coopmat.comp where the device has matrix cores
     Kernel kernel_ = kernelFromEnvironment();
 };
 

@@ -1,9 +1,12 @@
 #include "vulkan/vk_device.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "vulkan/vk_coopmat.h"
 #include "vulkan/vk_error.h"
 
 namespace zinc::vk {
@@ -24,13 +27,46 @@ struct FeatureQuery {
     VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
     VkPhysicalDeviceFeatures2 base{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    explicit FeatureQuery(bool vulkan13) {
+    FeatureQuery(bool vulkan13, bool cooperativeMatrix) {
         base.pNext = &v11;
         v11.pNext = &v12;
         if (vulkan13) v12.pNext = &v13;
+        if (cooperativeMatrix) {
+            coopmat.pNext = base.pNext;
+            base.pNext = &coopmat;
+        }
     }
 };
+
+bool hasExtension(VkPhysicalDevice device, const char* name) {
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(device, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> extensions(n);
+    vkEnumerateDeviceExtensionProperties(device, nullptr, &n, extensions.data());
+    for (const auto& e : extensions)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
+
+// Whether the driver lists the one shape matmul_coopmat.comp multiplies in.
+bool hasF16Shape16(VkInstance instance, VkPhysicalDevice device) {
+    const auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    if (!get) return false;
+    uint32_t n = 0;
+    if (get(device, &n, nullptr) != VK_SUCCESS) return false;
+    std::vector<VkCooperativeMatrixPropertiesKHR> shapes(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+    if (get(device, &n, shapes.data()) != VK_SUCCESS) return false;
+    for (const auto& s : shapes)
+        if (s.MSize == 16 && s.NSize == 16 && s.KSize == 16 && s.AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+            s.BType == VK_COMPONENT_TYPE_FLOAT16_KHR && s.CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+            s.ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && s.scope == VK_SCOPE_SUBGROUP_KHR && !s.saturatingAccumulation)
+            return true;
+    return false;
+}
+
 
 uint32_t computeQueueFamily(VkPhysicalDevice device) {
     uint32_t n = 0;
@@ -77,9 +113,12 @@ DeviceCaps Instance::caps(uint32_t index) const {
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    VkPhysicalDeviceCooperativeMatrixPropertiesKHR coopmatProps{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+    const bool coopmatExtension = hasExtension(device, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     props.pNext = &subgroup;
     subgroup.pNext = &driver;
     driver.pNext = &m3;
+    if (coopmatExtension) m3.pNext = &coopmatProps;
     vkGetPhysicalDeviceProperties2(device, &props);
     const auto& p = props.properties;
     c.name = p.deviceName;
@@ -98,9 +137,26 @@ DeviceCaps Instance::caps(uint32_t index) const {
         if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
             c.deviceLocalBytes = std::max<uint64_t>(c.deviceLocalBytes, memory.memoryHeaps[i].size);
 
-    FeatureQuery f(p.apiVersion >= VK_API_VERSION_1_3);
+    FeatureQuery f(p.apiVersion >= VK_API_VERSION_1_3, coopmatExtension);
     if (p.apiVersion >= VK_API_VERSION_1_2) vkGetPhysicalDeviceFeatures2(device, &f.base);
     c.integerDotProduct = p.apiVersion >= VK_API_VERSION_1_3 && f.v13.shaderIntegerDotProduct;
+    c.shaderFloat16 = f.v12.shaderFloat16;
+    const char* dotProducts = c.integerDotProduct ? "integer dot products" : "unpacked integer products";
+    if (!coopmatExtension) {
+        c.prefillMatmul = fmt::format("{} (no VK_KHR_cooperative_matrix)", dotProducts);
+    } else if (!f.coopmat.cooperativeMatrix || !(coopmatProps.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
+               !hasF16Shape16(instance_, device)) {
+        c.prefillMatmul = fmt::format("{} (VK_KHR_cooperative_matrix without a subgroup 16x16x16 f16 -> f32 shape in compute shaders)", dotProducts);
+    } else if (!f.v12.shaderFloat16 || !f.v12.vulkanMemoryModel) {
+        c.prefillMatmul = fmt::format("{} (cooperative matrices but no shaderFloat16 or vulkanMemoryModel)", dotProducts);
+    } else if (c.subgroupSize != 32 && c.subgroupSize != 64) {
+        c.prefillMatmul = fmt::format("{} (cooperative matrices but subgroups of {}, not 32 or 64)", dotProducts, c.subgroupSize);
+    } else if (c.sharedMemoryBytes < kCoopmatMinSharedBytes) {
+        c.prefillMatmul = fmt::format("{} (cooperative matrices but {} bytes of shared memory)", dotProducts, c.sharedMemoryBytes);
+    } else {
+        c.cooperativeMatrix = true;
+        c.prefillMatmul = "cooperative matrix 16x16x16 f16 (VK_KHR_cooperative_matrix)";
+    }
     auto need = [&c](bool present, const char* name) { (present ? c.features : c.missing).push_back(name); };
     need(p.apiVersion >= VK_API_VERSION_1_2, "Vulkan 1.2");
     need(f.v12.bufferDeviceAddress, "bufferDeviceAddress");
@@ -123,6 +179,7 @@ DeviceCaps Instance::caps(uint32_t index) const {
     }
     if (c.timestamps) c.features.push_back("timestamps");
     if (c.integerDotProduct) c.features.push_back("shaderIntegerDotProduct");
+    if (c.cooperativeMatrix) c.features.push_back("cooperativeMatrix");
     return c;
 }
 
@@ -155,6 +212,28 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     if (!caps_.usable())
         throw runtime::TierError(fmt::format("vulkan tier: device {} ({}) lacks: {}", index, caps_.name,
                                              fmt::join(caps_.missing, ", ")));
+    // A/B switch and tests only, read once, here: ZINC_VK_COOPMAT=0 the integer matmul even
+    // where matrix cores are there; =emulate the cooperative-matrix shader's emulated variant.
+    if (const char* env = std::getenv("ZINC_VK_COOPMAT"); env && std::strcmp(env, "0") == 0 && caps_.cooperativeMatrix) {
+        caps_.cooperativeMatrix = false;
+        caps_.prefillMatmul = fmt::format("{} (ZINC_VK_COOPMAT=0)",
+                                          caps_.integerDotProduct ? "integer dot products" : "unpacked integer products");
+    } else if (env && std::strcmp(env, "emulate") == 0 && caps_.shaderFloat16) {
+        caps_.cooperativeMatrix = false;
+        caps_.cooperativeMatrixEmulated = true;
+        caps_.prefillMatmul = "16x16 f16 tiles emulated in plain GLSL (ZINC_VK_COOPMAT=emulate, tests only)";
+    }
+    // A/B only, read once, here: matmul_coopmat.comp's tile shape (coopmat_tile.h).
+    if (const char* env = std::getenv("ZINC_VK_COOPMAT_TILE"); env && (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)) {
+        const auto tile = parseCoopmatTile(env);
+        if (!tile)
+            throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_COOPMAT_TILE={} is none of auto, 64x64, 128x64, 128x128", env));
+        caps_.coopmatTile = *tile;
+    }
+    if (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)
+        caps_.prefillMatmul += fmt::format(", tiles {}", caps_.coopmatTile.automatic()
+                                                            ? "auto (128x128, 128x64 or 64x64 by matrix size)"
+                                                            : coopmatTileName(caps_.coopmatTile));
     queueFamily_ = computeQueueFamily(physical_);
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
 
@@ -163,8 +242,16 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     queueInfo.queueFamilyIndex = queueFamily_;
     queueInfo.queueCount = 1;
     queueInfo.pQueuePriorities = &priority;
-    FeatureQuery enable(caps_.integerDotProduct);  // only what we use
+    FeatureQuery enable(caps_.integerDotProduct, caps_.cooperativeMatrix);  // only what we use
     enable.v13.shaderIntegerDotProduct = caps_.integerDotProduct ? VK_TRUE : VK_FALSE;
+    std::vector<const char*> extensions;
+    if (caps_.cooperativeMatrix) {
+        enable.coopmat.cooperativeMatrix = VK_TRUE;
+        enable.v12.shaderFloat16 = VK_TRUE;
+        enable.v12.vulkanMemoryModel = VK_TRUE;
+        extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    }
+    if (caps_.cooperativeMatrixEmulated) enable.v12.shaderFloat16 = VK_TRUE;
     enable.v12.bufferDeviceAddress = VK_TRUE;
     enable.v12.timelineSemaphore = VK_TRUE;
     enable.v11.storageBuffer16BitAccess = VK_TRUE;
@@ -173,6 +260,8 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     info.pNext = &enable.base;
     info.queueCreateInfoCount = 1;
     info.pQueueCreateInfos = &queueInfo;
+    info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
     check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice", caps_.name);
     vkGetDeviceQueue(device_, queueFamily_, 0, &queue_);
 }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "vulkan/coopmat_tile.h"
+
 namespace zinc::vk {
 
 struct DeviceCaps {
@@ -26,6 +28,21 @@ struct DeviceCaps {
     float timestampPeriodNs = 0;
     bool timestamps = false;
     bool integerDotProduct = false;  // 4x8-bit dot products in shaders (Vulkan 1.3)
+    // Prefill matmuls on matrix cores (matmul_coopmat.comp): VK_KHR_cooperative_matrix with a
+    // subgroup-scope 16x16x16 f16 x f16 -> f32 shape, shaderFloat16, vulkanMemoryModel (the
+    // NV-spelled GLSL brings the Vulkan memory model), subgroups of 32 or 64 threads (the
+    // shader's staging holds 8 subgroups of a 256-thread workgroup) and 35.5 KiB of shared
+    // memory. Off when ZINC_VK_COOPMAT=0 (read once, by Device). prefillMatmul says which
+    // path runs and why, for the tier's describe line.
+    bool cooperativeMatrix = false;
+    // Tests only (ZINC_VK_COOPMAT=emulate): matmul_coopmat.comp with its matrix instructions
+    // emulated in plain GLSL, on any device with shaderFloat16 (lavapipe included).
+    bool cooperativeMatrixEmulated = false;
+    bool shaderFloat16 = false;
+    // matmul_coopmat.comp's tile shape, ZINC_VK_COOPMAT_TILE (A/B only, read once by Device):
+    // auto (per matrix), 64x64, 128x64 or 128x128 (shapes past sharedMemoryBytes fall back).
+    CoopmatTile coopmatTile;
+    std::string prefillMatmul;
     std::vector<std::string> features;  // the ones zinc-rt uses that are present
     std::vector<std::string> missing;   // the ones zinc-rt needs that are absent
     bool usable() const { return missing.empty(); }

@@ -12,6 +12,8 @@
 #include "vulkan/shaders/gather_rows.h"
 #include "vulkan/shaders/kv_store.h"
 #include "vulkan/shaders/matmul.h"
+#include "vulkan/shaders/matmul_coopmat.h"
+#include "vulkan/shaders/matmul_coopmat_emulated.h"
 #include "vulkan/shaders/matmul_dot4.h"
 #include "vulkan/shaders/matvec.h"
 #include "vulkan/shaders/matvec_dot4.h"
@@ -60,6 +62,8 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MatVecRowsDot4, kMatvecRowsDot4)
         ZINC_SHADER(MatMul, kMatmul)
         ZINC_SHADER(MatMulDot4, kMatmulDot4)
+        ZINC_SHADER(MatMulCoopmat, kMatmulCoopmat)
+        ZINC_SHADER(MatMulCoopmatEmulated, kMatmulCoopmatEmulated)
         ZINC_SHADER(MoeTopK, kMoeTopk)
         ZINC_SHADER(MoeCombine, kMoeCombine)
         ZINC_SHADER(MoeGroup, kMoeGroup)
@@ -98,6 +102,8 @@ const char* shaderName(Shader shader) {
         case Shader::MatVecRowsDot4: return "matvec_rows_dot4";
         case Shader::MatMul: return "matmul";
         case Shader::MatMulDot4: return "matmul_dot4";
+        case Shader::MatMulCoopmat: return "matmul_coopmat";
+        case Shader::MatMulCoopmatEmulated: return "matmul_coopmat_emulated";
         case Shader::MoeTopK: return "moe_topk";
         case Shader::MoeCombine: return "moe_combine";
         case Shader::MoeGroup: return "moe_group";

@@ -16,7 +16,7 @@
 namespace zinc::vk {
 
 enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, Elementwise, Quantize, MatVec, MatVecDot4, MatVecRows, MatVecRowsDot4, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample,
-                    SsmConv, DeltaNet, DeltaChunkPrep, DeltaChunkState, GatedNorm, Gate, GatherRows, Copy };
+                    SsmConv, DeltaNet, DeltaChunkPrep, DeltaChunkState, GatedNorm, Gate, GatherRows, Copy, MatMulCoopmat, MatMulCoopmatEmulated };
 const char* shaderName(Shader shader);
 
 inline constexpr uint32_t kPushConstantBytes = 128;
@@ -30,6 +30,7 @@ public:
 
     VkPipelineLayout layout() const { return layout_; }
     const Device& device() const { return device_; }
+    const DeviceCaps& caps() const { return device_.caps(); }
     VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
 
 private:
