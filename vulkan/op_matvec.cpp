@@ -40,13 +40,6 @@ constexpr uint32_t kTokenTile = 8;        // tokens per matvec workgroup in batc
 constexpr uint32_t kMatMulMinTokens = 16;  // from here on prefill uses the tiled matmul
 constexpr uint32_t kMatMulTile = 64;       // matmul.comp's rows and tokens per workgroup (matmul_coopmat: coopmatTileFor)
 
-// Threads along k: enough for every 32-value unit of a row, 32 to 128.
-uint32_t workgroupFor(int64_t k) {
-    uint32_t wg = 32;
-    while (wg < 128 && wg * 32 < k) wg *= 2;
-    return wg;
-}
-
 // Rows per workgroup: more rows share each activation load; fewer keep a small matrix
 // spread over the whole GPU.
 uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
@@ -124,6 +117,13 @@ uint32_t actRowWords(ActFormat mode, uint32_t k) {
 }
 
 }  // namespace
+
+// Threads along k: enough for every 32-value unit of a row, 32 to 128.
+uint32_t MatVecOp::matVecThreads(int64_t k) {
+    uint32_t wg = 32;
+    while (wg < 128 && wg * 32 < k) wg *= 2;
+    return wg;
+}
 
 MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
     : pipelines_(pipelines),
@@ -308,7 +308,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     const uint32_t tile = expert || c.tokens == 1 ? 1u : kTokenTile;
     const uint32_t rows = rowsPerGroup(w.rows);
     const VkPipeline pipeline =
-        pipelines_.get(matVec_, {workgroupFor(w.cols), static_cast<uint32_t>(w.type), tile, rows, c.up ? 1u : 0u});
+        pipelines_.get(matVec_, {matVecThreads(w.cols), static_cast<uint32_t>(w.type), tile, rows, c.up ? 1u : 0u});
     const uint32_t groups = groupsFor(m, rows);
     MatVecPc p = pc;
     p.groupsX = std::min<uint32_t>(groups, 65535);

@@ -34,13 +34,6 @@ struct CombinePc {
 };
 constexpr uint32_t kCombineGroup = 128;  // moe_combine.comp's local size
 
-// matvec.comp's threads for a float row of k values (op_matvec.cpp's workgroupFor): the fused
-// router and gate sum in its order, so their logits are the bits the matvec would write.
-uint32_t floatMatThreads(int64_t k) {
-    uint32_t wg = 32;
-    while (wg < 128 && wg * 32 < k) wg *= 2;
-    return wg;
-}
 
 }  // namespace
 
@@ -62,7 +55,7 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     const auto rows = static_cast<uint32_t>(ctx.rows);
     TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), 0, 0, ctx.mem.routerDone,
               static_cast<uint32_t>(c.nExpert), static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u,
-              static_cast<uint32_t>(w.cols), 0, floatMatThreads(w.cols), 0};
+              static_cast<uint32_t>(w.cols), 0, MatVecOp::matVecThreads(w.cols), 0};
     if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0) {
         // logits and top k in one dispatch: workgroup (expert, token), the last one of a token ranks
         pc.w = ctx.weights.address(w);
@@ -126,7 +119,7 @@ void MoeOp::recordSharedAdd(PlanContext& ctx, const graph::Op& op) const {
     const auto& g = *op.weight;
     const CombinePc pc{ctx.mem.downSlots, ctx.row0(op.expertWeights), ctx.row0(op.out), embd, static_cast<uint32_t>(c.nExpertUsed),
                        ctx.width(op.out), 1u, ctx.row0(op.addend), ctx.weights.address(g), ctx.row0(op.in), ctx.width(op.addend),
-                       ctx.width(op.in), static_cast<uint32_t>(g.cols), floatMatThreads(g.cols), 1u};
+                       ctx.width(op.in), static_cast<uint32_t>(g.cols), MatVecOp::matVecThreads(g.cols), 1u};
     ctx.rec.dispatch(combine_, pc, groupsFor(embd, kCombineGroup), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(op.out);
 }

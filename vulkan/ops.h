@@ -131,6 +131,9 @@ public:
         std::string name() const;
     };
     static Kernel kernelFromEnvironment();
+    // matvec.comp's workgroup for rows of k values; moe_topk / moe_combine sum float rows in its
+    // order, so their fused router and gate logits are the bits the matvec would write.
+    static uint32_t matVecThreads(int64_t k);
     // One matvec dispatch outside a plan's bookkeeping: multiply()'s, and bench --kernels'.
     struct Call {
         const model::WeightRef* w = nullptr;
