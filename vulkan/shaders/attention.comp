@@ -56,6 +56,7 @@ const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
 const uint kChunk = 1024u;
+const uint kAhead = 16u;  // V elements a thread has in flight in the exact accumulation
 shared float qh[256];
 shared float scores[kChunk];   // then each position's rescale of the accumulator
 shared float vScale[kChunk];   // each position's weight
@@ -165,25 +166,27 @@ void main() {
         }
         barrier();
         // The F16 accumulator, position by position, one thread per output element (two where the
-        // head is wider than the workgroup); V is loaded four positions ahead so the loads overlap
-        // the rounding chain. The weights' sum is kept once per thread.
+        // head is wider than the workgroup); V is loaded kAhead positions ahead so the loads
+        // overlap the rounding chain (4 ahead left the chain waiting on memory: a 16-token chat
+        // decoded slower than one past exactMax). The weights' sum is kept once per thread.
         for (uint lane = 0u; lane < 2u; ++lane) {
             const uint d = tid + 128u * lane;
             if (d >= hd) break;
             const uint col = kvHead * hd + d;
-            float v[4], next[4];
-            for (uint u = 0u; u < 4u; ++u) {
+            float v[kAhead], next[kAhead];
+            for (uint u = 0u; u < kAhead; ++u) {
                 const uint e = rowOf(base + min(u, count - 1u)) * pc.kvDim + col;
                 next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
             }
             float a = acc[lane];
-            for (uint p = 0u; p < count; p += 4u) {
-                for (uint u = 0u; u < 4u; ++u) v[u] = next[u];
-                for (uint u = 0u; u < 4u; ++u) {
-                    const uint e = rowOf(base + min(p + 4u + u, count - 1u)) * pc.kvDim + col;
-                    next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
-                }
-                for (uint u = 0u; u < 4u && p + u < count; ++u) {
+            for (uint p = 0u; p < count; p += kAhead) {
+                for (uint u = 0u; u < kAhead; ++u) v[u] = next[u];
+                if (p + kAhead < count)
+                    for (uint u = 0u; u < kAhead; ++u) {
+                        const uint e = rowOf(base + min(p + kAhead + u, count - 1u)) * pc.kvDim + col;
+                        next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
+                    }
+                for (uint u = 0u; u < kAhead && p + u < count; ++u) {
                     const float ms = scores[p + u], vs = vScale[p + u];
                     a = roundHalf(fma(v[u], vs, roundHalf(a * ms)));  // one rounding, as the AVX2 kernel
                     if (lane == 0u) sum = sum * ms + vs;
