@@ -188,7 +188,10 @@ void main() {
                     }
                 for (uint u = 0u; u < kAhead && p + u < count; ++u) {
                     const float ms = scores[p + u], vs = vScale[p + u];
-                    a = roundHalf(fma(v[u], vs, roundHalf(a * ms)));  // one rounding, as the AVX2 kernel
+                    // a is a half already: the rescale rounds only where a new max made it
+                    // differ from 1 (ms is the same in every thread: no divergence).
+                    if (ms != 1.0) a = roundHalf(a * ms);
+                    a = roundHalf(fma(v[u], vs, a));  // one rounding, as the AVX2 kernel
                     if (lane == 0u) sum = sum * ms + vs;
                 }
             }
