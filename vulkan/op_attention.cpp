@@ -41,7 +41,7 @@ void checkHeadDim(const model::ModelConfig& c) {
 
 struct ArgsPc {
     VkDeviceAddress state, args;
-    uint32_t nHead, maxSplits, exactMax;
+    uint32_t nHead, maxSplits, exactMax, tokens;
 };
 
 struct SplitPc {
@@ -116,18 +116,25 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const float qScale = c.preScaleQuery ? scale : 1.0f, scoreScale = c.preScaleQuery ? 1.0f : scale;
     const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
     const auto headDim = static_cast<uint32_t>(c.headDim);
-    // Only single-token plans split: a prefill batch fills the GPU with (token, head) pairs. A
-    // sliding-window layer splits its window (the split count follows the whole KV length, so
-    // workgroups past the window's chunks return at once).
-    const bool split = ctx.nTokens == 1 && !ctx.sequenceRows && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
-                       c.headDim % 8 == 0;
+    // Decode and prefill alike: a (token, head) past kExactAttentionMax keys is split along the
+    // KV length in fp32, so a long prompt's attention is not one F16 chain per (token, head) of
+    // its whole length, and a batched prefill computes what decoding it token by token would
+    // (up to the order of fp32 sums: the batch splits into fewer, longer parts). A prefill batch
+    // already fills the GPU with (token, head) pairs, hence its few splits. Rows of several
+    // sequences (continuous batching) are not split yet. A sliding-window layer splits its window
+    // (the split count follows the whole KV length, so workgroups past the window's chunks
+    // return at once).
+    const bool split = !ctx.sequenceRows && ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE &&
+                       c.headDim % 8 == 0 && static_cast<uint32_t>(ctx.nTokens) <= ctx.mem.attnPartialTokens;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
+    const uint32_t nSplits = ctx.nTokens == 1 ? ctx.mem.attnSplits : ctx.mem.attnBatchSplits;
     if (split) {
         const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
-                         kvDim, ctx.width(op.in), ctx.mem.attnSplits, scoreScale, exactMax, qScale,
+                         kvDim, ctx.width(op.in), nSplits, scoreScale, exactMax, qScale,
                          cache.window, cache.slots};
         if (!ctx.attnArgsRecorded) {  // the split count follows the current KV length: once per plan
-            const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead, ctx.mem.attnSplits, exactMax};
+            const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead, nSplits, exactMax,
+                              static_cast<uint32_t>(ctx.nTokens)};
             ctx.rec.dispatch(args_, args, 1);
             ctx.rec.indirectArgsBarrier();
             ctx.attnArgsRecorded = true;
@@ -147,7 +154,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
                           ctx.width(op.out),
                           scoreScale,
                           ctx.mem.attnPartials,
-                          ctx.mem.attnSplits,
+                          nSplits,
                           exactMax,
                           qScale,
                           cache.window,

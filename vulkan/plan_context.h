@@ -38,6 +38,8 @@ struct DeviceLayout {
     uint32_t moeOrderAt = 0;
     VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)
     uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
+    uint32_t attnBatchSplits = 0;      // the same in a prefill batch, at most kMaxBatchAttentionSplits
+    uint32_t attnPartialTokens = 0;    // tokens whose partials fit: a batch of more is not split
     VkBuffer attnArgs = VK_NULL_HANDLE;  // the split's VkDispatchIndirectCommand (attention_args.comp)
     VkDeviceAddress attnArgsAddress = 0;
     // Hybrid prefill: the chunked delta rule's scratch (HybridOp::deltaChunkSlotFloats per value
@@ -53,6 +55,8 @@ inline constexpr uint32_t kExactAttentionMax = 256;
 // positions each workgroup walks several chunks. 32 measured best on the H100 (8B decode at
 // depth 8192: 148.9 tok/s, against 148.1 with 64 and 143.3 with 128; results/vulkan-h100.md).
 inline constexpr uint32_t kMaxAttentionSplits = 32;
+// A prefill batch's split workgroups per (token, head): the batch's tokens fill the GPU already.
+inline constexpr uint32_t kMaxBatchAttentionSplits = 8;
 
 // Which quantized copy of which buffer a slot holds, so q/k/v (or gate/up) quantize their
 // shared input once. An op that writes a buffer invalidates its copies.

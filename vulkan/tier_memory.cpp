@@ -105,9 +105,13 @@ void TierMemory::allocate() {
     }
     layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
                                   kMaxAttentionSplits);
+    layout_.attnBatchSplits = std::min(layout_.attnSplits, kMaxBatchAttentionSplits);
     if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
-        // 16 bytes of dispatch counts (attention_args.comp), then the partials.
-        attnPartials_ = DeviceBuffer(device_, 16 + sizeof(float) * static_cast<size_t>(c.nHead) * layout_.attnSplits *
+        // 16 bytes of dispatch counts (attention_args.comp), then the partials: one token's
+        // attnSplits per head, or a whole batch's attnBatchSplits.
+        layout_.attnPartialTokens = static_cast<uint32_t>(maxBatch_);
+        const size_t perHead = std::max<size_t>(layout_.attnSplits, static_cast<size_t>(maxBatch_) * layout_.attnBatchSplits);
+        attnPartials_ = DeviceBuffer(device_, 16 + sizeof(float) * static_cast<size_t>(c.nHead) * perHead *
                                                        static_cast<size_t>(c.headDim + 2),
                                      MemoryKind::DeviceLocal, "attention partials");
         layout_.attnArgs = attnPartials_.handle();

@@ -85,8 +85,11 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, VulkanWeightTypesVsCpuTest,
                              return name;
                          });
 
-// Past kExactAttentionMax positions decode attention is split along the KV length in fp32
-// instead of the cpu tier's F16 accumulator: measure how far that moves stories260K's logits.
+// Past kExactAttentionMax positions attention is split along the KV length in fp32 instead of
+// the cpu tier's F16 accumulator: measure how far that moves stories260K's logits. Bound: 2e-2
+// while only decode split (1.80e-2 measured); 3e-2 since the 300-token prompt's own positions
+// past 256 are split too (2.31e-2 measured on lavapipe), the F16 accumulator's rounding over
+// ~300 positions, not the split's.
 TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
     ZINC_REQUIRE_VULKAN();
     auto cpu = test::load("stories260K.gguf", false);
@@ -104,7 +107,26 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
     }
     RecordProperty("max_logit_deviation", std::to_string(worst));
     std::printf("split attention at KV length ~300: max logit deviation from the cpu tier %.2e\n", worst);
-    EXPECT_LT(worst, 2e-2f);
+    EXPECT_LT(worst, 3e-2f);
+}
+
+// A prefill batch past kExactAttentionMax keys splits its attention as decode does (fewer,
+// longer splits): 300 prompt tokens fed at once give the logits of 240 fed at once and the
+// last 60 decoded one by one, which run the decode plan's split.
+TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
+    ZINC_REQUIRE_VULKAN();
+    auto a = test::load("stories260K.gguf", true);
+    auto b = test::load("stories260K.gguf", true);
+    std::vector<int32_t> prompt(300);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
+    const std::span<const float> batched = a.session->feed(prompt);
+    b.session->feed(std::span(prompt).first(240));
+    std::span<const float> stepped;
+    for (size_t i = 240; i < prompt.size(); ++i) stepped = b.session->step(prompt[i]);
+    const float d = maxAbsDiff(batched, stepped);
+    std::printf("300-token batched prefill against 240 + 60 decoded: max logit difference %.2e\n", d);
+    EXPECT_LT(d, 1e-3f);
+    EXPECT_EQ(runtime::argmax(batched), runtime::argmax(stepped));
 }
 
 // A make-model file (random weights, real block layouts) in this process's scratch folder.

@@ -1,8 +1,9 @@
 #version 450
-// The split attention's workgroup count for this token, from the current KV length in the
-// token-state block: one split per kChunk positions, at most maxSplits, none up to exactMax
-// (attention.comp then computes exactly). Written once per decode plan, read by every layer's
-// vkCmdDispatchIndirect, so a short chat costs its own length whatever the context size.
+// The split attention's workgroup counts for this step, from the current KV length in the
+// token-state block: one split per kChunk positions of the step's last token, at most
+// maxSplits, none up to exactMax (attention.comp then computes exactly); one z per token.
+// Written once per plan, read by every layer's vkCmdDispatchIndirect, so a short chat costs its
+// own length whatever the context size.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -13,13 +14,14 @@ layout(push_constant) uniform PC {
     uint nHead;
     uint maxSplits;
     uint exactMax;
+    uint tokens;  // the plan's tokens: the last one reads position + tokens keys
 } pc;
 
 const uint kChunk = 64u;  // attention_split.comp's chunk
 
 void main() {
-    const uint n = uint(pc.state.v[kStatePosition]) + 1u;
+    const uint n = uint(pc.state.v[kStatePosition]) + pc.tokens;
     pc.args.v[0] = n <= pc.exactMax ? 0u : min((n + kChunk - 1u) / kChunk, pc.maxSplits);
     pc.args.v[1] = pc.nHead;
-    pc.args.v[2] = 1u;
+    pc.args.v[2] = pc.tokens;
 }

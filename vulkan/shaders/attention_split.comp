@@ -1,9 +1,10 @@
 #version 450
-// Long-context decode attention, split along the KV length (flash decoding): workgroup
+// Long-context attention, split along the KV length (flash decoding): workgroup
 // (split, head, token) walks the chunks split, split + S, split + 2S, ... of kChunk positions
-// (S = the workgroups along x, which attention_args.comp sets from the current KV length, at
+// (S = the workgroups along x, which attention_args.comp sets from the step's KV length, at
 // most nSplits) in fp32 with an online softmax, and writes its partial (max score, sum of
-// weights, weighted V sum); attention.comp merges the partials.
+// weights, weighted V sum); attention.comp merges the partials. A decode step and a prefill
+// batch alike (token t at position + t).
 // Only for KV lengths past exactMax; shorter ones are computed exactly as the cpu tier does.
 // Needs headDim % 8 == 0 (the host splits only then). A sliding-window layer (window > 0) reads
 // its last `window` positions from its ring of rows, as attention.comp does: the i-th of them
