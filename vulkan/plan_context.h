@@ -39,7 +39,7 @@ struct DeviceLayout {
     VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)
     uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
     uint32_t attnBatchSplits = 0;      // the same in a prefill batch, at most kMaxBatchAttentionSplits
-    uint32_t attnPartialTokens = 0;    // tokens whose partials fit: a batch of more is not split
+    uint64_t attnPartialSlots = 0;     // (token, split) partials per head that fit: a step of more is not split
     VkBuffer attnArgs = VK_NULL_HANDLE;  // the split's VkDispatchIndirectCommand (attention_args.comp)
     VkDeviceAddress attnArgsAddress = 0;
     // Hybrid prefill: the chunked delta rule's scratch (HybridOp::deltaChunkSlotFloats per value

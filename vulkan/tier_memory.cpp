@@ -108,9 +108,10 @@ void TierMemory::allocate() {
     layout_.attnBatchSplits = std::min(layout_.attnSplits, kMaxBatchAttentionSplits);
     if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
         // 16 bytes of dispatch counts (attention_args.comp), then the partials: one token's
-        // attnSplits per head, or a whole batch's attnBatchSplits.
-        layout_.attnPartialTokens = static_cast<uint32_t>(maxBatch_);
+        // attnSplits per head, or a whole batch's attnBatchSplits (rows of several sequences,
+        // attnSplits each, up to as many).
         const size_t perHead = std::max<size_t>(layout_.attnSplits, static_cast<size_t>(maxBatch_) * layout_.attnBatchSplits);
+        layout_.attnPartialSlots = perHead;
         attnPartials_ = DeviceBuffer(device_, 16 + sizeof(float) * static_cast<size_t>(c.nHead) * perHead *
                                                        static_cast<size_t>(c.headDim + 2),
                                      MemoryKind::DeviceLocal, "attention partials");

@@ -17,9 +17,9 @@ namespace {
 
 using runtime::SequenceRow;
 
-std::unique_ptr<runtime::Tier> openTier(const test::Loaded& l, int32_t slots) {
+std::unique_ptr<runtime::Tier> openTier(const test::Loaded& l, int32_t slots, int32_t contextLength = 64) {
     runtime::TierOptions options;
-    options.contextLength = 64;
+    options.contextLength = contextLength;
     options.maxBatch = 64;
     options.sequences = slots;
     return vulkan::makeVulkanTier(l.graph, options, 0);
@@ -132,6 +132,60 @@ TEST(VulkanSequenceRowsDecode, EightSequencesAtDifferentLengthsDecodeTogether) {
         expectSame({std::vector<float>(logits.begin() + long(k * size_t(nVocab)), logits.begin() + long((k + 1) * size_t(nVocab)))},
                    want, "qwen3-tiny.gguf", "slot " + std::to_string(step[k].slot));
     }
+}
+
+// Rows past kExactAttentionMax keys split their attention (fp32 partials) beside short rows
+// computed exactly: a 300-token sequence and a 5-token one decode two steps together; each
+// row's logits equal, bit for bit, the sequence's own through evaluateRows alone (same splits
+// whatever the batch), and its greedy ids and logits (within tolerance) its evaluate() path.
+TEST(VulkanSequenceRowsDecode, ARowPastTheExactLengthSplitsAsItDoesAlone) {
+    ZINC_REQUIRE_VULKAN();
+    auto l = test::load("stories260K.gguf", false);
+    const int32_t nVocab = l.model->config().nVocab;
+    std::vector<int32_t> longSeq(302), shortSeq = {1, 40, 41, 42, 43, 44, 45};
+    for (size_t i = 0; i < longSeq.size(); ++i) longSeq[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
+    auto batched = openTier(l, 2, 320);
+    for (int32_t p0 = 0; p0 < 300; p0 += 60) {  // the long prompt, 60 rows a step, then the short one
+        std::vector<SequenceRow> rows;
+        for (int32_t p = p0; p < p0 + 60; ++p) rows.push_back({0, p, longSeq[size_t(p)], false});
+        std::vector<float> none;
+        batched->evaluateRows(rows, none);
+    }
+    std::vector<SequenceRow> prompt;
+    for (int32_t p = 0; p < 5; ++p) prompt.push_back({1, p, shortSeq[size_t(p)], false});
+    std::vector<float> none;
+    batched->evaluateRows(prompt, none);
+    std::vector<std::vector<float>> got[2];
+    for (int32_t k = 0; k < 2; ++k) {
+        const std::vector<SequenceRow> step = {{1, 5 + k, shortSeq[size_t(5 + k)], true}, {0, 300 + k, longSeq[size_t(300 + k)], true}};
+        std::vector<float> logits(size_t(nVocab) * 2);
+        batched->evaluateRows(step, logits);
+        got[1].emplace_back(logits.begin(), logits.begin() + nVocab);
+        got[0].emplace_back(logits.begin() + nVocab, logits.end());
+    }
+    batched.reset();
+    auto single = openTier(l, 1, 320);
+    expectSame(got[0], alone(l, *single, longSeq, {301, 302}), "stories260K.gguf", "the 300-token sequence");
+    expectSame(got[1], alone(l, *single, shortSeq, {6, 7}), "stories260K.gguf", "the 5-token sequence");
+    // Alone through rows: the same steps on one slot (the prompt, then one row a step).
+    auto aloneSteps = [&](const std::vector<int32_t>& seq, int32_t promptLength) {
+        std::vector<std::vector<float>> out;
+        for (int32_t p0 = 0; p0 < promptLength; p0 += 60) {
+            std::vector<SequenceRow> rows;
+            for (int32_t p = p0; p < std::min(p0 + 60, promptLength); ++p) rows.push_back({0, p, seq[size_t(p)], false});
+            std::vector<float> unused;
+            single->evaluateRows(rows, unused);
+        }
+        for (int32_t p = promptLength; p < int32_t(seq.size()); ++p) {
+            const SequenceRow row[] = {{0, p, seq[size_t(p)], true}};
+            std::vector<float> logits(static_cast<size_t>(nVocab));
+            single->evaluateRows(row, logits);
+            out.push_back(std::move(logits));
+        }
+        return out;
+    };
+    EXPECT_EQ(got[0], aloneSteps(longSeq, 300));
+    EXPECT_EQ(got[1], aloneSteps(shortSeq, 5));
 }
 
 TEST(VulkanSequenceRowsErrors, ARecurrentModelRefusesSeveralSlots) {

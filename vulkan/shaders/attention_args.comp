@@ -14,13 +14,17 @@ layout(push_constant) uniform PC {
     uint nHead;
     uint maxSplits;
     uint exactMax;
-    uint tokens;  // the plan's tokens: the last one reads position + tokens keys
+    uint tokens;  // the plan's tokens (rows): z; x follows the row with the most keys
 } pc;
 
 const uint kChunk = 64u;  // attention_split.comp's chunk
 
 void main() {
-    const uint n = uint(pc.state.v[kStatePosition]) + pc.tokens;
+    uint n = uint(pc.state.v[kStatePosition]) + pc.tokens;  // one sequence: its last token
+    if (pc.state.v[kStateRowsAt] != 0) {  // rows of several sequences, each at its own position
+        n = 0u;
+        for (uint t = 0u; t < pc.tokens; ++t) n = max(n, rowPosition(pc.state, t) + 1u);
+    }
     pc.args.v[0] = n <= pc.exactMax ? 0u : min((n + kChunk - 1u) / kChunk, pc.maxSplits);
     pc.args.v[1] = pc.nHead;
     pc.args.v[2] = pc.tokens;

@@ -1,10 +1,11 @@
 #version 450
 // Long-context attention, split along the KV length (flash decoding): workgroup
 // (split, head, token) walks the chunks split, split + S, split + 2S, ... of kChunk positions
-// (S = the workgroups along x, which attention_args.comp sets from the step's KV length, at
-// most nSplits) in fp32 with an online softmax, and writes its partial (max score, sum of
-// weights, weighted V sum); attention.comp merges the partials. A decode step and a prefill
-// batch alike (token t at position + t).
+// (S = the token's own split count: one per kChunk keys it reads, at most nSplits; the dispatch's
+// x, from attention_args.comp, follows the step's longest row) in fp32 with an online softmax,
+// and writes its partial (max score, sum of weights, weighted V sum); attention.comp merges
+// the partials. A decode step, a prefill batch (token t at position + t) and rows of several
+// sequences (each row at its own position in its own KV slot) alike.
 // Only for KV lengths past exactMax; shorter ones are computed exactly as the cpu tier does.
 // Needs headDim % 8 == 0 (the host splits only then). A sliding-window layer (window > 0) reads
 // its last `window` positions from its ring of rows, as attention.comp does: the i-th of them
@@ -36,11 +37,11 @@ layout(push_constant) uniform PC {
     uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
 } pc;
 
-uint firstSlot_;
-// The cache row of the i-th key this query reads (in position order).
+uint firstSlot_, slotBase_;
+// The cache row of the i-th key this query reads (in position order), in its sequence's slot.
 uint rowOf(uint i) {
     const uint r = firstSlot_ + i;
-    return r >= pc.slots ? r - pc.slots : r;
+    return slotBase_ + (r >= pc.slots ? r - pc.slots : r);
 }
 
 const uint kChunk = 64u;
@@ -62,7 +63,8 @@ float workgroupMax(float x) {
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint split = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z;
-    const uint pos = uint(pc.state.v[kStatePosition]) + t;
+    const uint pos = rowPosition(pc.state, t);
+    slotBase_ = rowSlotBase(pc.state, t);
     const uint first = pc.window > 0u && pos >= pc.window ? pos + 1u - pc.window : 0u;
     const uint n = pos + 1u - first;
     firstSlot_ = first % pc.slots;
@@ -77,7 +79,11 @@ void main() {
     const uint g = tid / pairs, j = tid % pairs;
     float m = -1.0 / 0.0, sum = 0.0;
     vec2 acc = vec2(0.0);
-    for (uint start = split * kChunk; start < n; start += gl_NumWorkGroups.x * kChunk) {
+    // This token's own split count (attention.comp merges that many), whatever the dispatch's
+    // x, which follows the step's longest row: a row's partials do not depend on its batch.
+    const uint splits = min((n + kChunk - 1u) / kChunk, pc.nSplits);
+    if (split >= splits) return;  // whole workgroup
+    for (uint start = split * kChunk; start < n; start += splits * kChunk) {
         const uint count = min(kChunk, n - start);
         // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here).
         {
