@@ -6,6 +6,7 @@
 #include "vulkan/shaders/argmax.h"
 #include "vulkan/shaders/attention.h"
 #include "vulkan/shaders/attention_args.h"
+#include "vulkan/shaders/attention_prefill.h"
 #include "vulkan/shaders/attention_split.h"
 #include "vulkan/shaders/elementwise.h"
 #include "vulkan/shaders/embed.h"
@@ -54,6 +55,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(Attention, kAttention)
         ZINC_SHADER(AttentionSplit, kAttentionSplit)
         ZINC_SHADER(AttentionArgs, kAttentionArgs)
+        ZINC_SHADER(AttentionPrefill, kAttentionPrefill)
         ZINC_SHADER(Elementwise, kElementwise)
         ZINC_SHADER(Quantize, kQuantize)
         ZINC_SHADER(MatVec, kMatvec)
@@ -94,6 +96,7 @@ const char* shaderName(Shader shader) {
         case Shader::Attention: return "attention";
         case Shader::AttentionSplit: return "attention_split";
         case Shader::AttentionArgs: return "attention_args";
+        case Shader::AttentionPrefill: return "attention_prefill";
         case Shader::Elementwise: return "elementwise";
         case Shader::Quantize: return "quantize";
         case Shader::MatVec: return "matvec";

@@ -135,19 +135,19 @@ TEST(VulkanSequenceRowsDecode, EightSequencesAtDifferentLengthsDecodeTogether) {
 }
 
 // Rows past kExactAttentionMax keys split their attention (fp32 partials) beside short rows
-// computed exactly: a 300-token sequence and a 5-token one decode two steps together; each
+// computed exactly: a 260-token sequence and a 5-token one decode two steps together; each
 // row's logits equal, bit for bit, the sequence's own through evaluateRows alone (same splits
 // whatever the batch), and its greedy ids and logits (within tolerance) its evaluate() path.
 TEST(VulkanSequenceRowsDecode, ARowPastTheExactLengthSplitsAsItDoesAlone) {
     ZINC_REQUIRE_VULKAN();
     auto l = test::load("stories260K.gguf", false);
     const int32_t nVocab = l.model->config().nVocab;
-    std::vector<int32_t> longSeq(302), shortSeq = {1, 40, 41, 42, 43, 44, 45};
+    std::vector<int32_t> longSeq(262), shortSeq = {1, 40, 41, 42, 43, 44, 45};
     for (size_t i = 0; i < longSeq.size(); ++i) longSeq[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
-    auto batched = openTier(l, 2, 320);
-    for (int32_t p0 = 0; p0 < 300; p0 += 60) {  // the long prompt, 60 rows a step, then the short one
+    auto batched = openTier(l, 2, 272);
+    for (int32_t p0 = 0; p0 < 260; p0 += 64) {  // the long prompt, 64 rows a step, then the short one
         std::vector<SequenceRow> rows;
-        for (int32_t p = p0; p < p0 + 60; ++p) rows.push_back({0, p, longSeq[size_t(p)], false});
+        for (int32_t p = p0; p < std::min(p0 + 64, 260); ++p) rows.push_back({0, p, longSeq[size_t(p)], false});
         std::vector<float> none;
         batched->evaluateRows(rows, none);
     }
@@ -157,22 +157,22 @@ TEST(VulkanSequenceRowsDecode, ARowPastTheExactLengthSplitsAsItDoesAlone) {
     batched->evaluateRows(prompt, none);
     std::vector<std::vector<float>> got[2];
     for (int32_t k = 0; k < 2; ++k) {
-        const std::vector<SequenceRow> step = {{1, 5 + k, shortSeq[size_t(5 + k)], true}, {0, 300 + k, longSeq[size_t(300 + k)], true}};
+        const std::vector<SequenceRow> step = {{1, 5 + k, shortSeq[size_t(5 + k)], true}, {0, 260 + k, longSeq[size_t(260 + k)], true}};
         std::vector<float> logits(size_t(nVocab) * 2);
         batched->evaluateRows(step, logits);
         got[1].emplace_back(logits.begin(), logits.begin() + nVocab);
         got[0].emplace_back(logits.begin() + nVocab, logits.end());
     }
     batched.reset();
-    auto single = openTier(l, 1, 320);
-    expectSame(got[0], alone(l, *single, longSeq, {301, 302}), "stories260K.gguf", "the 300-token sequence");
+    auto single = openTier(l, 1, 272);
+    expectSame(got[0], alone(l, *single, longSeq, {261, 262}), "stories260K.gguf", "the 260-token sequence");
     expectSame(got[1], alone(l, *single, shortSeq, {6, 7}), "stories260K.gguf", "the 5-token sequence");
     // Alone through rows: the same steps on one slot (the prompt, then one row a step).
     auto aloneSteps = [&](const std::vector<int32_t>& seq, int32_t promptLength) {
         std::vector<std::vector<float>> out;
-        for (int32_t p0 = 0; p0 < promptLength; p0 += 60) {
+        for (int32_t p0 = 0; p0 < promptLength; p0 += 64) {
             std::vector<SequenceRow> rows;
-            for (int32_t p = p0; p < std::min(p0 + 60, promptLength); ++p) rows.push_back({0, p, seq[size_t(p)], false});
+            for (int32_t p = p0; p < std::min(p0 + 64, promptLength); ++p) rows.push_back({0, p, seq[size_t(p)], false});
             std::vector<float> unused;
             single->evaluateRows(rows, unused);
         }
@@ -184,7 +184,7 @@ TEST(VulkanSequenceRowsDecode, ARowPastTheExactLengthSplitsAsItDoesAlone) {
         }
         return out;
     };
-    EXPECT_EQ(got[0], aloneSteps(longSeq, 300));
+    EXPECT_EQ(got[0], aloneSteps(longSeq, 260));
     EXPECT_EQ(got[1], aloneSteps(shortSeq, 5));
 }
 

@@ -111,20 +111,20 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
 }
 
 // A prefill batch past kExactAttentionMax keys splits its attention as decode does (fewer,
-// longer splits): 300 prompt tokens fed at once give the logits of 240 fed at once and the
-// last 60 decoded one by one, which run the decode plan's split.
+// longer splits): 270 prompt tokens fed at once give the logits of 250 fed at once and the
+// last 20 decoded one by one, which run the decode plan's split.
 TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
     ZINC_REQUIRE_VULKAN();
     auto a = test::load("stories260K.gguf", true);
     auto b = test::load("stories260K.gguf", true);
-    std::vector<int32_t> prompt(300);
+    std::vector<int32_t> prompt(270);
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
     const std::span<const float> batched = a.session->feed(prompt);
-    b.session->feed(std::span(prompt).first(240));
+    b.session->feed(std::span(prompt).first(250));
     std::span<const float> stepped;
-    for (size_t i = 240; i < prompt.size(); ++i) stepped = b.session->step(prompt[i]);
+    for (size_t i = 250; i < prompt.size(); ++i) stepped = b.session->step(prompt[i]);
     const float d = maxAbsDiff(batched, stepped);
-    std::printf("300-token batched prefill against 240 + 60 decoded: max logit difference %.2e\n", d);
+    std::printf("270-token batched prefill against 250 + 20 decoded: max logit difference %.2e\n", d);
     EXPECT_LT(d, 1e-3f);
     EXPECT_EQ(runtime::argmax(batched), runtime::argmax(stepped));
 }
@@ -200,6 +200,28 @@ TEST(VulkanTier, BatchedPrefillEqualsStepByStep) {
     std::span<const float> stepped;
     for (int32_t t : prompt) stepped = b.session->step(t);
     EXPECT_LT(maxAbsDiff(batched, stepped), 1e-3f);
+}
+
+// A prefill batch's exact attention runs tiled over 16 queries (attention_prefill.comp): 40
+// tokens (two whole tiles and a partial one, GQA; and gemma3's sliding window) give what
+// attention.comp gives them one query per workgroup (ZINC_VK_ATTN_TILED=0), the same sums in
+// the same order.
+TEST(VulkanTier, PrefillAttentionTiledOverQueriesEqualsOneQueryPerWorkgroup) {
+    ZINC_REQUIRE_VULKAN();
+    std::vector<int32_t> prompt(40);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 53 + 7) % 900) + 1;
+    for (const char* file : {"qwen3-tiny.gguf", "gemma3-tiny.gguf"}) {
+        auto tiled = test::load(file, true);
+        ::setenv("ZINC_VK_ATTN_TILED", "0", 1);
+        auto plain = test::load(file, true);
+        ::unsetenv("ZINC_VK_ATTN_TILED");
+        const auto got = tiled.session->feed(prompt);
+        const auto want = plain.session->feed(prompt);
+        const float d = maxAbsDiff(got, want);
+        std::printf("%s: 40-token prefill, attention tiled over queries against one per workgroup: max logit difference %.2e\n",
+                    file, d);
+        EXPECT_LT(d, 1e-4f) << file;
+    }
 }
 
 runtime::SamplerParams storySampling(uint64_t seed) {
