@@ -7,16 +7,12 @@
 #include <cstring>
 #include <vector>
 
-#include "model/quant/fp16.h"
 #include "runtime/cpu/attention_kernel.h"
 #include "runtime/cpu/op_context.h"
+#include "runtime/cpu/quant_dot.h"
 
 namespace zinc::cpu {
 namespace {
-
-void storeHalves(const float* src, uint16_t* dst, int32_t n) {
-    for (int32_t i = 0; i < n; ++i) dst[i] = model::fp32ToFp16(src[i]);
-}
 
 // F32 precision: a plain softmax over fp32 scores and values.
 void attendHeadF32(const float* q, const float* k, const float* v, size_t stride, KeyRows rows, int32_t headDim,
@@ -48,8 +44,8 @@ void storeKv(const OpContext& ctx, const graph::Op& op, int32_t kvDim) {
         const int32_t pos = ctx.positionOf(t);
         const int32_t slot = ctx.slotOf(t);
         if (ctx.kv.halves()) {
-            storeHalves(ctx.f32(op.k, t), ctx.kv.kHalf(slot, op.layer, pos), kvDim);
-            storeHalves(ctx.f32(op.v, t), ctx.kv.vHalf(slot, op.layer, pos), kvDim);
+            convertRowToHalf(ctx.f32(op.k, t), ctx.kv.kHalf(slot, op.layer, pos), kvDim);
+            convertRowToHalf(ctx.f32(op.v, t), ctx.kv.vHalf(slot, op.layer, pos), kvDim);
         } else {
             std::memcpy(ctx.kv.kFull(slot, op.layer, pos), ctx.f32(op.k, t), bytes);
             std::memcpy(ctx.kv.vFull(slot, op.layer, pos), ctx.f32(op.v, t), bytes);
