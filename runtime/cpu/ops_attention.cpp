@@ -62,11 +62,16 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
     const int32_t group = c.nHead / c.nHeadKv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
     const AttendHeadFn attendHalves = selectAttendHead(c.headDim);
-    const int64_t work = static_cast<int64_t>(ctx.rows) * c.nHead;
+    // Two heads of one kv head per work item where a kernel takes them together (it converts
+    // their K and V rows once); each head's result is the one it gets alone.
+    const AttendHeadFn attendPair = ctx.kv.halves() && group % 2 == 0 ? selectAttendHeadPair(c.headDim) : nullptr;
+    const int32_t span = attendPair ? 2 : 1;
+    const int32_t items = c.nHead / span;
+    const int64_t work = static_cast<int64_t>(ctx.rows) * items;
     ctx.pool.parallelFor(work, 1, [&](int64_t begin, int64_t end, int) {
         for (int64_t i = begin; i < end; ++i) {
-            const int32_t t = ctx.firstRow + static_cast<int32_t>(i / c.nHead);
-            const int32_t h = static_cast<int32_t>(i % c.nHead);
+            const int32_t t = ctx.firstRow + static_cast<int32_t>(i / items);
+            const int32_t h = static_cast<int32_t>(i % items) * span;
             const int32_t kvOffset = (h / group) * c.headDim;
             // A sliding-window layer sees the keys at distance < window: positions first..pos, in
             // its ring of rows (graph/kv_layout.h), in the row's own sequence slot.
@@ -81,12 +86,15 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
             thread_local std::vector<float> scaled;
             float sc = scale;
             if (c.preScaleQuery) {
-                scaled.assign(q, q + c.headDim);
+                scaled.assign(q, q + span * c.headDim);
                 for (auto& x : scaled) x *= scale;
                 q = scaled.data();
                 sc = 1.0f;
             }
-            if (ctx.kv.halves())
+            if (attendPair)
+                attendPair(q, ctx.kv.kHalf(slot, op.layer, 0) + kvOffset, ctx.kv.vHalf(slot, op.layer, 0) + kvOffset,
+                           static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
+            else if (ctx.kv.halves())
                 attendHalves(q, ctx.kv.kHalf(slot, op.layer, 0) + kvOffset, ctx.kv.vHalf(slot, op.layer, 0) + kvOffset,
                              static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
             else
