@@ -48,6 +48,16 @@ inline void scoresOf(const float (*q16)[kMaxDim], const uint16_t* k, size_t stri
         for (int32_t j = 0; j < N; ++j) s[h * kScoreBlock + j] = horizontalSum(dot[h][j]) * scale;
 }
 
+// Asks for the K and V rows of positions p0..p0+n (headDim halves each) to be brought into
+// cache. They are strided by the whole KV row (kvDim halves), which the hardware prefetchers
+// do not follow, and in a batched decode step they come from memory (every sequence's cache).
+inline void prefetchRows(const uint16_t* base, size_t stride, KeyRows rows, int32_t p0, int32_t n, int32_t headDim) {
+    for (int32_t j = p0; j < p0 + n && j < rows.n; ++j) {
+        const char* r = reinterpret_cast<const char*>(base + rows.row(j) * stride);
+        for (int32_t off = 0; off < headDim * 2; off += 64) _mm_prefetch(r + off, _MM_HINT_T0);
+    }
+}
+
 // H heads (q and out: head h at h * headDim) over the same K and V rows.
 template <int H>
 void attendHeads(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows, int32_t headDim,
@@ -60,8 +70,11 @@ void attendHeads(const float* q, const uint16_t* k, const uint16_t* v, size_t st
     float maxScore[H], sum[H], scores[H * kScoreBlock];
     for (int h = 0; h < H; ++h) maxScore[h] = -INFINITY, sum[h] = 0.0f;
     constexpr int32_t kChains = kScoreBlock / H;  // 8 FMA chains in flight
+    prefetchRows(k, stride, rows, 0, kScoreBlock, headDim);
     for (int32_t p0 = 0; p0 < rows.n; p0 += kScoreBlock) {
         const int32_t m = rows.n - p0 < kScoreBlock ? rows.n - p0 : kScoreBlock;
+        prefetchRows(v, stride, rows, p0, kScoreBlock, headDim);
+        prefetchRows(k, stride, rows, p0 + kScoreBlock, kScoreBlock, headDim);
         int32_t j0 = 0;
         for (; j0 + kChains <= m; j0 += kChains)
             scoresOf<kChains, H>(q16, k, stride, rows, p0 + j0, headDim, scale, scores + j0);
