@@ -9,8 +9,25 @@
 
 namespace zinc::runtime {
 
+// std::max_element's answer (the first largest; NaNs are never larger, and a NaN in front
+// is kept), in two passes a compiler vectorizes: the maximum over 16 running lanes, then the
+// first index holding it. A vocabulary of logits per sampled row (8 rows a step in a batched
+// decode step) took ~0.2 ms a row with max_element's compare-and-branch.
 int32_t argmax(std::span<const float> logits) {
-    return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    constexpr size_t kLanes = 16;
+    const size_t n = logits.size();
+    if (n < 4 * kLanes || std::isnan(logits[0]))
+        return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    float lane[kLanes];
+    std::fill(lane, lane + kLanes, -std::numeric_limits<float>::infinity());
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) lane[j] = logits[i + j] > lane[j] ? logits[i + j] : lane[j];
+    float best = logits[0];
+    for (float v : lane) best = v > best ? v : best;
+    for (; i < n; ++i) best = logits[i] > best ? logits[i] : best;
+    for (size_t k = 0;; ++k)
+        if (logits[k] == best) return static_cast<int32_t>(k);
 }
 
 std::string SamplerParams::describe() const {

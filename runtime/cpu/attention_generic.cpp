@@ -45,4 +45,8 @@ AttendHeadFn selectAttendHead(int32_t headDim) {
     return attendHeadF16Generic;
 }
 
+AttendHeadFn selectAttendHeadPair(int32_t headDim) {
+    return selectAttendHead(headDim) == attendHeadF16Avx2 ? attendHeadPairF16Avx2 : nullptr;
+}
+
 }  // namespace zinc::cpu

@@ -25,7 +25,14 @@ void attendHeadF16Generic(const float* q, const uint16_t* k, const uint16_t* v, 
 void attendHeadF16Avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows,
                        int32_t headDim, float scale, float* out);  // headDim % 8 == 0
 
+// Two query heads of the same kv head (q and out: the second head at + headDim), each with
+// exactly attendHeadF16Avx2's result; the K and V rows are converted from F16 once for both.
+void attendHeadPairF16Avx2(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, KeyRows rows,
+                           int32_t headDim, float scale, float* out);  // headDim % 8 == 0
+
 // The AVX2 form when the quant kernels run AVX2 and headDim allows it.
 AttendHeadFn selectAttendHead(int32_t headDim);
+// attendHeadPairF16Avx2 where selectAttendHead picks the AVX2 form, else nullptr.
+AttendHeadFn selectAttendHeadPair(int32_t headDim);
 
 }  // namespace zinc::cpu

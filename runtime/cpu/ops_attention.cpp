@@ -7,16 +7,12 @@
 #include <cstring>
 #include <vector>
 
-#include "model/quant/fp16.h"
 #include "runtime/cpu/attention_kernel.h"
 #include "runtime/cpu/op_context.h"
+#include "runtime/cpu/quant_dot.h"
 
 namespace zinc::cpu {
 namespace {
-
-void storeHalves(const float* src, uint16_t* dst, int32_t n) {
-    for (int32_t i = 0; i < n; ++i) dst[i] = model::fp32ToFp16(src[i]);
-}
 
 // F32 precision: a plain softmax over fp32 scores and values.
 void attendHeadF32(const float* q, const float* k, const float* v, size_t stride, KeyRows rows, int32_t headDim,
@@ -48,8 +44,8 @@ void storeKv(const OpContext& ctx, const graph::Op& op, int32_t kvDim) {
         const int32_t pos = ctx.positionOf(t);
         const int32_t slot = ctx.slotOf(t);
         if (ctx.kv.halves()) {
-            storeHalves(ctx.f32(op.k, t), ctx.kv.kHalf(slot, op.layer, pos), kvDim);
-            storeHalves(ctx.f32(op.v, t), ctx.kv.vHalf(slot, op.layer, pos), kvDim);
+            convertRowToHalf(ctx.f32(op.k, t), ctx.kv.kHalf(slot, op.layer, pos), kvDim);
+            convertRowToHalf(ctx.f32(op.v, t), ctx.kv.vHalf(slot, op.layer, pos), kvDim);
         } else {
             std::memcpy(ctx.kv.kFull(slot, op.layer, pos), ctx.f32(op.k, t), bytes);
             std::memcpy(ctx.kv.vFull(slot, op.layer, pos), ctx.f32(op.v, t), bytes);
@@ -66,11 +62,16 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
     const int32_t group = c.nHead / c.nHeadKv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
     const AttendHeadFn attendHalves = selectAttendHead(c.headDim);
-    const int64_t work = static_cast<int64_t>(ctx.rows) * c.nHead;
+    // Two heads of one kv head per work item where a kernel takes them together (it converts
+    // their K and V rows once); each head's result is the one it gets alone.
+    const AttendHeadFn attendPair = ctx.kv.halves() && group % 2 == 0 ? selectAttendHeadPair(c.headDim) : nullptr;
+    const int32_t span = attendPair ? 2 : 1;
+    const int32_t items = c.nHead / span;
+    const int64_t work = static_cast<int64_t>(ctx.rows) * items;
     ctx.pool.parallelFor(work, 1, [&](int64_t begin, int64_t end, int) {
         for (int64_t i = begin; i < end; ++i) {
-            const int32_t t = ctx.firstRow + static_cast<int32_t>(i / c.nHead);
-            const int32_t h = static_cast<int32_t>(i % c.nHead);
+            const int32_t t = ctx.firstRow + static_cast<int32_t>(i / items);
+            const int32_t h = static_cast<int32_t>(i % items) * span;
             const int32_t kvOffset = (h / group) * c.headDim;
             // A sliding-window layer sees the keys at distance < window: positions first..pos, in
             // its ring of rows (graph/kv_layout.h), in the row's own sequence slot.
@@ -85,12 +86,15 @@ void runAttention(const OpContext& ctx, const graph::Op& op) {
             thread_local std::vector<float> scaled;
             float sc = scale;
             if (c.preScaleQuery) {
-                scaled.assign(q, q + c.headDim);
+                scaled.assign(q, q + span * c.headDim);
                 for (auto& x : scaled) x *= scale;
                 q = scaled.data();
                 sc = 1.0f;
             }
-            if (ctx.kv.halves())
+            if (attendPair)
+                attendPair(q, ctx.kv.kHalf(slot, op.layer, 0) + kvOffset, ctx.kv.vHalf(slot, op.layer, 0) + kvOffset,
+                           static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
+            else if (ctx.kv.halves())
                 attendHalves(q, ctx.kv.kHalf(slot, op.layer, 0) + kvOffset, ctx.kv.vHalf(slot, op.layer, 0) + kvOffset,
                              static_cast<size_t>(kvDim), rows, c.headDim, sc, out);
             else

@@ -125,6 +125,13 @@ void quantizeActivationRow(GgmlType weight, const float* x, void* out, int64_t k
     }
 }
 
+void convertRowToHalf(const float* x, uint16_t* out, int64_t n) {
+    if (useAvx2())
+        kernels::avx2::convertF16(x, out, n);
+    else
+        model::convertRowF16(x, out, n);
+}
+
 void matVec(GgmlType weight, int64_t k, const void* w, size_t wStride, int64_t rows, const void* act, float* y) {
     kernelFor(weight, k, "matVec")(k, w, wStride, rows, act, y);
 }

@@ -22,6 +22,10 @@ size_t activationRowBytes(model::GgmlType weight, int64_t k);
 // Converts k floats into the activation format of `weight` (activationRowBytes bytes).
 void quantizeActivationRow(model::GgmlType weight, const float* x, void* out, int64_t k);
 
+// Converts n floats to F16, rounding to nearest even as model::convertRowF16 does (F16C where
+// the AVX2 kernels run: the same bits, NaN payloads aside). The cpu tier's F16 KV cache rows.
+void convertRowToHalf(const float* x, uint16_t* out, int64_t n);
+
 // y[r] = dot(weight row r, act) for r in [0, rows); weight rows are wStride bytes apart,
 // each k elements (a whole number of blocks); act is one row from quantizeActivationRow.
 void matVec(model::GgmlType weight, int64_t k, const void* w, size_t wStride, int64_t rows,

@@ -70,8 +70,8 @@ inline __m256i bitToFour(__m256i v, int n) {
 // accumulation is the same sequence of operations whatever T is, so a token's result does
 // not depend on how many tokens it was processed with (matMul == matVec bit for bit).
 // dy: each block's activation scale d for the T tokens, T floats at dy + b * dyStride bytes
-// (readable up to 4 floats when 1 < T <= 4, 8 when T > 4; lanes past T are finite and unused). sums: the tokens' sub-block
-// sums (Q4_K/Q5_K), T entries at sums + b * sumsStride (readable up to an even count).
+// (readable up to 8 floats; lanes past T are finite and unused). sums: the tokens' sub-block
+// sums (Q4_K/Q5_K), T entries at sums + b * sumsStride (readable up to a multiple of 4).
 template <int T>
 struct TokenActs {
     const BlockQ8_K* act[T];
@@ -293,6 +293,16 @@ void rowsForTokens(const uint8_t* base, size_t wStride, int64_t rows, int64_t nb
         Rows::template run<T>(base + static_cast<size_t>(r) * wStride, nb, ta, yt + r, yStride);
 }
 
+// The last left (1..Max) tokens of a chunk, as one group of that many.
+template <int Max, class Rows>
+void tokensTail(int64_t left, const uint8_t* base, size_t wStride, int64_t rows, int64_t nb, const BlockQ8_K* acts,
+                const float* dys, const __m128i* sums, int64_t n, int64_t t0, float* y, size_t yStride) {
+    if constexpr (Max >= 1) {
+        if (left == Max) return rowsForTokens<Max, Rows>(base, wStride, rows, nb, acts, dys, sums, n, t0, y, yStride);
+        tokensTail<Max - 1, Rows>(left, base, wStride, rows, nb, acts, dys, sums, n, t0, y, yStride);
+    }
+}
+
 // The row kernels as types (rowsForTokens' Rows): Q4_K/Q5_K by block type, and Q6_K.
 template <class Block>
 struct NibbleKRows {
@@ -325,10 +335,10 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
     for (int64_t c0 = 0; c0 < nTokens; c0 += kKTokenChunk) {
         const int64_t c1 = nTokens - c0 < kKTokenChunk ? nTokens : c0 + kKTokenChunk;
         // The chunk's activation scales and sub-block sums, block-major, padded for the
-        // 8-float and 2-entry loads; raw arrays (see SubBlockSums).
+        // 8-float and 4-entry loads; raw arrays (see SubBlockSums).
         const int64_t n = c1 - c0;
         float* dys = new float[static_cast<size_t>(nb * n + 8)];
-        __m128i* sums = new __m128i[static_cast<size_t>(usesMins ? nb * n + 1 : 1)];
+        __m128i* sums = new __m128i[static_cast<size_t>(usesMins ? nb * n + 3 : 1)];
         for (int64_t t = 0; t < n; ++t)
             for (int64_t b = 0; b < nb; ++b) {
                 const BlockQ8_K& blk = a[(c0 + t) * nb + b];
@@ -339,6 +349,8 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
                 }
             }
         for (int i = 0; i < 8; ++i) dys[nb * n + i] = 0.0f;
+        if (usesMins)
+            for (int i = 0; i < 3; ++i) sums[nb * n + i] = _mm_setzero_si128();
         const BlockQ8_K* ca = a + c0 * nb;
         float* cy = y + static_cast<size_t>(c0) * yStride;
         for (int64_t r0 = 0; r0 < rows; r0 += tileRows) {
@@ -348,18 +360,7 @@ void multiToken(int64_t k, const void* w, size_t wStride, int64_t rows, const vo
             int64_t t = 0;
             for (; t + Group <= n; t += Group)
                 rowsForTokens<Group, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride);
-            if constexpr (Group > 4) {
-                if (t + 4 <= n) {
-                    rowsForTokens<4, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride);
-                    t += 4;
-                }
-            }
-            switch (n - t) {
-                case 3: rowsForTokens<3, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
-                case 2: rowsForTokens<2, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
-                case 1: rowsForTokens<1, Row>(tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride); break;
-                default: break;
-            }
+            if (t < n) tokensTail<Group - 1, Row>(n - t, tw, wStride, nr, nb, ca, dys, sums, n, t, ty, yStride);
         }
         delete[] dys;
         delete[] sums;

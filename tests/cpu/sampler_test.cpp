@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
+#include <vector>
 
 #include "runtime/sampler.h"
 
@@ -16,6 +20,26 @@ TEST(Sampler, GreedyPicksArgmaxAndLowestIndexOnTies) {
     Sampler s(p);
     EXPECT_EQ(s.sample(kLogits, {}), 1);
     EXPECT_EQ(argmax(std::vector<float>{2.0f, 5.0f, 5.0f}), 1);
+}
+
+// argmax's vectorizable form against std::max_element over vocabulary-sized rows: ties
+// (the first wins), signed zeros, infinities, NaNs in front, inside and after the maximum.
+TEST(Sampler, ArgmaxIsMaxElementsFirstLargest) {
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> coarse(-20, 20);
+    for (size_t n : {1u, 7u, 63u, 64u, 65u, 1000u, 151936u}) {
+        for (int trial = 0; trial < 12; ++trial) {
+            std::vector<float> v(n);
+            for (auto& x : v) x = static_cast<float>(coarse(rng)) / 4.0f;  // many ties
+            std::uniform_int_distribution<size_t> at(0, n - 1);
+            if (trial % 4 == 1) v[at(rng)] = std::numeric_limits<float>::quiet_NaN();
+            if (trial % 4 == 2) v[0] = std::numeric_limits<float>::quiet_NaN();
+            if (trial % 4 == 3) v[at(rng)] = std::numeric_limits<float>::infinity(), v[at(rng)] = -0.0f;
+            if (trial == 8) std::fill(v.begin(), v.end(), -std::numeric_limits<float>::infinity());
+            const auto expected = static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+            ASSERT_EQ(argmax(v), expected) << "n " << n << " trial " << trial;
+        }
+    }
 }
 
 TEST(Sampler, RepeatPenaltyChangesTheGreedyChoice) {

@@ -23,7 +23,10 @@ std::vector<std::vector<float>> alone(const std::string& file, const std::vector
 }
 
 TEST(CpuSequenceRows, SeveralSequencesInOneStepEqualEachAlone) {
-    for (const char* file : {"qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf", "gemma3-tiny.gguf"}) {
+    // qwen3-tiny-q3_k_m holds Q4_K, Q5_K and Q6_K matrices: its steps of 10, 6 and 4 rows
+    // run the multi-token K-quant kernels (an 8-token group and a tail).
+    for (const char* file : {"qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf", "gemma3-tiny.gguf",
+                             "qwen3-tiny-q3_k_m.gguf"}) {
         // Sequence 0: a 6-token prompt then 2 decode tokens; 1: a 9-token prompt in two chunks,
         // the first next to sequence 0's prompt; 2: joins late in slot 2 with 3 tokens.
         const std::vector<int32_t> s0 = {1, 17, 200, 33, 400, 5, 90, 91};

@@ -159,6 +159,47 @@ TEST_P(QuantDot, MatMulEqualsMatVecForEachTokenCount) {
     forceAvx2MultiTokenKernels(false);
 }
 
+// The multi-token kernels over the shapes a batched decode step gives them: one and three
+// super-blocks (k = 256, 768), 1..8 weight rows, 1..17 tokens (two full 8-token groups, and
+// every tail 1..7 after a group); each (token, row) equal to matVec bit for bit, and near
+// the portable kernel.
+TEST_P(QuantDot, MultiTokenKernelsMatchMatVecOverShapes) {
+    if (!hasAvx2()) GTEST_SKIP() << "CPU lacks AVX2/FMA/F16C";
+    const GgmlType type = GetParam();
+    std::mt19937 rng(71 + static_cast<int>(type));
+    for (int64_t k : {256, 768}) {
+        const Problem p(type, k, 8, 17, rng);
+        std::vector<std::vector<float>> expected, generic;
+        for (int64_t t = 0; t < p.tokens; ++t) expected.push_back(p.matVecOf(t));
+        {
+            KernelChoice choice(true);
+            for (int64_t t = 0; t < p.tokens; ++t) generic.push_back(p.matVecOf(t));
+        }
+        for (bool avx2Only : {true, false}) {
+            forceAvx2MultiTokenKernels(avx2Only);
+            const std::string kernel = multiTokenKernelName();
+            for (int64_t rows = 1; rows <= p.rows; ++rows)
+                for (int64_t n = 1; n <= p.tokens; ++n) {
+                    const size_t yStride = static_cast<size_t>(rows) + 2;
+                    std::vector<float> y(yStride * n, -1.0f);
+                    matMul(type, k, p.w.data(), p.wStride, rows, p.acts.data(), n, y.data(), yStride);
+                    for (int64_t t = 0; t < n; ++t) {
+                        for (int64_t r = 0; r < rows; ++r) {
+                            ASSERT_EQ(std::bit_cast<uint32_t>(y[t * yStride + r]), std::bit_cast<uint32_t>(expected[t][r]))
+                                << kernel << ", k " << k << ", " << rows << " rows, " << n << " tokens: token " << t
+                                << " row " << r;
+                            const auto ref = test::referenceDot(type, k, p.row(r), p.act(t));
+                            ASSERT_NEAR(y[t * yStride + r], generic[t][r], kRelTolerance * ref.absSum)
+                                << kernel << " against generic, token " << t << " row " << r;
+                        }
+                        ASSERT_EQ(y[t * yStride + rows], -1.0f) << "wrote past the rows";
+                    }
+                }
+        }
+        forceAvx2MultiTokenKernels(false);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllWeightTypes, QuantDot, testing::ValuesIn(test::computableWeightTypes()), nameOf);
 
 // Rows for the activation quantizers: random values, exact ties (|max| = 127 makes the
