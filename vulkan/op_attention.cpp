@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <string_view>
 
 #include "vulkan/ops.h"
 #include "vulkan/vk_error.h"
@@ -25,18 +23,8 @@ struct AttendPc {
     VkDeviceAddress partials;
     uint32_t nSplits, exactMax;
     float qScale;
-    uint32_t window, slots, skipExact;
-};
-
-struct PrefillPc {
-    VkDeviceAddress q, kCache, vCache, out, state;
-    uint32_t nHead, group, headDim, kvDim, qStride, outStride;
-    float scale;
-    uint32_t nTokens, exactMax;
-    float qScale;
     uint32_t window, slots;
 };
-constexpr uint32_t kPrefillTile = 16;  // attention_prefill.comp's kTile
 
 struct FusedPc {
     VkDeviceAddress q, k, v, qNorm, kNorm, table, kCache, vCache, state;
@@ -78,13 +66,7 @@ AttentionOp::AttentionOp(PipelineFactory& pipelines)
       split_(pipelines.get(Shader::AttentionSplit)),
       attend_(pipelines.get(Shader::Attention)),
       args_(pipelines.get(Shader::AttentionArgs)),
-      fused_(pipelines.get(Shader::QkRope)),
-      prefill_(pipelines.get(Shader::AttentionPrefill)) {
-    // A/B and tests: ZINC_VK_ATTN_TILED=0 sends a prefill batch's exact tokens through
-    // attention.comp (one query per workgroup), read when the tier is opened.
-    const char* env = std::getenv("ZINC_VK_ATTN_TILED");
-    tiledPrefill_ = !(env && std::string_view(env) == "0");
-}
+      fused_(pipelines.get(Shader::QkRope)) {}
 
 void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
@@ -159,19 +141,6 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
         }
         ctx.rec.dispatchIndirect(split_, pc, ctx.mem.attnArgs, 0);
     }
-    // A prefill batch's exact tokens (those reading up to exactMax keys) go through the
-    // query-tiled kernel; attention.comp then merges the split tokens' partials only.
-    const bool tiled = tiledPrefill_ && ctx.nTokens > 1 && !ctx.sequenceRows;
-    if (tiled) {
-        const PrefillPc pc{ctx.row0(op.in), kCache, vCache, ctx.row0(op.out), ctx.mem.state, nHead, group, headDim, kvDim,
-                           ctx.width(op.in), ctx.width(op.out), scoreScale, static_cast<uint32_t>(ctx.nTokens),
-                           split ? kExactAttentionMax : UINT32_MAX, qScale, cache.window, cache.slots};
-        ctx.rec.dispatch(prefill_, pc, nHead, (static_cast<uint32_t>(ctx.nTokens) + kPrefillTile - 1) / kPrefillTile);
-        if (!split) {
-            ctx.acts.invalidate(op.out);
-            return;
-        }
-    }
     const AttendPc attend{ctx.row0(op.in),
                           kCache,
                           vCache,
@@ -189,8 +158,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
                           exactMax,
                           qScale,
                           cache.window,
-                          cache.slots,
-                          tiled ? 1u : 0u};
+                          cache.slots};
     ctx.rec.dispatch(attend_, attend, static_cast<uint32_t>(c.nHead), static_cast<uint32_t>(ctx.rows));
     ctx.acts.invalidate(op.out);
 }

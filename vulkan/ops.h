@@ -59,8 +59,7 @@ private:
     };
     static LayerCache layerCache(const PlanContext& ctx, const graph::Op& op);
     void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const;
-    VkPipeline store_, split_, attend_, args_, fused_, prefill_;
-    bool tiledPrefill_ = true;  // attention_prefill.comp for a prefill batch's exact tokens
+    VkPipeline store_, split_, attend_, args_, fused_;
 };
 
 // SwiGLU and the residual add.

@@ -6,7 +6,6 @@
 #include "vulkan/shaders/argmax.h"
 #include "vulkan/shaders/attention.h"
 #include "vulkan/shaders/attention_args.h"
-#include "vulkan/shaders/attention_prefill.h"
 #include "vulkan/shaders/attention_split.h"
 #include "vulkan/shaders/elementwise.h"
 #include "vulkan/shaders/embed.h"
@@ -55,7 +54,6 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(Attention, kAttention)
         ZINC_SHADER(AttentionSplit, kAttentionSplit)
         ZINC_SHADER(AttentionArgs, kAttentionArgs)
-        ZINC_SHADER(AttentionPrefill, kAttentionPrefill)
         ZINC_SHADER(Elementwise, kElementwise)
         ZINC_SHADER(Quantize, kQuantize)
         ZINC_SHADER(MatVec, kMatvec)
@@ -96,7 +94,6 @@ const char* shaderName(Shader shader) {
         case Shader::Attention: return "attention";
         case Shader::AttentionSplit: return "attention_split";
         case Shader::AttentionArgs: return "attention_args";
-        case Shader::AttentionPrefill: return "attention_prefill";
         case Shader::Elementwise: return "elementwise";
         case Shader::Quantize: return "quantize";
         case Shader::MatVec: return "matvec";

@@ -15,7 +15,7 @@
 
 namespace zinc::vk {
 
-enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, AttentionPrefill, Elementwise, Quantize, MatVec, MatVecDot4, MatVecRows, MatVecRowsDot4, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample,
+enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, Elementwise, Quantize, MatVec, MatVecDot4, MatVecRows, MatVecRowsDot4, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample,
                     SsmConv, DeltaNet, DeltaChunkPrep, DeltaChunkState, GatedNorm, Gate, GatherRows, Copy, MatMulCoopmat, MatMulCoopmatEmulated };
 const char* shaderName(Shader shader);
 

@@ -202,28 +202,6 @@ TEST(VulkanTier, BatchedPrefillEqualsStepByStep) {
     EXPECT_LT(maxAbsDiff(batched, stepped), 1e-3f);
 }
 
-// A prefill batch's exact attention runs tiled over 16 queries (attention_prefill.comp): 40
-// tokens (two whole tiles and a partial one, GQA; and gemma3's sliding window) give what
-// attention.comp gives them one query per workgroup (ZINC_VK_ATTN_TILED=0), the same sums in
-// the same order.
-TEST(VulkanTier, PrefillAttentionTiledOverQueriesEqualsOneQueryPerWorkgroup) {
-    ZINC_REQUIRE_VULKAN();
-    std::vector<int32_t> prompt(40);
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 53 + 7) % 900) + 1;
-    for (const char* file : {"qwen3-tiny.gguf", "gemma3-tiny.gguf"}) {
-        auto tiled = test::load(file, true);
-        ::setenv("ZINC_VK_ATTN_TILED", "0", 1);
-        auto plain = test::load(file, true);
-        ::unsetenv("ZINC_VK_ATTN_TILED");
-        const auto got = tiled.session->feed(prompt);
-        const auto want = plain.session->feed(prompt);
-        const float d = maxAbsDiff(got, want);
-        std::printf("%s: 40-token prefill, attention tiled over queries against one per workgroup: max logit difference %.2e\n",
-                    file, d);
-        EXPECT_LT(d, 1e-4f) << file;
-    }
-}
-
 runtime::SamplerParams storySampling(uint64_t seed) {
     runtime::SamplerParams p;
     p.temperature = 0.9f;

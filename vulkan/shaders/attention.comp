@@ -33,7 +33,6 @@ layout(push_constant) uniform PC {
     float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
     uint window;   // 0: every position
     uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
-    uint skipExact;  // a prefill batch: its exact tokens are attention_prefill.comp's
 } pc;
 
 uint firstSlot_, slotBase_;
@@ -73,7 +72,6 @@ void main() {
     firstSlot_ = first % pc.slots;
     const uint kvHead = h / pc.group;
     const uint hd = pc.headDim;
-    if (n <= pc.exactMax && pc.skipExact != 0u) return;  // whole workgroup
     if (n > pc.exactMax) {
         // Merge: one thread per split finds the common max and each split's scale, then one
         // thread per output element sums the scaled partials (loads independent of each other).
