@@ -85,6 +85,13 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, VulkanWeightTypesVsCpuTest,
                              return name;
                          });
 
+// n token ids of stories260K's vocabulary for prompts past kExactAttentionMax keys.
+std::vector<int32_t> longStoriesPrompt(size_t n) {
+    std::vector<int32_t> prompt(n);
+    for (size_t i = 0; i < n; ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
+    return prompt;
+}
+
 // Past kExactAttentionMax positions attention is split along the KV length in fp32 instead of
 // the cpu tier's F16 accumulator: measure how far that moves stories260K's logits. Bound: 2e-2
 // while only decode split (1.80e-2 measured); 3e-2 since the 300-token prompt's own positions
@@ -94,8 +101,7 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
     ZINC_REQUIRE_VULKAN();
     auto cpu = test::load("stories260K.gguf", false);
     auto gpu = test::load("stories260K.gguf", true);
-    std::vector<int32_t> prompt(300);
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
+    const std::vector<int32_t> prompt = longStoriesPrompt(300);
     cpu.session->feed(prompt);
     gpu.session->feed(prompt);
     float worst = 0;
@@ -117,8 +123,7 @@ TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
     ZINC_REQUIRE_VULKAN();
     auto a = test::load("stories260K.gguf", true);
     auto b = test::load("stories260K.gguf", true);
-    std::vector<int32_t> prompt(270);
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
+    const std::vector<int32_t> prompt = longStoriesPrompt(270);
     const std::span<const float> batched = a.session->feed(prompt);
     b.session->feed(std::span(prompt).first(250));
     std::span<const float> stepped;
