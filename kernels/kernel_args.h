@@ -48,6 +48,7 @@ struct RopeArgs {
     int32_t stride;
     uint64_t freqFactors;
     float freqScale, extFactor, mscale, corrLow, corrHigh;
+    uint64_t rows = 0;  // a step over rows of several sequences: per row {position, first KV row of its slot}
 };
 // quantize_q8_0, quantize_q8_1, quantize_q8_k (outStride in bytes)
 struct QuantizeArgs {
@@ -80,6 +81,7 @@ struct KvStoreArgs {
     uint64_t k, v, kCache, vCache, state;
     int32_t kvDim, inStride;
     int32_t slots;  // the layer's cache rows: position p in row p % slots (graph/kv_layout.h)
+    uint64_t rows = 0;  // as RopeArgs::rows: row t at rows[2t] % slots past KV row rows[2t + 1]
 };
 // attention (split over the KV cache: kernels/cl/attention.cl)
 struct AttentionArgs {
@@ -91,6 +93,7 @@ struct AttentionArgs {
     int32_t preScale = 0;  // 1: q times scale before its F16 rounding (gemma3), scores unscaled
     int32_t slots = 0;     // the layer's cache rows: position p in row p % slots
     int32_t splits = 1;    // workgroups along z per (token, head group); 1: no attention_combine
+    uint64_t rows = 0;     // as RopeArgs::rows: token t at position rows[2t] over its slot's rows
 };
 // attention_combine
 struct AttentionCombineArgs {
@@ -177,6 +180,11 @@ struct SigmoidGateArgs {
     uint64_t x, gate, out;
     int32_t n, stride, gateStride, perToken;
 };
+// gather_rows (in place): rows wanted[0..count) of x to rows 0..count-1
+struct GatherRowsArgs {
+    uint64_t x, wanted;
+    int32_t width, stride, count;
+};
 // copy_words
 struct CopyWordsArgs {
     uint64_t src, dst;
@@ -195,6 +203,6 @@ inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHead
     kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kAttentionCombineShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
     kMoeCombineShape{256, 256}, kArgmaxShape{256, 0};
 inline constexpr LaunchShape kSsmConvShape{64, 64}, kDeltaNetShape{128, 1}, kGatedNormShape{128, 1}, kSplitGateShape{64, 1},
-    kSigmoidGateShape{256, 256}, kCopyWordsShape{256, 256};
+    kSigmoidGateShape{256, 256}, kCopyWordsShape{256, 256}, kGatherRowsShape{256, 256};
 
 }  // namespace zinc::kernels

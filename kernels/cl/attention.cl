@@ -6,12 +6,18 @@
 
 // kv_store: K and V rows of token t, rounded to halves, at cache row (state[0] + t) % slots.
 // kCache / vCache: this layer's cache, `slots` rows of kvDim halves (graph/kv_layout.h: a ring
-// on sliding-window layers). Grid: x = ceil(kvDim / 256), y = tokens. Workgroup 256.
+// on sliding-window layers). A step over rows of several sequences passes `rows` (per row
+// {position, first KV row of its sequence slot}; 0 otherwise): row t goes to row
+// position % slots of its slot's copy of the layout. Grid: x = ceil(kvDim / 256), y = tokens.
+// Workgroup 256.
 ZK_KERNEL(256) void kv_store(__global const float* k, __global const float* v, __global ushort* kCache,
-                             __global ushort* vCache, __global const int* state, int kvDim, int inStride, int slots) {
+                             __global ushort* vCache, __global const int* state, int kvDim, int inStride, int slots,
+                             __global const int* rows) {
     const int i = ZK_GROUP_X() * 256 + ZK_LID(), t = ZK_GROUP_Y();
     if (i >= kvDim) return;
-    const long row = (long)((state[0] + t) % slots) * kvDim;
+    const int position = rows ? rows[2 * t] : state[0] + t;
+    const long base = rows ? (long)rows[2 * t + 1] : 0;
+    const long row = (base + position % slots) * kvDim;
     kCache[row + i] = (ushort)zk_f2h(k[(long)t * inStride + i]);
     vCache[row + i] = (ushort)zk_f2h(v[(long)t * inStride + i]);
 }
@@ -43,7 +49,9 @@ static inline float zk_att_max(float a, float b) { return a > b ? a : b; }
 // token's positions (zk_att_chunk: the chunk follows the current length read from `state`, so
 // workgroups past the used ones only skip); splits == 1 writes `out`, else `partial` gets per
 // (token, head, split) the chunk's max score m, its softmax sum l and its accumulator
-// (headDim floats), for attention_combine.
+// (headDim floats), for attention_combine. `rows` (a step over rows of several sequences; 0
+// otherwise): token t is at position rows[2t] and reads its own slot's copy of the cache, from
+// row rows[2t + 1]; such plans run one split.
 // Within a chunk the cpu tier's recurrence, position by position, in blocks of 128 positions:
 // each thread one position's score (the sequential fp32 dot product of the F16-rounded q with
 // the F16 K row); the running max before each position by a parallel prefix-max scan; each
@@ -54,7 +62,7 @@ static inline float zk_att_max(float a, float b) { return a > b ? a : b; }
 ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kCache, __global const ushort* vCache,
                               __global float* out, __global const int* state, __global float* partial, int nHead, int nHeadKv,
                               int headDim, int kvStride, int qStride, int outStride, float scale, int window, int preScale,
-                              int slots, int splits) {
+                              int slots, int splits, __global const int* rows) {
     __local float qs[ZK_ATT_GROUP * ZK_ATT_MAX_HEAD_DIM];
     __local float scan[ZK_ATT_GROUP * ZK_ATT_WG];     // scores, then their inclusive prefix max
     __local float rescale[ZK_ATT_GROUP * ZK_ATT_WG];  // ms: factor for the accumulator before position p
@@ -66,7 +74,12 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
     const int g0 = groupsPerKv > 0 ? (ZK_GROUP_X() - kvHead * groupsPerKv) * ZK_ATT_GROUP : 0;
     const int heads = zk_min_i(ZK_ATT_GROUP, perKv - g0), h0 = kvHead * perKv + g0;
     const int valid = groupsPerKv > 0 && kvHead < nHeadKv && headDim <= ZK_ATT_MAX_HEAD_DIM && splits > 0;
-    const int n = state[0] + t + 1;
+    const int n = (rows ? rows[2 * t] : state[0] + t) + 1;
+    if (rows) {
+        const long base = (long)rows[2 * t + 1] * kvStride;
+        kCache += base;
+        vCache += base;
+    }
     const int first = window > 0 ? zk_max_i(0, n - window) : 0, length = n - first;
     const int chunk = zk_att_chunk(length, zk_max_i(splits, 1));
     const int live = valid && split < zk_att_used(length, splits);

@@ -44,3 +44,17 @@ ZK_KERNEL(256) void add_bias(__global float* x, __global const float* bias, int 
     const long at = (long)ZK_GROUP_Y() * stride + i;
     x[at] = x[at] + bias[i];
 }
+
+// A step over rows of several sequences (continuous batching): the wanted rows of one buffer
+// (`wanted`, increasing row indices, written with the token state) move to rows 0..count-1, so
+// the ops after the layer stack run on `count` rows. Each thread copies its column of every
+// wanted row in order; the k-th wanted row is row k or later, so no row is read after it was
+// overwritten, and no barrier is needed. Grid: x = ceil(width / 256). Workgroup 256.
+ZK_KERNEL(256) void gather_rows(__global float* x, __global const int* wanted, int width, int stride, int count) {
+    const int i = ZK_GROUP_X() * 256 + ZK_LID();
+    if (i >= width) return;
+    for (int k = 0; k < count; ++k) {
+        const int source = wanted[k];
+        if (source != k) x[(long)k * stride + i] = x[(long)source * stride + i];
+    }
+}

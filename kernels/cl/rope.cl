@@ -1,4 +1,6 @@
-// RoPE in place, at position state[0] + t (the token-state block), angles as the cpu tier's
+// RoPE in place, at position state[0] + t (the token-state block), or rows[2t] in a step over
+// rows of several sequences (continuous batching: `rows` holds per row {position, first KV row
+// of its slot}, written with the token state; 0 in every one-sequence plan); angles as the cpu tier's
 // fillRopeTables (model/rope_scaling.h, ggml's rope_yarn): theta_0 = pos, theta_i =
 // theta_(i-1) * thetaScale in float, where the host passes thetaScale = pow(base, -2 / ropeDim)
 // computed in float as the cpu tier does; divided by freqFactors[i] (rope_freqs) when given,
@@ -21,12 +23,13 @@ static inline float zk_rope_angle(float theta, int i, __global const float* freq
 
 static inline void zk_rope(__global float* x, __global const int* state, int heads, int headDim, int ropeDim,
                            float thetaScale, int stride, __global const float* freqFactors, float freqScale,
-                           float extFactor, float mscale, float corrLow, float corrHigh, int neox) {
+                           float extFactor, float mscale, float corrLow, float corrHigh, __global const int* rows,
+                           int neox) {
     const int h = ZK_GROUP_X(), t = ZK_GROUP_Y();
     if (h >= heads) return;
     const int half_ = ropeDim / 2;
     __global float* v = x + (long)t * stride + (long)h * headDim;
-    const float pos = (float)(state[0] + t);
+    const float pos = (float)(rows ? rows[2 * t] : state[0] + t);
     for (int i = ZK_LID(); i < half_; i += 64) {
         float theta = pos;
         for (int j = 0; j < i; ++j) theta *= thetaScale;
@@ -44,14 +47,15 @@ static inline void zk_rope(__global float* x, __global const int* state, int hea
 
 #define ZK_ROPE_PARAMS                                                                                            \
     __global float *x, __global const int *state, int heads, int headDim, int ropeDim, float thetaScale, int stride, \
-        __global const float *freqFactors, float freqScale, float extFactor, float mscale, float corrLow, float corrHigh
+        __global const float *freqFactors, float freqScale, float extFactor, float mscale, float corrLow, float corrHigh, \
+        __global const int *rows
 
 ZK_KERNEL(64) void rope_norm(ZK_ROPE_PARAMS) {
     zk_rope(x, state, heads, headDim, ropeDim, thetaScale, stride, freqFactors, freqScale, extFactor, mscale, corrLow,
-            corrHigh, 0);
+            corrHigh, rows, 0);
 }
 
 ZK_KERNEL(64) void rope_neox(ZK_ROPE_PARAMS) {
     zk_rope(x, state, heads, headDim, ropeDim, thetaScale, stride, freqFactors, freqScale, extFactor, mscale, corrLow,
-            corrHigh, 1);
+            corrHigh, rows, 1);
 }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 
+#include "graph/batched_step.h"
 #include "kernels/kernel_args.h"
 #include "kfd/tier/hybrid_ops.h"
 #include "runtime/tier.h"
@@ -66,10 +67,21 @@ public:
         : b_(b), l_(l), g_(*l.graph), c_(*g_.config), m_(m), shape_(shape), rows_(shape.nTokens) {}
 
     int32_t record(const AfterOp& afterOp) {
+        bool pastLayers = false;
         for (const graph::LoweredOp& l : l_.ops) {
-            const bool cut = l.lastRowOnly && !shape_.allRows;
-            firstRow_ = cut ? shape_.nTokens - 1 : 0;
-            rows_ = cut ? 1 : shape_.nTokens;
+            if (shape_.sequenceRows()) {
+                if (l.lastRowOnly && !pastLayers) {
+                    pastLayers = true;
+                    if (shape_.wantedRows == 0) break;
+                    gatherWantedRows();
+                }
+                firstRow_ = 0;
+                rows_ = pastLayers ? shape_.wantedRows : shape_.nTokens;
+            } else {
+                const bool cut = l.lastRowOnly && !shape_.allRows;
+                firstRow_ = cut ? shape_.nTokens - 1 : 0;
+                rows_ = cut ? 1 : shape_.nTokens;
+            }
             recordOp(l);
             // Each graph op the lowered op carries out, in order (a fused op's first ones own its
             // dispatches in the op marks; the later ones none).
@@ -86,6 +98,19 @@ public:
 
 private:
     uint64_t row(graph::BufferId id, int32_t token) const { return m_.at(id, token); }
+    // The rows block of a step over several sequences ({position, first KV row} per row), or 0.
+    uint64_t rowsBlock() const { return shape_.sequenceRows() ? m_.rows() : 0; }
+
+    // Where the layer stack ends in a step over several sequences: the wanted rows (listed after
+    // the rows' pairs in the rows block) of each buffer alive there move to rows 0..wanted-1.
+    void gatherWantedRows() {
+        const uint64_t wanted = m_.rows() + 8 * uint64_t(shape_.nTokens);
+        for (graph::BufferId id : graph::buffersCrossingLayerEnd(g_)) {
+            const int32_t w = width(id);
+            b_.launch("gather_rows", ka::GatherRowsArgs{row(id, 0), wanted, w, w, shape_.wantedRows},
+                      {ceilDiv(w, ka::kGatherRowsShape.perGroupX), 1, 1}, {id}, {id}, "gather_rows");
+        }
+    }
     uint64_t row0(graph::BufferId id) const { return m_.at(id, firstRow_); }
     int32_t width(graph::BufferId id) const { return static_cast<int32_t>(g_.buffer(id).width); }
     uint32_t rows() const { return static_cast<uint32_t>(rows_); }
@@ -167,7 +192,7 @@ private:
         const char* kernel = c_.ropeStyle == model::RopeStyle::Neox ? "rope_neox" : "rope_norm";
         const uint64_t factors = op.weight ? m_.weight(*op.weight) : 0;  // rope_freqs
         b_.launch(kernel, ka::RopeArgs{row0(op.in), m_.state(), op.heads, c_.headDim, c_.ropeDim, p.thetaScale, width(op.in),
-                                       factors, p.freqScale, p.extFactor, p.mscale, p.corrLow, p.corrHigh},
+                                       factors, p.freqScale, p.extFactor, p.mscale, p.corrLow, p.corrHigh, rowsBlock()},
                   {uint32_t(op.heads), rows(), 1}, {op.in}, {op.in}, op.label);
     }
 
@@ -181,17 +206,19 @@ private:
             throw TierError(fmt::format("kfd tier: op {}: k and v rows differ in width", op.label));
         const uint64_t kCache = m_.kCache(op.layer), vCache = m_.vCache(op.layer);
         const int32_t slots = m_.kvLayout().layer(op.layer).slots;  // a ring on sliding-window layers
-        b_.launch("kv_store", ka::KvStoreArgs{row0(op.k), row0(op.v), kCache, vCache, m_.state(), kvDim, width(op.k), slots},
+        b_.launch("kv_store", ka::KvStoreArgs{row0(op.k), row0(op.v), kCache, vCache, m_.state(), kvDim, width(op.k), slots, rowsBlock()},
                   {ceilDiv(kvDim, 256), rows(), 1}, {op.k, op.v}, {l.kvCache}, op.label + ".kv_store");
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
         // A decode token's attention splits over the KV cache (kernels/cl/attention.cl): a
         // workgroup per (kv head, split) reads each K/V row once for its query heads, then
-        // attention_combine merges the splits. Prefill rows have parallelism enough: one split.
-        const int32_t splits = rows() == 1 ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
+        // attention_combine merges the splits. Prefill rows have parallelism enough: one split; so
+        // do rows of several sequences (each row's sums as it has them alone).
+        const int32_t splits = rows() == 1 && !shape_.sequenceRows() ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
         const int32_t perKv = c_.nHead / c_.nHeadKv, groups = c_.nHeadKv * int32_t(ceilDiv(perKv, 8));
         const graph::BufferId partials = attentionPartialsId();
         ka::AttentionArgs args{row0(op.in), kCache, vCache, row0(op.out), m_.state(), m_.attentionPartials(), c_.nHead, c_.nHeadKv,
-                               c_.headDim, kvDim, width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0, slots, splits};
+                               c_.headDim, kvDim, width(op.in), width(op.out), scale, op.window, c_.preScaleQuery ? 1 : 0, slots, splits,
+                               rowsBlock()};
         if (splits == 1) {
             b_.launch("attention", args, {uint32_t(groups), rows(), 1}, {op.in, l.kvCache}, {op.out}, op.label);
             return;

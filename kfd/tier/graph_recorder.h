@@ -21,6 +21,14 @@ struct PlanShape {
     bool allRows = false;  // every token's logits, or only the last one's
     bool argmax = false;   // end with argmax of the last logits row into tokens[0]
     bool sample = false;   // end with the GPU sampler (sample_token) on the last logits row
+    // >= 0: a step over nTokens rows of several sequences (Tier::evaluateRows), this many of them
+    // wanting logits. Each row's position and KV slot come from the token state's rows block
+    // (TierMemory::rows()); where the layer stack ends, the wanted rows of the buffers crossing it
+    // (graph::buffersCrossingLayerEnd) are gathered to rows 0..wantedRows-1, and the output head
+    // runs on those (none wanted: the plan ends there). Attention never splits in such a plan, so
+    // a row's logits do not depend on the rows beside it.
+    int32_t wantedRows = -1;
+    bool sequenceRows() const { return wantedRows >= 0; }
     auto operator<=>(const PlanShape&) const = default;
 };
 

@@ -34,7 +34,7 @@ int64_t nsOf(Clock::time_point t) { return std::chrono::duration_cast<std::chron
 // The GPU clock counter RELEASE_MEM / COPY_DATA sample runs at 100 MHz on RDNA (the simulated
 // GPU counts in 10 ns steps too).
 constexpr double kGpuClockHz = 100e6;
-constexpr size_t kMaxPlans = 16;
+constexpr size_t kMaxPlans = 32;  // continuous batching adds a plan per (rows, wanted rows)
 constexpr int32_t kMaxStepTokens = 512;  // tokens per step the kernels' dispatch sizes allow
 
 class Pm4Tier final : public runtime::Tier {
@@ -45,9 +45,10 @@ public:
           config_(*graph.config),
           kfd_(kfd),
           limits_(kfd.tierName, graph, options, kMaxStepTokens),
+          sequences_(limits_.sequenceSlots(options.sequences)),
           device_(std::move(device)),
           kernels_(*device_),
-          memory_(*device_, graph, limits_.contextLength(), limits_.maxBatch(), options.deviceMemoryLimit),
+          memory_(*device_, graph, limits_.contextLength(), limits_.maxBatch(), options.deviceMemoryLimit, sequences_),
           sampler_(*device_, int32_t(config_.nVocab)),
           submitter_(makeSubmitter()),
           timestamps_(options.gpuTimestamps) {
@@ -67,9 +68,10 @@ public:
 
     std::string name() const override { return kfd_.tierName; }
     std::string describe() const override {
-        std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM{}, context {}, KV cache F16 {:.1f} MiB, {}, submit: {}",
+        std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM{}, context {}, KV cache F16 {:.1f} MiB{}, {}, submit: {}",
                                     kfd_.tierName, device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20), memory_.stagingNote(),
-                                    limits_.contextLength(), double(memory_.kvCacheBytes()) / (1 << 20), limits_.describe(),
+                                    limits_.contextLength(), double(memory_.kvCacheBytes()) / (1 << 20),
+                                    sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(), limits_.describe(),
                                     submitter_ ? submitter_->route() : std::string("none (recovery failed)"));
         if (const RecordedPlan* decode = plans_.find(PlanShape{1, false, false}))
             s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", decode->built.ibDwords, decode->built.dispatches,
@@ -84,6 +86,7 @@ public:
     }
     int32_t contextLength() const override { return limits_.contextLength(); }
     int32_t maxBatch() const override { return limits_.maxBatch(); }
+    int32_t sequenceSlots() const override { return sequences_; }
     void setCancelFlag(const std::atomic<bool>* flag) override { cancelFlag_ = flag; }
 
     runtime::TierStats stats() const override {
@@ -122,6 +125,43 @@ public:
         std::memcpy(logits.data(), arena + offset + vocab * 4 * size_t(all ? 0 : n - 1), vocab * 4 * size_t(rows));
         if (n == 1) account(1, hostBefore + secondsSince(afterWait), value);
         if (instrumented) instrument_->collect(submitter_->gpuStamps(value));
+        if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
+    }
+
+    // Rows of several sequences in one submission of a plan recorded per (rows, wanted rows): the
+    // token state's rows block carries each row's position and the first KV row of its slot, then
+    // the wanted rows, whose logits come back in row order (graph_recorder.h, PlanShape). Hybrid
+    // models hold one slot and take evaluate()'s path (Tier::evaluateRows' default).
+    void evaluateRows(std::span<const runtime::SequenceRow> rows, std::span<float> logits) override {
+        if (hasState()) return Tier::evaluateRows(rows, logits);
+        ready();
+        stopLoop();
+        limits_.checkRows(rows, sequences_, logits.size());
+        const auto n = static_cast<int32_t>(rows.size());
+        std::vector<int32_t> tokens, words(size_t(2 * n));
+        for (int32_t i = 0; i < n; ++i) {
+            const runtime::SequenceRow& r = rows[size_t(i)];
+            tokens.push_back(r.token);
+            words[size_t(2 * i)] = r.position;
+            words[size_t(2 * i + 1)] = memory_.slotFirstRow(r.slot);
+            if (r.wantLogits) words.push_back(i);
+        }
+        const int32_t wanted = int32_t(words.size()) - 2 * n;
+        runtime::EventLog* log = traceLog();
+        if (log) log->beginStep(rows.front().position, n);
+        const auto start = Clock::now();
+        const RecordedPlan& plan = planFor({.nTokens = n, .wantedRows = wanted});
+        TokenSubmission s = submission(plan, rows.front().position,
+                                       fmt::format("a step of {} rows of {} sequence slots", n, sequences_));
+        s.tokens = tokens;
+        s.rowsAddress = memory_.rows();
+        s.rowWords = words;
+        const uint64_t value = submit(s, plan, rows.front().position, 1);
+        const auto submitted = Clock::now();
+        waitFor(value, plan);
+        const auto afterWait = Clock::now();
+        const size_t bytes = size_t(config_.nVocab) * 4 * size_t(wanted);
+        if (bytes) std::memcpy(logits.data(), memory_.arenaCpu() + memory_.plan().offsets[size_t(graph_.logits)], bytes);
         if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
     }
 
@@ -535,8 +575,9 @@ private:
         TokenSubmission s;
         s.ibAddress = plan.built.ib.gpu();
         s.ibDwords = plan.built.ibDwords;
-        s.ibName = fmt::format("{}tok{}{}{}", plan.shape.nTokens, plan.shape.allRows ? "-all" : "", plan.shape.argmax ? "-argmax" : "",
-                               plan.shape.sample ? "-sample" : "");
+        s.ibName = fmt::format("{}tok{}{}{}{}", plan.shape.nTokens, plan.shape.allRows ? "-all" : "", plan.shape.argmax ? "-argmax" : "",
+                               plan.shape.sample ? "-sample" : "",
+                               plan.shape.sequenceRows() ? fmt::format("-rows{}", plan.shape.wantedRows) : std::string());
         s.stateAddress = memory_.state();
         s.position = position;
         s.nTokens = plan.shape.nTokens;
@@ -595,6 +636,7 @@ private:
     const model::ModelConfig& config_;
     Pm4TierOptions kfd_;
     runtime::StepLimits limits_;
+    int32_t sequences_;  // KV slots (TierOptions::sequences)
     std::shared_ptr<Device> device_;
     KernelTable kernels_;
     TierMemory memory_;

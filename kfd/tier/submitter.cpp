@@ -108,6 +108,11 @@ uint64_t Submitter::submit(const TokenSubmission& t, std::span<const uint32_t> i
         if (t.tokens.size() > 1024) throw TierError(fmt::format("kfd tier: {}: {} token ids in one submission", t.what, t.tokens.size()));
         head.writeData({.address = t.tokensAddress}, std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(t.tokens.data()), t.tokens.size()));
     }
+    if (!t.rowWords.empty()) {
+        if (t.rowWords.size() > 2048) throw TierError(fmt::format("kfd tier: {}: {} row words in one submission", t.what, t.rowWords.size()));
+        head.writeData({.address = t.rowsAddress},
+                       std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(t.rowWords.data()), t.rowWords.size()));
+    }
     head.copyData({.src = pm4::CopySrc::GpuClock, .dst = pm4::CopyDst::Memory, .destination = stamp, .count64 = true});
     IbRange ib{t.ibAddress, t.ibDwords};
     if (t.gateAddress) {

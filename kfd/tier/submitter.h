@@ -45,6 +45,10 @@ struct TokenSubmission {
     int32_t position = 0, nTokens = 1, kvLength = 1;
     uint64_t tokensAddress = 0;
     std::span<const int32_t> tokens;  // empty: the ids already there (argmax wrote them) stay
+    // A step over rows of several sequences: the rows block (TierMemory::rows(): per row
+    // {position, first KV row of its slot}, then the wanted rows), written with the ids.
+    uint64_t rowsAddress = 0;
+    std::span<const int32_t> rowWords;
     bool copySampledId = false;       // COPY_DATA tokens[0] into the id ring after the IB
     // Tokens in flight: the IB `repeat` times, each behind a COND_EXEC on the dword at
     // `gateAddress` (the GPU sampler's live word), so a generation the GPU ended skips the rest.
@@ -117,7 +121,9 @@ private:
 
     static constexpr uint32_t kStampSlots = 256;
     static constexpr uint64_t kFenceOffset = 0, kStampsOffset = 64, kIdsOffset = kStampsOffset + 16 * kStampSlots;
-    static constexpr uint32_t kJobSlots = 16, kJobSlotDwords = 2048;  // cs: head + tail IBs of jobs in flight
+    // cs: head + tail IBs of jobs in flight; a head holds up to maxBatch ids and, for a step over
+    // rows of several sequences, 3 x maxBatch row words (512-row steps: 2,048 dwords and packets)
+    static constexpr uint32_t kJobSlots = 16, kJobSlotDwords = 4096;
 
     Device& device_;
     pm4::Gfx gfx_;

@@ -103,15 +103,18 @@ void checkFits(const Device& device, uint64_t weights, uint64_t kvCache, uint64_
 
 }  // namespace
 
-TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes)
-    : graph_(&graph), plan_(graph::planMemory(graph, maxBatch)) {
+TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes,
+                       int32_t sequences)
+    : graph_(&graph), plan_(graph::planMemory(graph, maxBatch)), sequences_(std::max(1, sequences)), maxBatch_(maxBatch) {
     const auto& c = *graph.config;
     uint64_t weightBytes = 0;
     for (const model::WeightRef* w : weightsOf(graph)) weightBytes += alignedWeightBytes(*w);
-    // F16 K and V rows laid out by graph::KvLayout (a ring on sliding-window layers), as StepLimits plans them.
+    // F16 K and V rows laid out by graph::KvLayout (a ring on sliding-window layers), as StepLimits
+    // plans them; one copy of the layout per sequence slot.
     kvLayout_ = graph::planKv(c, contextLength, maxBatch);
     const uint64_t rowBytes = 2 * uint64_t(c.kvDim());
-    const uint64_t kvCacheBytes = 2 * rowBytes * uint64_t(kvLayout_.rows);
+    const uint64_t kvRows = uint64_t(kvLayout_.rows) * uint64_t(sequences_);
+    const uint64_t kvCacheBytes = 2 * rowBytes * kvRows;
     checkFits(device, weightBytes, kvCacheBytes, plan_.arenaBytes, limitBytes);
     // A small BAR: what the host writes or reads (arena, scratch) stays visible; weights and KV,
     // the bulk, move out of the window.
@@ -120,11 +123,10 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
     uploadWeights(device, graph, staged);
     arena_ = DeviceMemory(device, plan_.arenaBytes, MemoryKind::Vram, "activation arena");
     kvRowBytes_ = rowBytes;
-    kvBytes_ = std::max<uint64_t>(rowBytes * uint64_t(kvLayout_.rows), rowBytes);
+    kvBytes_ = std::max<uint64_t>(rowBytes * kvRows, rowBytes);
     kv_ = DeviceMemory(device, 2 * kvBytes_, MemoryKind::Vram, "F16 KV cache", {.hostAccess = !staged});
     // Uncached GTT: the host and the CP (WRITE_DATA) write it, kernels and the host read it.
-    state_ = DeviceMemory(device, TokenStateBlock::kTokensOffset + 4 * uint64_t(maxBatch), MemoryKind::Gtt, "token state",
-                          {.uncached = true});
+    state_ = DeviceMemory(device, TokenStateBlock::bytes(maxBatch), MemoryKind::Gtt, "token state", {.uncached = true});
 
     // Widest matvec input: hidden, attention output, FFN, expert, and the hybrids' ssm_out (value dim) and shared expert.
     int64_t maxK = std::max<int64_t>({c.nEmbd, c.qDim(), c.nFf, c.nFfExpert, c.hybrid.valueDim(), c.hybrid.sharedFf});

@@ -53,17 +53,24 @@ ActFormat actFormatFor(const model::WeightRef& w);
 // Bytes of one activation row of k values in a format.
 uint64_t actRowBytes(ActFormat format, int64_t k);
 
-// The token-state block (kernels::TokenStateLayout at offset 0) and the token ids embed reads.
+// The token-state block (kernels::TokenStateLayout at offset 0), the token ids embed reads and,
+// for a step over rows of several sequences (continuous batching), the rows block the host
+// writes with them: per row {position, first KV row of its slot} (the kernels' `rows`), then the
+// wanted rows in order (gather_rows' list): 3 x maxBatch ints at most.
 struct TokenStateBlock {
     static constexpr uint64_t kStateOffset = 0;    // position, nTokens, kvLength
     static constexpr uint64_t kTokensOffset = 64;  // int32 tokens[maxBatch]; argmax writes tokens[0]
+    static constexpr uint64_t rowsOffset(int32_t maxBatch) { return (kTokensOffset + 4 * uint64_t(maxBatch) + 63) / 64 * 64; }
+    static constexpr uint64_t bytes(int32_t maxBatch) { return rowsOffset(maxBatch) + 12 * uint64_t(maxBatch); }
 };
 
 class TierMemory {
 public:
     // Checks first that weights, KV cache and activations fit the device's VRAM (or
     // `limitBytes` when smaller and not 0): a TierError says how much is needed and available.
-    TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes = 0);
+    // `sequences`: KV slots (continuous batching), each a copy of the KV layout.
+    TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes = 0,
+               int32_t sequences = 1);
 
     uint64_t weight(const model::WeightRef& w) const;  // device address of its first byte
     uint64_t weightBytes() const { return weights_.size(); }
@@ -80,14 +87,18 @@ public:
     uint64_t recurrentStateBytes() const { return plan_.stateEnd - plan_.stateBegin; }
     const uint8_t* arenaCpu() const { return arena_.cpu<uint8_t>(); }
 
-    // Layer `layer`'s first K / V row; its rows: kvLayout().layer(layer).slots.
+    // Layer `layer`'s first K / V row in slot 0; its rows: kvLayout().layer(layer).slots. Slot s
+    // holds the same layout kvLayout().rows x s rows further on (slotFirstRow).
     uint64_t kCache(int32_t layer) const { return kv_.gpu(uint64_t(kvLayout_.layer(layer).firstRow) * kvRowBytes_); }
     uint64_t vCache(int32_t layer) const { return kv_.gpu(kvBytes_ + uint64_t(kvLayout_.layer(layer).firstRow) * kvRowBytes_); }
     const graph::KvLayout& kvLayout() const { return kvLayout_; }
     uint64_t kvCacheBytes() const { return 2 * kvBytes_; }
+    int32_t sequences() const { return sequences_; }
+    int32_t slotFirstRow(int32_t slot) const { return slot * kvLayout_.rows; }
 
     uint64_t state() const { return state_.gpu(TokenStateBlock::kStateOffset); }
     uint64_t tokens() const { return state_.gpu(TokenStateBlock::kTokensOffset); }
+    uint64_t rows() const { return state_.gpu(TokenStateBlock::rowsOffset(maxBatch_)); }
 
     uint64_t actSlot(ActFormat f) const { return actSlots_[size_t(f)].gpu(); }
     uint64_t routerLogits() const { return routerLogits_.gpu(); }
@@ -110,7 +121,8 @@ private:
     int32_t attentionSplits_ = 1;
     std::map<const model::WeightRef*, uint64_t> weightAt_;
     graph::KvLayout kvLayout_;
-    uint64_t kvRowBytes_ = 0, kvBytes_ = 0;
+    uint64_t kvRowBytes_ = 0, kvBytes_ = 0;  // kvBytes_: the K (or V) cache of every slot
+    int32_t sequences_ = 1, maxBatch_ = 1;
     std::string stagingNote_;
 };
 

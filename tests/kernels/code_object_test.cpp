@@ -56,7 +56,8 @@ std::vector<ExpectedKernel> expectedKernels() {
     const auto rope = std::vector{ZK_ARG(RopeArgs, x), ZK_ARG(RopeArgs, state), ZK_ARG(RopeArgs, heads), ZK_ARG(RopeArgs, headDim),
                                   ZK_ARG(RopeArgs, ropeDim), ZK_ARG(RopeArgs, thetaScale), ZK_ARG(RopeArgs, stride),
                                   ZK_ARG(RopeArgs, freqFactors), ZK_ARG(RopeArgs, freqScale), ZK_ARG(RopeArgs, extFactor),
-                                  ZK_ARG(RopeArgs, mscale), ZK_ARG(RopeArgs, corrLow), ZK_ARG(RopeArgs, corrHigh)};
+                                  ZK_ARG(RopeArgs, mscale), ZK_ARG(RopeArgs, corrLow), ZK_ARG(RopeArgs, corrHigh),
+                                  ZK_ARG(RopeArgs, rows)};
     k.push_back({"rope_norm", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     k.push_back({"rope_neox", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     const auto quantize = std::vector{ZK_ARG(QuantizeArgs, in), ZK_ARG(QuantizeArgs, out), ZK_ARG(QuantizeArgs, n),
@@ -70,14 +71,15 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"quantize_bf16", convert, sizeof(ConvertF16Args), kConvertF16Shape.workgroup});
     k.push_back({"kv_store",
                  {ZK_ARG(KvStoreArgs, k), ZK_ARG(KvStoreArgs, v), ZK_ARG(KvStoreArgs, kCache), ZK_ARG(KvStoreArgs, vCache),
-                  ZK_ARG(KvStoreArgs, state), ZK_ARG(KvStoreArgs, kvDim), ZK_ARG(KvStoreArgs, inStride), ZK_ARG(KvStoreArgs, slots)},
+                  ZK_ARG(KvStoreArgs, state), ZK_ARG(KvStoreArgs, kvDim), ZK_ARG(KvStoreArgs, inStride), ZK_ARG(KvStoreArgs, slots),
+                  ZK_ARG(KvStoreArgs, rows)},
                  sizeof(KvStoreArgs), kKvStoreShape.workgroup});
     using A = AttentionArgs;
     k.push_back({"attention",
                  {ZK_ARG(A, q), ZK_ARG(A, kCache), ZK_ARG(A, vCache), ZK_ARG(A, out), ZK_ARG(A, state), ZK_ARG(A, partial),
                   ZK_ARG(A, nHead), ZK_ARG(A, nHeadKv), ZK_ARG(A, headDim), ZK_ARG(A, kvStride), ZK_ARG(A, qStride),
                   ZK_ARG(A, outStride), ZK_ARG(A, scale), ZK_ARG(A, window), ZK_ARG(A, preScale), ZK_ARG(A, slots),
-                  ZK_ARG(A, splits)},
+                  ZK_ARG(A, splits), ZK_ARG(A, rows)},
                  sizeof(A), kAttentionShape.workgroup});
     using AC = AttentionCombineArgs;
     k.push_back({"attention_combine",
@@ -140,6 +142,10 @@ std::vector<ExpectedKernel> expectedKernels() {
                  {ZK_ARG(Sg, x), ZK_ARG(Sg, gate), ZK_ARG(Sg, out), ZK_ARG(Sg, n), ZK_ARG(Sg, stride), ZK_ARG(Sg, gateStride),
                   ZK_ARG(Sg, perToken)},
                  sizeof(Sg), kSigmoidGateShape.workgroup});
+    k.push_back({"gather_rows",
+                 {ZK_ARG(GatherRowsArgs, x), ZK_ARG(GatherRowsArgs, wanted), ZK_ARG(GatherRowsArgs, width),
+                  ZK_ARG(GatherRowsArgs, stride), ZK_ARG(GatherRowsArgs, count)},
+                 sizeof(GatherRowsArgs), kGatherRowsShape.workgroup});
     k.push_back({"copy_words", {ZK_ARG(CopyWordsArgs, src), ZK_ARG(CopyWordsArgs, dst), ZK_ARG(CopyWordsArgs, n)},
                  sizeof(CopyWordsArgs), kCopyWordsShape.workgroup});
     return k;
