@@ -15,7 +15,7 @@ void Tier::evaluateRows(std::span<const SequenceRow> rows, std::span<float> logi
                  (!rows[i].wantLogits || i + 1 == rows.size());
     if (!oneRun)
         throw TierError(fmt::format("{} tier: runs one sequence per step (consecutive positions of slot 0, logits of the last "
-                                    "row); batching several sequences is a cpu tier feature so far (tiers.md)", name()));
+                                    "row) here; rows of several sequences need several KV slots (TierOptions::sequences, tiers.md)", name()));
     std::vector<int32_t> tokens;
     tokens.reserve(rows.size());
     for (const SequenceRow& r : rows) tokens.push_back(r.token);

@@ -11,22 +11,23 @@
 namespace zinc {
 namespace {
 
-// The model of `file` and PM4 tiers (kfd, doorbell) of a given slot count and context over it on the
-// simulated GPU: 16-row steps.
+// The model of `file` and PM4 tiers of a given slot count over it on the simulated GPU, through
+// one of its doors (kfd queue, umq user queue, CS ioctl): 16-row steps.
 struct KfdRows {
-    explicit KfdRows(const std::string& file, kfd::SubmitRoute route = kfd::SubmitRoute::Doorbell)
+    explicit KfdRows(const std::string& file, test::Door door = test::Door::Kfd)
         : model(model::Model::load(test::sharedPath("models/" + file))),
           graph(graph::buildDecodeGraph(model->config(), model->weights())) {
-        tier.name = "kfd";
+        tier.name = door == test::Door::Umq ? "umq" : "kfd";
         tier.config = &model->config();
-        tier.open = [this, route](int32_t slots, int32_t contextLength) {
+        tier.open = [this, door](int32_t slots, int32_t contextLength) {
             runtime::TierOptions options;
             options.contextLength = contextLength;
             options.maxBatch = 16;
             options.sequences = slots;
             kfd::Pm4TierOptions o;
-            o.route = route;
-            return kfd::makePm4Tier(graph, options, route == kfd::SubmitRoute::Cs ? test::simDrmDevice() : test::simDevice(), o);
+            o.route = door == test::Door::Cs ? kfd::SubmitRoute::Cs : kfd::SubmitRoute::Doorbell;
+            o.tierName = tier.name;
+            return kfd::makePm4Tier(graph, options, door == test::Door::Kfd ? test::simDevice() : test::simDrmDevice(), o);
         };
         tier.expectSame = test::expectExactlyTheSame;
     }
@@ -44,6 +45,13 @@ TEST(KfdSequenceRows, SeveralSequencesInOneStepEqualEachAlone) {
 
 TEST(KfdSequenceRows, EightSequencesAtDifferentLengthsDecodeTogether) {
     test::expectSequencesAtDifferentLengthsDecodeTogether(KfdRows("stories260K.gguf").tier, "stories260K.gguf", 8);
+}
+
+// The rows block travels in the submission's head: through the umq door's ring and in the CS
+// job's head IB too.
+TEST(KfdSequenceRows, TheUmqAndCsDoorsCarryTheRows) {
+    test::expectSequencesAtDifferentLengthsDecodeTogether(KfdRows("stories260K.gguf", test::Door::Umq).tier, "stories260K.gguf", 3);
+    test::expectSequencesAtDifferentLengthsDecodeTogether(KfdRows("stories260K.gguf", test::Door::Cs).tier, "stories260K.gguf", 3);
 }
 
 TEST(KfdSequenceRows, ARowOutsideTheSlotsIsAnError) { test::expectRowsOutsideTheSlotsAreAnError(KfdRows("stories260K.gguf").tier); }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `zinc-rt serve --parallel 2` on the PM4 tier (--tier=kfd --sim: the simulated GPU running the
+# kernels' machine code): requests decode together through its plans over rows of two sequences.
+# 2 concurrent streaming clients x 6 sampled requests and 2 greedy ones on stories260K: every
+# request 200 and complete, each text equal to the same request (same seed) served by a
+# --parallel 1 server, whose one-sequence plans sample on the GPU (at --ctx 128 a row's logits
+# are bit for bit its sequence's alone, tiers.md "The PM4 tier's plans over rows").
+# Needs ZINC_RT, ZINC_SHARED and SERVE_WORK (a scratch folder).
+set -uo pipefail
+model="$ZINC_SHARED/models/stories260K.gguf"
+work="$SERVE_WORK/parallel-kfd"
+rm -rf "$work" && mkdir -p "$work"
+figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
+
+source "$(dirname "$0")/start_server.sh"
+
+start_server batched --tier kfd --sim --ctx 128 serve "$model" --port 0 --parallel 2 --queue 8 --model-name tiny
+grep -q "(2 sequence slots)" "$work/batched.err" && pass "the tier line says it holds 2 sequence slots" ||
+  fail "tier line: $(grep tier: "$work/batched.err")"
+"$ZINC_RT" bench-serve --url "$base" --clients 2 --requests 6 --max-tokens 8 --seed 7 \
+  --outputs "$work/batched.jsonl" >"$work/batched.json" || fail "bench-serve, 2 clients, exited $?"
+"$ZINC_RT" bench-serve --url "$base" --clients 2 --requests 2 --max-tokens 8 --temperature 0 \
+  --outputs "$work/greedy-batched.jsonl" >"$work/greedy-batched.json" || fail "bench-serve, greedy, exited $?"
+kill $server; wait $server 2>/dev/null
+ok=$(figure "$work/batched.json" ok)
+[ "$ok" = 6 ] && pass "6 of 6 streamed requests answered 200 and complete" ||
+  fail "complete requests: $ok of 6 ($(tr -d '\n ' <"$work/batched.json"))"
+
+start_server alone --tier kfd --sim --ctx 128 serve "$model" --port 0 --parallel 1 --queue 8 --model-name tiny
+"$ZINC_RT" bench-serve --url "$base" --clients 1 --requests 6 --max-tokens 8 --seed 7 \
+  --outputs "$work/alone.jsonl" >"$work/alone.json" || fail "bench-serve against --parallel 1 exited $?"
+"$ZINC_RT" bench-serve --url "$base" --clients 1 --requests 2 --max-tokens 8 --temperature 0 \
+  --outputs "$work/greedy-alone.jsonl" >"$work/greedy-alone.json" || fail "bench-serve, greedy, --parallel 1 exited $?"
+kill $server; wait $server 2>/dev/null
+if cmp -s "$work/batched.jsonl" "$work/alone.jsonl"; then pass "each sampled request's text equals the same request served alone"
+else fail "batched and alone differ: $(diff "$work/batched.jsonl" "$work/alone.jsonl" | head -4)"; fi
+if cmp -s "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl"; then pass "greedy texts equal those of a --parallel 1 server"
+else fail "greedy batched and --parallel 1 differ: $(diff "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl" | head -4)"; fi
+
+[ $failures = 0 ] && echo "all passed" || echo "$failures failed"
+exit $((failures > 0))
