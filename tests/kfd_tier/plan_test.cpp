@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "graph/batched_step.h"
 #include "kfd/tier/graph_recorder.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/tier_memory.h"
@@ -45,6 +46,32 @@ TEST(KfdPlan, DecodePlanIsOneIbWithBarriersOnlyBetweenDependentDispatches) {
         std::printf("%s: IB %u dwords, %u dispatches, %u barriers\n", file, plan.built.ibDwords, plan.built.dispatches,
                     plan.built.barriers);
     }
+}
+
+// A plan over rows of several sequences (PlanShape::wantedRows): the layer stack on every row,
+// then one gather_rows per buffer crossing the layer end and the output head on the wanted rows;
+// a step that wants no logits ends where the layer stack does. The one-sequence plan of as many
+// tokens has no gather.
+TEST(KfdPlan, RowsPlansGatherTheWantedRowsOrEndAtTheLayerStack) {
+    auto device = test::simDevice();
+    auto m = model::Model::load(test::sharedPath("models/stories260K.gguf"));
+    const auto graph = graph::buildDecodeGraph(m->config(), m->weights());
+    kfd::KernelTable kernels(*device);
+    kfd::TierMemory memory(*device, graph, 64, 4, 0, 2);
+    auto labels = [&](const kfd::PlanShape& shape) {
+        std::map<std::string, uint32_t> n;
+        for (const auto& [dword, label] : kfd::recordGraph(*device, kernels, graph, memory, shape).built.ops) ++n[label];
+        return n;
+    };
+    const auto prefill = labels({.nTokens = 4});
+    const auto two = labels({.nTokens = 4, .wantedRows = 2});
+    const auto none = labels({.nTokens = 4, .wantedRows = 0});
+    EXPECT_EQ(prefill.count("gather_rows"), 0u);
+    EXPECT_EQ(two.at("gather_rows"), graph::buffersCrossingLayerEnd(graph).size());
+    EXPECT_EQ(none.count("gather_rows"), 0u);
+    EXPECT_EQ(two.at("output_norm"), prefill.at("output_norm"));
+    EXPECT_EQ(none.count("output_norm"), 0u);
+    EXPECT_EQ(none.at("ffn_down"), prefill.at("ffn_down")) << "the layer stack runs whole";
 }
 
 }  // namespace
