@@ -111,8 +111,9 @@ inline void expectSeveralSequencesInOneStepEqualEachAlone(const SequenceRowsTier
     for (size_t s = 0; s < 3; ++s) {
         const std::string where = t.name + " tier, " + file + ": sequence " + std::to_string(s);
         t.expectSame(got[s], logitsAlone(*t.config, *single, *tokens[s], wantAfter[s]), where);
-        if (t.exactAloneThroughRows)
+        if (t.exactAloneThroughRows) {
             EXPECT_EQ(got[s], logitsAloneThroughRows(*t.config, *single, *tokens[s], wantAfter[s])) << where << " through evaluateRows";
+        }
     }
 }
 
