@@ -640,7 +640,8 @@ private:
     std::shared_ptr<Device> device_;
     KernelTable kernels_;
     TierMemory memory_;
-    runtime::PlanCache<PlanShape, RecordedPlan> plans_{kMaxPlans};
+    // A dropped plan takes its op marks along (rows plans come in many shapes: serve's steps).
+    runtime::PlanCache<PlanShape, RecordedPlan> plans_{kMaxPlans, [this](RecordedPlan& plan) { opMarks_.erase(plan.shape); }};
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
     SamplerBlock sampler_;
     const std::atomic<bool>* cancelFlag_ = nullptr;
