@@ -160,10 +160,10 @@ inline void expectALongRowBesideAShortOneEqualsItselfAlone(const SequenceRowsTie
     const int32_t nVocab = t.config->nVocab;
     std::vector<int32_t> longSeq(static_cast<size_t>(longLength + 2)), shortSeq = {1, 40, 41, 42, 43, 44, 45};
     for (size_t i = 0; i < longSeq.size(); ++i) longSeq[i] = static_cast<int32_t>((i * 37 + 11) % 500) % (nVocab - 1) + 1;
-    // The prompt in steps of 60 rows (or the tier's most) on slot `slot` (rows past `upTo` left
+    // The prompt in steps of 64 rows (or the tier's most) on slot `slot` (rows past `upTo` left
     // out), wanting nothing.
     auto prompt = [&](runtime::Tier& tier, int32_t slot, const std::vector<int32_t>& seq, int32_t upTo) {
-        const int32_t chunk = std::min(60, tier.maxBatch());
+        const int32_t chunk = std::min(64, tier.maxBatch());
         for (int32_t p0 = 0; p0 < upTo; p0 += chunk) {
             std::vector<SequenceRow> rows;
             for (int32_t p = p0; p < std::min(p0 + chunk, upTo); ++p) rows.push_back({slot, p, seq[size_t(p)], false});
