@@ -10,7 +10,6 @@ set -uo pipefail
 model="$ZINC_SHARED/models/stories260K.gguf"
 work="$SERVE_WORK/parallel-kfd"
 rm -rf "$work" && mkdir -p "$work"
-figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
 
 source "$(dirname "$0")/start_server.sh"
 

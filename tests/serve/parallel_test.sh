@@ -10,8 +10,6 @@ set -uo pipefail
 model="$ZINC_SHARED/models/qwen3-tiny.gguf"
 work="$SERVE_WORK/parallel"
 rm -rf "$work" && mkdir -p "$work"
-# A JSON number or string at the top level of a bench-serve report: `figure FILE NAME`.
-figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
 
 source "$(dirname "$0")/start_server.sh"
 

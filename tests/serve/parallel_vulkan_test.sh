@@ -10,7 +10,6 @@ set -uo pipefail
 model="$ZINC_SHARED/models/qwen3-tiny.gguf"
 work="$SERVE_WORK/parallel-vulkan"
 rm -rf "$work" && mkdir -p "$work"
-figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
 "$ZINC_RT" devices 2>/dev/null | grep -q "^device [0-9]*:" || { echo "# no Vulkan device: skipped"; exit 77; }
 
 source "$(dirname "$0")/start_server.sh"

@@ -1,9 +1,11 @@
-# Sourced by the serve test scripts (needs $ZINC_RT and $work): pass/fail counting, and
+# Sourced by the serve test scripts (needs $ZINC_RT and $work): pass/fail counting, `figure`, and
 # start_server NAME ARGS... which starts `zinc-rt ARGS...` (output in $work/NAME.out/.err) and
 # sets $base (and $server, its pid) once it listens. Every server started is killed at exit.
 failures=0
 pass() { echo "ok - $1"; }
 fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+# A JSON number or string at the top level of a bench-serve report: `figure FILE NAME`.
+figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
 servers=()
 trap 'for p in "${servers[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done' EXIT
 start_server() {
