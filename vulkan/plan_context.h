@@ -36,7 +36,7 @@ struct DeviceLayout {
     VkDeviceAddress routerDone = 0;  // moe_topk.comp's rows finished per token (zeroed with each state upload)
     VkDeviceAddress moeGroups = 0;  // prefill: moe_group.comp's tiles, then the pair order at int moeOrderAt
     uint32_t moeOrderAt = 0;
-    VkDeviceAddress attnPartials = 0;  // split attention: [head][split][headDim + 2] (decode)
+    VkDeviceAddress attnPartials = 0;  // split attention: [token][head][split][headDim + 2]
     uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
     uint32_t attnBatchSplits = 0;      // the same in a prefill batch, at most kMaxBatchAttentionSplits
     uint64_t attnPartialSlots = 0;     // (token, split) partials per head that fit: a step of more is not split

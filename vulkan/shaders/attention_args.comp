@@ -1,7 +1,8 @@
 #version 450
 // The split attention's workgroup counts for this step, from the current KV length in the
-// token-state block: one split per kChunk positions of the step's last token, at most
-// maxSplits, none up to exactMax (attention.comp then computes exactly); one z per token.
+// token-state block: one split per kChunk keys of the step's longest row (a sequence's last
+// token), at most maxSplits, none up to exactMax (attention.comp then computes exactly); one z
+// per token. Each workgroup then keeps to its own token's split count (attention_split.comp).
 // Written once per plan, read by every layer's vkCmdDispatchIndirect, so a short chat costs its
 // own length whatever the context size.
 #extension GL_GOOGLE_include_directive : require
