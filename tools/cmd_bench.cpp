@@ -287,7 +287,7 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str();
     cmd->add_option("--kernels-variants", o->kernelVariants,
                     "with --kernels: matvec kernels to time side by side, as ZINC_VK_MATVEC spells them "
-                    "(v1, v2, v2:r=R:c=C:wg=W:s=0|1|2)")
+                    "(v1, v2, v2:r=R:c=C:wg=W:s=0|1)")
         ->delimiter(',')
         ->capture_default_str();
     cmd->callback([o, &global] { runBench(*o, global); });

@@ -51,8 +51,7 @@ uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 struct RowsConfig {
     uint32_t threads, alongK, rows, tile, units, stage;
 };
-RowsConfig rowsConfig(uint32_t k, uint32_t tokens, const MatVecOp::Kernel& choice, bool act4,
-                      uint32_t sharedBytes) {
+RowsConfig rowsConfig(uint32_t k, uint32_t tokens, const MatVecOp::Kernel& choice) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
@@ -66,21 +65,18 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, const MatVecOp::Kernel& choic
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
     // trip and a barrier before the first weight load, for no reuse across tokens. A tile
-    // stages them, double-buffered (stage 2: the next pass loaded while this one multiplies)
-    // where the rows are 16-byte aligned and the device has the shared memory for two buffers.
+    // stages them (stage 1), a pass of units at a time. A double-buffered staging (the next
+    // pass loaded while this one multiplies) was slower and is gone: H200, Qwen3-8B Q4_K_M,
+    // 8 sequences decoding together (bench --sequences 8, best of 2) 709.7 tok/s with it
+    // against 748.0 without, the lm_head of a step 895 -> 649 us; Qwen3-30B-A3B 618.0 / 611.5.
     const uint32_t perUnit = tile * 12;
     const uint32_t budget = (12u << 10) / 4 - threads;
-    const bool twoBuffers = act4 && sharedBytes >= 2 * (12u << 10) + 4 * threads;
-    uint32_t stage = choice.stage >= 0 ? uint32_t(choice.stage) : tile == 1 ? 0 : twoBuffers ? 2 : 1;
-    if (stage == 2 && !twoBuffers) stage = 1;
+    const uint32_t stage = choice.stage >= 0 ? uint32_t(choice.stage) : tile == 1 ? 0 : 1;
     // A chosen `c` is held to 32 KiB of staging (NVIDIA's Vulkan driver allows 48 KiB a
-    // workgroup, RADV 64); one default buffer stays under the tier's 16 KiB minimum.
-    const uint32_t most = stage ? ((32u << 10) / 4 - threads) / perUnit / (stage == 2 ? 2 : 1) : nUnits;
+    // workgroup, RADV 64); the default stays under the tier's 16 KiB minimum.
+    const uint32_t most = stage ? ((32u << 10) / 4 - threads) / perUnit : nUnits;
     const uint32_t fit = std::min(choice.units ? choice.units : stage ? budget / perUnit : nUnits, most);
-    uint32_t units = std::max(alongK, fit / alongK * alongK);
-    // Stage 2 holds each thread's share of a pass in registers: at most 8 quads and 4 scales.
-    while (stage == 2 && units > alongK && (tile * 2 * units > 8 * threads || tile * units > 4 * threads)) units -= alongK;
-    if (stage == 2 && (tile * 2 * units > 8 * threads || tile * units > 4 * threads)) stage = 1;
+    const uint32_t units = std::max(alongK, fit / alongK * alongK);
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage};
 }
 
@@ -227,7 +223,7 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
 
 MatVecOp::Kernel MatVecOp::Kernel::parse(std::string_view text) {
     Kernel k;
-    const auto bad = [&] { return runtime::TierError(fmt::format("matvec kernel '{}': expected v1, v2 or v2:r=R:c=C:wg=W:s=0|1|2", text)); };
+    const auto bad = [&] { return runtime::TierError(fmt::format("matvec kernel '{}': expected v1, v2 or v2:r=R:c=C:wg=W:s=0|1", text)); };
     if (text == "v1") return k;
     if (text.substr(0, 2) != "v2" || (text.size() > 2 && text[2] != ':')) throw bad();
     k.v2 = true;
@@ -242,7 +238,7 @@ MatVecOp::Kernel MatVecOp::Kernel::parse(std::string_view text) {
         if (key == "r" && value >= 1 && value <= 8) k.rows = value;
         else if (key == "c" && value >= 8 && value <= 512) k.units = value;
         else if (key == "wg" && (value == 64 || value == 128 || value == 256 || value == 512)) k.threads = value;
-        else if (key == "s" && value <= 2) k.stage = static_cast<int32_t>(value);
+        else if (key == "s" && value <= 1) k.stage = static_cast<int32_t>(value);
         else throw bad();
     }
     return k;
@@ -293,8 +289,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     if (kernel.v2 && quantized) {
         const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
         const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
-        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens, kernel, act4,
-                                        pipelines_.device().caps().sharedMemoryBytes);
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens, kernel);
         const Shader shader = matVec_ == Shader::MatVecDot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
         const VkPipeline pipeline =
             pipelines_.get(shader, {g.threads, static_cast<uint32_t>(w.type), g.tile, g.rows, c.up ? 1u : 0u, g.alongK,

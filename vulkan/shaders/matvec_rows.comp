@@ -62,18 +62,17 @@ const bool kOneScale = TYPE != kQ2_K && TYPE != kQ3_K && TYPE != kQ6_K;
 layout(constant_id = 8) const uint ACT4 = 0u;  // activation rows 16-byte aligned: read 16 bytes a load
 // STAGE 0: no shared staging, each thread reads its activation units from global memory with
 // its weights (one token: a staging pass would put an L2 round trip and a barrier before the
-// first weight load). STAGE 2 (needs ACT4): two staging buffers, the next pass's activations
-// loaded into registers while this pass multiplies and stored after it, one barrier a pass.
-// Same values, same arithmetic: the bits do not change with STAGE.
+// first weight load). STAGE 1: the tile's activations staged C units a pass (a double-buffered
+// staging measured 5 % slower on the H200 and is gone). Same values, same arithmetic: the
+// bits do not change with STAGE.
 layout(constant_id = 9) const uint STAGE = 1u;
-const uint NB = STAGE == 2u ? 2u : 1u;  // staging buffers
 const uint SC = STAGE != 0u ? NT * C : 1u;
-shared uvec4 shQ[STAGE != 0u ? NB * NT * 2u * C : 1u];  // [buffer][token][half unit][unit]: lanes read consecutive 16 bytes
-shared float shD[NB * SC];
-shared float shS[kHasMin ? NB * SC : 1u];
+shared uvec4 shQ[STAGE != 0u ? NT * 2u * C : 1u];  // [token][half unit][unit]: lanes read consecutive 16 bytes
+shared float shD[SC];
+shared float shS[kHasMin ? SC : 1u];
 // Per (token, unit): the activation sums of each half, times kOffset where the type has one
 // (Q2_K: kOffset 0, the plain sums its mins multiply).
-shared int shLo[kNeedsSums ? NB * SC : 1u], shHi[kNeedsSums ? NB * SC : 1u];
+shared int shLo[kNeedsSums ? SC : 1u], shHi[kNeedsSums ? SC : 1u];
 shared float red[gl_WorkGroupSize.x];
 
 // Q4_K unit u of `row` with the 32 quant bytes read as two 16-byte loads (VEC).
@@ -147,69 +146,18 @@ void stage(uint c0, uint cu, uint actRow0, uint nt) {
     }
 }
 
-// STAGE 2: a pass's activations, thread tid's share (quads tid, tid + WG, ...; scales likewise),
-// into registers, then into staging buffer `buf` with their offset sums.
-const uint kMaxQuads = 8u, kMaxScales = 4u;  // per thread; the host keeps NT * 2C <= 8 WG
-void fetch(uint c0, uint cu, uint actRow0, uint nt, out uvec4 q[kMaxQuads], out float d[kMaxScales], out float sm[kMaxScales]) {
-    const uint wg = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
-    Act4Buf act4 = Act4Buf(uvec2(pc.act));
-    for (uint i = 0u; i < kMaxQuads; ++i) {
-        const uint idx = tid + i * wg;
-        q[i] = uvec4(0u);
-        if (i * wg < NT * 2u * C && idx < nt * cu * 2u) {
-            const uint t = idx / (cu * 2u), qq = idx % (cu * 2u);
-            q[i] = act4.v[((actRow0 + t) * pc.actStride + 8u * c0) / 4u + qq];
-        }
-    }
-    for (uint i = 0u; i < kMaxScales; ++i) {
-        const uint idx = tid + i * wg;
-        d[i] = sm[i] = 0.0;
-        if (i * wg < NT * C && idx < nt * cu) {
-            const uint t = idx / cu, j = idx % cu, a0 = (actRow0 + t) * pc.actStride + pc.k / 4u + c0 + j;
-            d[i] = uintBitsToFloat(pc.act.v[a0]);
-            if (kHasMin) sm[i] = uintBitsToFloat(pc.act.v[a0 + pc.k / 32u]);
-        }
-    }
-}
-void put(uint buf, uint cu, uint nt, uvec4 q[kMaxQuads], float d[kMaxScales], float sm[kMaxScales]) {
-    const uint wg = gl_WorkGroupSize.x, tid = gl_LocalInvocationID.x;
-    const uint q0 = buf * NT * 2u * C, s0 = buf * SC;
-    for (uint i = 0u; i < kMaxQuads; ++i) {
-        const uint idx = tid + i * wg;
-        if (i * wg < NT * 2u * C && idx < nt * cu * 2u) {
-            const uint t = idx / (cu * 2u), qq = idx % (cu * 2u), hu = qq % 2u, j = qq / 2u;
-            shQ[q0 + (t * 2u + hu) * C + j] = q[i];
-            if (kNeedsSums) {
-                int olo, ohi;
-                halfSums(q[i], q[i], olo, ohi);  // the same sum twice: this thread holds one half
-                if (hu == 0u) shLo[s0 + t * C + j] = olo;
-                else shHi[s0 + t * C + j] = olo;
-            }
-        }
-    }
-    for (uint i = 0u; i < kMaxScales; ++i) {
-        const uint idx = tid + i * wg;
-        if (i * wg < NT * C && idx < nt * cu) {
-            const uint t = idx / cu, j = idx % cu;
-            shD[s0 + t * C + j] = d[i];
-            if (kHasMin) shS[s0 + t * C + j] = sm[i];
-        }
-    }
-}
-
 // Token t's activation unit u (j in the staged pass): quants, scale, sum, offset sums.
-void actUnit(uint buf, uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi, out float da, out float sa,
-             out int olo, out int ohi) {
+void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi, out float da, out float sa, out int olo,
+             out int ohi) {
     olo = ohi = 0;
     if (STAGE != 0u) {
-        const uint q0 = buf * NT * 2u * C, s0 = buf * SC;
-        alo = shQ[q0 + (t * 2u) * C + j];
-        ahi = shQ[q0 + (t * 2u + 1u) * C + j];
-        da = shD[s0 + t * C + j];
-        sa = kHasMin ? shS[s0 + t * C + j] : 0.0;
+        alo = shQ[(t * 2u) * C + j];
+        ahi = shQ[(t * 2u + 1u) * C + j];
+        da = shD[t * C + j];
+        sa = kHasMin ? shS[t * C + j] : 0.0;
         if (kNeedsSums) {
-            olo = shLo[s0 + t * C + j];
-            ohi = shHi[s0 + t * C + j];
+            olo = shLo[t * C + j];
+            ohi = shHi[t * C + j];
         }
         return;
     }
@@ -249,23 +197,13 @@ void main() {
     float acc[RR * NT];
     for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = pc.k / 32u;
-    uvec4 nextQ[kMaxQuads];
-    float nextD[kMaxScales], nextS[kMaxScales];
-    if (STAGE == 2u) {
-        fetch(0u, min(C, nUnits), actRow0, nt, nextQ, nextD, nextS);
-        put(0u, min(C, nUnits), nt, nextQ, nextD, nextS);
-        barrier();
-    }
-    uint buf = 0u;
     for (uint c0 = 0u; c0 < nUnits; c0 += C) {
         const uint cu = min(C, nUnits - c0);
-        const bool more = c0 + C < nUnits;
         if (STAGE == 1u) {
             barrier();  // the previous pass is done with the shared activations
             stage(c0, cu, actRow0, nt);
             barrier();
         }
-        if (STAGE == 2u && more) fetch(c0 + C, min(C, nUnits - c0 - C), actRow0, nt, nextQ, nextD, nextS);
         for (uint j = kk; j < cu; j += TK) {
             const uint u = c0 + j;
             uint wq[RR * 8u];
@@ -283,7 +221,7 @@ void main() {
                 uvec4 alo, ahi;
                 float da, sa;
                 int olo, ohi;  // kOffset times the half sums (Q2_K: the plain sums)
-                actUnit(buf, t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
+                actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
                 for (uint r = 0u; r < RR; ++r) {
                     int dlo = 0, dhi = 0;
                     for (uint i = 0u; i < 4u; ++i) {
@@ -312,12 +250,6 @@ void main() {
                     acc[r * NT + t] = v;
                 }
             }
-        }
-        if (STAGE == 2u) {
-            // The other buffer was last read in the pass before, which the last barrier closed.
-            if (more) put(buf ^ 1u, min(C, nUnits - c0 - C), nt, nextQ, nextD, nextS);
-            barrier();
-            buf ^= 1u;
         }
     }
     // The TK partial sums of each (row, token), added in one order; lane kk == 0 keeps them.
