@@ -99,6 +99,7 @@ struct AttentionArgs {
 struct AttentionCombineArgs {
     uint64_t partial, out, state;
     int32_t nHead, headDim, outStride, window, splits;
+    uint64_t rows = 0;  // as AttentionArgs::rows: each row's own length
 };
 // Splits of a decode token's attention for a layer of `slots` cache rows: one per 128 rows,
 // at most 32 (attention_combine's limit). The kernels size the chunks from the current length

@@ -51,7 +51,7 @@ static inline float zk_att_max(float a, float b) { return a > b ? a : b; }
 // (token, head, split) the chunk's max score m, its softmax sum l and its accumulator
 // (headDim floats), for attention_combine. `rows` (a step over rows of several sequences; 0
 // otherwise): token t is at position rows[2t] and reads its own slot's copy of the cache, from
-// row rows[2t + 1]; such plans run one split.
+// row rows[2t + 1]; its splits follow its own length, as they do alone.
 // Within a chunk the cpu tier's recurrence, position by position, in blocks of 128 positions:
 // each thread one position's score (the sequential fp32 dot product of the F16-rounded q with
 // the F16 K row); the running max before each position by a parallel prefix-max scan; each
@@ -191,12 +191,13 @@ ZK_KERNEL(128) void attention(__global const float* q, __global const ushort* kC
 
 // attention_combine: out = sum over the used splits of exp(m_s - M) * acc_s / sum of
 // exp(m_s - M) * l_s (M the largest m_s), for each head h of token t; splits, window and state
-// as given to attention. Grid: x = nHead, y = tokens. Workgroup 128 (dims lid, lid + 128).
+// as given to attention (rows too: row t's length from rows[2t]). Grid: x = nHead, y = tokens.
+// Workgroup 128 (dims lid, lid + 128).
 ZK_KERNEL(128) void attention_combine(__global const float* partial, __global float* out, __global const int* state, int nHead,
-                                      int headDim, int outStride, int window, int splits) {
+                                      int headDim, int outStride, int window, int splits, __global const int* rows) {
     __local float weight[32];  // up to 32 splits (kernels::kAttentionMaxSplits)
     const int lid = ZK_LID(), h = ZK_GROUP_X(), t = ZK_GROUP_Y();
-    const int n = state[0] + t + 1;
+    const int n = (rows ? rows[2 * t] : state[0] + t) + 1;
     const int first = window > 0 ? zk_max_i(0, n - window) : 0;
     const int used = zk_min_i(zk_att_used(n - first, splits), 32);
     __global const float* pp = partial + ((long)t * nHead + h) * splits * (headDim + 2);

@@ -211,9 +211,13 @@ private:
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
         // A decode token's attention splits over the KV cache (kernels/cl/attention.cl): a
         // workgroup per (kv head, split) reads each K/V row once for its query heads, then
-        // attention_combine merges the splits. Prefill rows have parallelism enough: one split; so
-        // do rows of several sequences (each row's sums as it has them alone).
-        const int32_t splits = rows() == 1 && !shape_.sequenceRows() ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
+        // attention_combine merges the splits. Prefill rows have parallelism enough: one split.
+        // Rows of several sequences split as each would alone (each row's chunks follow its own
+        // length), so a row's bits do not depend on the rows beside it; a step of more rows than
+        // the partials hold runs one split.
+        const bool splitRows = shape_.sequenceRows() && rows() <= uint32_t(m_.attentionPartialRows());
+        const int32_t splits =
+            (rows() == 1 && !shape_.sequenceRows()) || splitRows ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
         const int32_t perKv = c_.nHead / c_.nHeadKv, groups = c_.nHeadKv * int32_t(ceilDiv(perKv, 8));
         const graph::BufferId partials = attentionPartialsId();
         ka::AttentionArgs args{row0(op.in), kCache, vCache, row0(op.out), m_.state(), m_.attentionPartials(), c_.nHead, c_.nHeadKv,
@@ -226,7 +230,7 @@ private:
         b_.launch("attention", args, {uint32_t(groups), rows(), uint32_t(splits)}, {op.in, l.kvCache}, {partials}, op.label);
         b_.launch("attention_combine",
                   ka::AttentionCombineArgs{m_.attentionPartials(), row0(op.out), m_.state(), c_.nHead, c_.headDim, width(op.out),
-                                           op.window, splits},
+                                           op.window, splits, rowsBlock()},
                   {uint32_t(c_.nHead), rows(), 1}, {partials}, {op.out}, op.label + ".combine");
     }
 

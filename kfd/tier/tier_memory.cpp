@@ -140,12 +140,15 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
         if (f != ActFormat::F32)
             actSlots_[size_t(f)] = DeviceMemory(device, actRowBytes(f, maxK) * slotRows + 256, MemoryKind::Vram, "quantized activations");
     // Decode attention split over the KV cache (kernels/kernel_args.h attentionSplits): the
-    // per-split partial results of one token, for the longest layer.
+    // per-split partial results of one token, or of a row per sequence slot (a step over rows
+    // of several sequences splits each row as it splits alone), for the longest layer.
     int32_t maxSlots = 1;
     for (const graph::KvLayer& layer : kvLayout_.layers) maxSlots = std::max(maxSlots, layer.slots);
     attentionSplits_ = kernels::attentionSplits(maxSlots);
+    attentionPartialRows_ = std::min(sequences_, maxBatch);
     if (attentionSplits_ > 1)
-        attentionPartials_ = DeviceMemory(device, 4 * kernels::attentionPartialFloats(1, c.nHead, c.headDim, attentionSplits_),
+        attentionPartials_ = DeviceMemory(device,
+                                          4 * kernels::attentionPartialFloats(attentionPartialRows_, c.nHead, c.headDim, attentionSplits_),
                                           MemoryKind::Vram, "attention partials");
     if (c.isMoe()) {
         const uint64_t batch = uint64_t(maxBatch), used = uint64_t(c.nExpertUsed);

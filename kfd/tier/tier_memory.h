@@ -106,8 +106,10 @@ public:
     uint64_t upSlots() const { return upSlots_.gpu(); }
     uint64_t downSlots() const { return downSlots_.gpu(); }
     // Decode attention's split count for a layer of `slots` rows, at most attentionSplits()
-    // (the partials buffer holds one token's), and where the partial results go.
+    // (the partials buffer holds attentionPartialRows() rows' worth: one token's, or one row of
+    // each sequence slot), and where the partial results go.
     int32_t attentionSplits() const { return attentionSplits_; }
+    int32_t attentionPartialRows() const { return attentionPartialRows_; }
     uint64_t attentionPartials() const { return attentionPartials_ ? attentionPartials_.gpu() : 0; }
 
 private:
@@ -119,6 +121,7 @@ private:
     std::array<DeviceMemory, kActFormats> actSlots_;
     DeviceMemory routerLogits_, gateSlots_, upSlots_, downSlots_, attentionPartials_;
     int32_t attentionSplits_ = 1;
+    int32_t attentionPartialRows_ = 1;
     std::map<const model::WeightRef*, uint64_t> weightAt_;
     graph::KvLayout kvLayout_;
     uint64_t kvRowBytes_ = 0, kvBytes_ = 0;  // kvBytes_: the K (or V) cache of every slot

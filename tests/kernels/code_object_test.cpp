@@ -84,7 +84,7 @@ std::vector<ExpectedKernel> expectedKernels() {
     using AC = AttentionCombineArgs;
     k.push_back({"attention_combine",
                  {ZK_ARG(AC, partial), ZK_ARG(AC, out), ZK_ARG(AC, state), ZK_ARG(AC, nHead), ZK_ARG(AC, headDim),
-                  ZK_ARG(AC, outStride), ZK_ARG(AC, window), ZK_ARG(AC, splits)},
+                  ZK_ARG(AC, outStride), ZK_ARG(AC, window), ZK_ARG(AC, splits), ZK_ARG(AC, rows)},
                  sizeof(AC), kAttentionCombineShape.workgroup});
     for (const char* glu : {"swiglu", "geglu"})
         k.push_back({glu,
