@@ -64,6 +64,15 @@ const std::vector<ModelPreset>& modelPresets() {
         moeTiny.nExperts = 8, moeTiny.nExpertsUsed = 2, moeTiny.expertFfn = 256;
         p.push_back(moeTiny);
 
+        // The router of the big MoE models (Qwen3.6: 256 experts, 8 used; 30B-A3B: 128), which
+        // the 8 experts of qwen3moe-tiny never rank: the GPU top-k over a real expert count.
+        ModelPreset moeRouter = moeTiny;
+        moeRouter.name = "qwen3moe-tiny-256";
+        moeRouter.description = "tiny qwen3moe with a big model's router: 2 layers, d 256, 4/2 heads of 64, 256 experts (8 used) of ffn 256";
+        moeRouter.nLayers = 2;
+        moeRouter.nExperts = 256, moeRouter.nExpertsUsed = 8;
+        p.push_back(moeRouter);
+
         // Qwen3.6-35B-A3B (same shape as Qwen3.5-35B-A3B; model card and the Qwen3.5 MoE config):
         // 40 layers = 10 x (3 gated DeltaNet + 1 gated attention), d 2048, attention 16/2 heads
         // of 256 with 64 rotary dims (partial_rotary_factor 0.25, mrope_section [11, 11, 10],

@@ -188,7 +188,7 @@ INSTANTIATE_TEST_SUITE_P(Mixes, VulkanQuantMixTest,
                          testing::Values(std::pair{"qwen3-tiny", "q4_k_m"}, std::pair{"qwen3-tiny", "q5_k_m"},
                                          std::pair{"qwen3-tiny", "q8_0"}, std::pair{"llama-tiny", "q4_0"},
                                          std::pair{"llama-tiny", "f16"}, std::pair{"qwen3moe-tiny", "q4_k_m"},
-                                         std::pair{"qwen3-tiny-h256", "q8_0"}),
+                                         std::pair{"qwen3-tiny-h256", "q8_0"}, std::pair{"qwen3moe-tiny-256", "q4_k_m"}),
                          [](const auto& info) {
                              std::string name = std::string(info.param.first) + "_" + info.param.second;
                              for (auto& ch : name)
