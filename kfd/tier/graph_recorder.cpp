@@ -215,9 +215,8 @@ private:
         // Rows of several sequences split as each would alone (each row's chunks follow its own
         // length), so a row's bits do not depend on the rows beside it; a step of more rows than
         // the partials hold runs one split.
-        const bool splitRows = shape_.sequenceRows() && rows() <= uint32_t(m_.attentionPartialRows());
-        const int32_t splits =
-            (rows() == 1 && !shape_.sequenceRows()) || splitRows ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
+        const bool split = shape_.sequenceRows() ? rows() <= uint32_t(m_.attentionPartialRows()) : rows() == 1;
+        const int32_t splits = split ? std::min(ka::attentionSplits(slots), m_.attentionSplits()) : 1;
         const int32_t perKv = c_.nHead / c_.nHeadKv, groups = c_.nHeadKv * int32_t(ceilDiv(perKv, 8));
         const graph::BufferId partials = attentionPartialsId();
         ka::AttentionArgs args{row0(op.in), kCache, vCache, row0(op.out), m_.state(), m_.attentionPartials(), c_.nHead, c_.nHeadKv,

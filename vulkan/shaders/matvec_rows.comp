@@ -62,9 +62,9 @@ const bool kOneScale = TYPE != kQ2_K && TYPE != kQ3_K && TYPE != kQ6_K;
 layout(constant_id = 8) const uint ACT4 = 0u;  // activation rows 16-byte aligned: read 16 bytes a load
 // STAGE 0: no shared staging, each thread reads its activation units from global memory with
 // its weights (one token: a staging pass would put an L2 round trip and a barrier before the
-// first weight load). STAGE 1: the tile's activations staged C units a pass (a double-buffered
-// staging measured 5 % slower on the H200 and is gone). Same values, same arithmetic: the
-// bits do not change with STAGE.
+// first weight load). STAGE 1: the tile's activations staged C units a pass (op_matvec.cpp's
+// rowsConfig says why not double-buffered). Same values, same arithmetic: the bits do not
+// change with STAGE.
 layout(constant_id = 9) const uint STAGE = 1u;
 const uint SC = STAGE != 0u ? NT * C : 1u;
 shared uvec4 shQ[STAGE != 0u ? NT * 2u * C : 1u];  // [token][half unit][unit]: lanes read consecutive 16 bytes
