@@ -124,6 +124,17 @@ void runBenchKernels(const BenchOptions& o, const GlobalOptions& global) {
     options.kernels = o.kernelVariants;
     const auto r = vulkan::benchMatVecKernels(graph, options);
     fmt::print(stderr, "{}: copy kernel {:.1f} GB/s (read + written, {} MiB buffers)\n", r.device, r.copyGbps, r.copyBytes >> 20);
+    nlohmann::json sync = nlohmann::json::array();
+    for (const auto& t : r.sync) {
+        if (t.gaveUp != 0)
+            fmt::print(stderr, "{:>4} workgroups: empty dispatch + barrier {:.2f} us; grid barrier: not resident ({} waits gave up)\n",
+                       t.groups, t.dispatchUs, t.gaveUp);
+        else
+            fmt::print(stderr, "{:>4} workgroups: empty dispatch + barrier {:.2f} us; grid barrier {:.2f} us\n", t.groups,
+                       t.dispatchUs, t.gridBarrierUs);
+        sync.push_back({{"workgroups", t.groups}, {"empty_dispatch_us", t.dispatchUs}, {"resident", t.gaveUp == 0},
+                        {"grid_barrier_us", t.gaveUp == 0 ? nlohmann::json(t.gridBarrierUs) : nlohmann::json()}});
+    }
     fmt::print(stderr, "{:<24} {:<6} {:>7} {:>6} {:>4} {:>3} {:<16} {:>10} {:>10} {:>9} {:>7}\n", "matvec", "type", "rows", "cols",
                "exp", "tok", "kernel", "us/call", "us+barrier", "GB/s", "% copy");
     nlohmann::json kernels = nlohmann::json::array();
@@ -169,6 +180,7 @@ void runBenchKernels(const BenchOptions& o, const GlobalOptions& global) {
     j["device"] = r.device;
     j["copy_bytes"] = r.copyBytes;
     j["copy_gb_s"] = r.copyGbps;
+    j["sync"] = sync;
     j["kernels"] = kernels;
     std::cout << j.dump(2) << std::endl;
 }
@@ -287,7 +299,7 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str();
     cmd->add_option("--kernels-variants", o->kernelVariants,
                     "with --kernels: matvec kernels to time side by side, as ZINC_VK_MATVEC spells them "
-                    "(v1, v2, v2:r=R:c=C:wg=W:s=0|1)")
+                    "(v1, v2, v2:r=R:c=C:wg=W:s=0|1:p=P)")
         ->delimiter(',')
         ->capture_default_str();
     cmd->callback([o, &global] { runBench(*o, global); });

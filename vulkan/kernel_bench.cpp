@@ -175,6 +175,50 @@ double copyGbps(Bench& bench, vk::Queue& queue, uint64_t bytes) {
     return 2.0 * double(bytes) * n / bench.time(n, true, call) * 1e-9;
 }
 
+struct SyncPc {
+    VkDeviceAddress counter;
+    uint32_t steps, spinLimit;
+};
+
+// counter[1] of the device-local grid-barrier counter, through a host-visible copy.
+uint32_t gaveUpCount(vk::Queue& queue, const vk::DeviceBuffer& counter, const vk::DeviceBuffer& readback) {
+    queue.runOnce(
+        [&](VkCommandBuffer cmd) {
+            const VkBufferCopy region{4, 0, 4};
+            vkCmdCopyBuffer(cmd, counter.handle(), readback.handle(), 1, &region);
+        },
+        std::chrono::milliseconds(600000), "bench --kernels: grid-barrier counter");
+    return *static_cast<const uint32_t*>(readback.mapped());
+}
+
+// Empty dispatches with barriers against grid barriers in one dispatch, at `groups` workgroups.
+// The grid's residency is tried first with one barrier; a grid that gave up is not timed. The
+// counter is device-local: polled across PCIe, a host-visible one would time the bus.
+SyncTiming syncCosts(Bench& bench, vk::Queue& queue, const vk::DeviceBuffer& counter, const vk::DeviceBuffer& readback,
+                     uint32_t groups) {
+    const VkPipeline probe = bench.pipelines().get(vk::Shader::SyncProbe);
+    constexpr uint32_t kSpinLimit = 1u << 16;  // ~tens of ms of polling: far past any resident grid's wait
+    auto gridOf = [&](uint32_t steps) {
+        fill(queue, counter, 0);
+        const SyncPc pc{counter.address(), steps, kSpinLimit};
+        return bench.time(1, true, [&](vk::Recorder& rec, uint32_t) { rec.dispatch(probe, pc, groups); });
+    };
+    SyncTiming t;
+    t.groups = groups;
+    const SyncPc empty{counter.address(), 0, kSpinLimit};
+    auto emptyCall = [&](vk::Recorder& rec, uint32_t) { rec.dispatch(probe, empty, groups); };
+    const uint32_t n = bench.callsFor(16, 20000, emptyCall);
+    t.dispatchUs = bench.time(n, true, emptyCall) / n * 1e6;
+    gridOf(1);
+    t.gaveUp = gaveUpCount(queue, counter, readback);
+    if (t.gaveUp != 0) return t;
+    constexpr uint32_t kSteps = 4000;
+    const double one = gridOf(1), many = gridOf(kSteps);
+    t.gaveUp = gaveUpCount(queue, counter, readback);
+    t.gridBarrierUs = (many - one) / (kSteps - 1) * 1e6;
+    return t;
+}
+
 // What every call reads and writes: the weight arena the calls cycle through (past the L2 on
 // a discrete GPU), activations, outputs, expert ids (slot s: expert s % nExpert).
 struct Buffers {
@@ -258,6 +302,12 @@ KernelBenchReport benchMatVecKernels(const graph::Graph& graph, const KernelBenc
     report.device = bench.device().caps().name;
     report.copyBytes = bench.discrete() ? uint64_t{512} << 20 : uint64_t{16} << 20;
     report.copyGbps = copyGbps(bench, fillQueue, report.copyBytes);
+    {
+        vk::DeviceBuffer counter(bench.device(), 256, vk::MemoryKind::DeviceLocal, "bench grid-barrier counter");
+        vk::DeviceBuffer readback(bench.device(), 256, vk::MemoryKind::HostVisible, "bench grid-barrier readback");
+        for (uint32_t groups : options.syncGroups)
+            report.sync.push_back(syncCosts(bench, fillQueue, counter, readback, groups));
+    }
 
     std::vector<MatVecOp::Kernel> kernels;
     for (const std::string& k : options.kernels) kernels.push_back(MatVecOp::Kernel::parse(k));

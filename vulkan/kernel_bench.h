@@ -16,6 +16,8 @@ struct KernelBenchOptions {
     double targetMs = 25;                // GPU time each measurement aims at (sets the call count)
     // Kernel variants, as ZINC_VK_MATVEC spells them (vk::MatVecOp::Kernel): v1, v2, v2:r=4:c=64:wg=256.
     std::vector<std::string> kernels{"v1", "v2"};
+    // Grid sizes (workgroups of 256) at which dispatch and grid-barrier costs are measured.
+    std::vector<uint32_t> syncGroups{1, 32, 66, 132, 264, 528};
 };
 
 struct KernelTiming {
@@ -35,10 +37,22 @@ struct KernelTiming {
     double copyFraction = 0;      // gbps / the copy kernel's GB/s
 };
 
+// What ordering dependent steps costs with no work in them, at one grid size: a plan's
+// empty dispatch and its barrier, against a grid barrier inside one dispatch (a persistent
+// kernel's step). A grid barrier needs the whole grid resident: gaveUp counts the waits that
+// stopped polling (the grid did not fit), and then gridBarrierUs means nothing.
+struct SyncTiming {
+    uint32_t groups = 0;        // workgroups of 256 invocations
+    double dispatchUs = 0;      // one empty dispatch and the barrier after it
+    double gridBarrierUs = 0;   // one grid barrier
+    uint32_t gaveUp = 0;
+};
+
 struct KernelBenchReport {
     std::string device;
     uint64_t copyBytes = 0;  // bytes copied per copy call (read once, written once)
     double copyGbps = 0;     // (read + written bytes) / time
+    std::vector<SyncTiming> sync;
     std::vector<KernelTiming> kernels;
 };
 

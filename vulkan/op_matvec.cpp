@@ -49,9 +49,9 @@ uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 // sums depend on k alone (alongK, and units a multiple of it), so a row gets the same bits in a
 // tile of 8 as alone.
 struct RowsConfig {
-    uint32_t threads, alongK, rows, tile, units, stage;
+    uint32_t threads, alongK, rows, tile, units, stage, prefetch;
 };
-RowsConfig rowsConfig(uint32_t k, uint32_t tokens, const MatVecOp::Kernel& choice) {
+RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, const MatVecOp::Kernel& choice) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
@@ -77,7 +77,15 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, const MatVecOp::Kernel& choic
     const uint32_t most = stage ? ((32u << 10) / 4 - threads) / perUnit : nUnits;
     const uint32_t fit = std::min(choice.units ? choice.units : stage ? budget / perUnit : nUnits, most);
     const uint32_t units = std::max(alongK, fit / alongK * alongK);
-    return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage};
+    // One token (stage 0): Q4_K rows keep 2 units a thread in flight. A matvec between two
+    // barriers waits a memory round trip per unit it loads in turn; H200, bench --kernels on
+    // Qwen3-8B Q4_K_M, with the barrier: attn_k 6.44 -> 4.45 us, attn_q 7.29 -> 6.68,
+    // ffn_down 16.18 -> 12.80, gate+up 20.90 -> 20.02. Q6_K (8 loads a unit already) gained
+    // nothing and its lm_head lost (200 -> 218 us); expert slices lost (30B-A3B gate+up 7.96 ->
+    // 8.82); 4 in flight lost everywhere (registers).
+    const uint32_t prefetch =
+        choice.prefetch ? choice.prefetch : stage == 0 && tile == 1 && !expert && type == GgmlType::Q4_K ? 2 : 1;
+    return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage, prefetch};
 }
 
 // matmul_coopmat.comp's shape for m rows (per weight set) and `columns` workgroup columns of
@@ -223,7 +231,7 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
 
 MatVecOp::Kernel MatVecOp::Kernel::parse(std::string_view text) {
     Kernel k;
-    const auto bad = [&] { return runtime::TierError(fmt::format("matvec kernel '{}': expected v1, v2 or v2:r=R:c=C:wg=W:s=0|1", text)); };
+    const auto bad = [&] { return runtime::TierError(fmt::format("matvec kernel '{}': expected v1, v2 or v2:r=R:c=C:wg=W:s=0|1:p=P", text)); };
     if (text == "v1") return k;
     if (text.substr(0, 2) != "v2" || (text.size() > 2 && text[2] != ':')) throw bad();
     k.v2 = true;
@@ -239,6 +247,7 @@ MatVecOp::Kernel MatVecOp::Kernel::parse(std::string_view text) {
         else if (key == "c" && value >= 8 && value <= 512) k.units = value;
         else if (key == "wg" && (value == 64 || value == 128 || value == 256 || value == 512)) k.threads = value;
         else if (key == "s" && value <= 1) k.stage = static_cast<int32_t>(value);
+        else if (key == "p" && value >= 1 && value <= 8) k.prefetch = value;
         else throw bad();
     }
     return k;
@@ -251,6 +260,7 @@ std::string MatVecOp::Kernel::name() const {
     for (const auto& [key, value] : {std::pair{"r", rows}, std::pair{"c", units}, std::pair{"wg", threads}})
         if (value) n += fmt::format("{}{}={}", sep, key, value);
     if (stage >= 0) n += fmt::format("{}s={}", sep, stage);
+    if (prefetch) n += fmt::format("{}p={}", sep, prefetch);
     return n;
 }
 
@@ -289,11 +299,11 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     if (kernel.v2 && quantized) {
         const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
         const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
-        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens, kernel);
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens, w.type, expert, kernel);
         const Shader shader = matVec_ == Shader::MatVecDot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
         const VkPipeline pipeline =
             pipelines_.get(shader, {g.threads, static_cast<uint32_t>(w.type), g.tile, g.rows, c.up ? 1u : 0u, g.alongK,
-                                    g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage});
+                                    g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage, g.prefetch});
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         MatVecPc p = pc;
         p.groupsX = std::min<uint32_t>(groups, 65535);

@@ -120,12 +120,13 @@ public:
     // The matvec kernels, for A/B runs: v1 matvec.comp (1..4 rows a workgroup, activations
     // read per thread), v2 matvec_rows.comp (rows in groups of `rows` per TK threads along k,
     // activations staged in shared memory `units` units at a time for a token tile — stage 1 —
-    // else read from global memory, stage 0). Float weights always take v1. Spelled "v1", "v2"
-    // or "v2:r=R:c=C:wg=W:s=0|1" (absent: chosen by shape).
+    // else read from global memory, stage 0, with `prefetch` units a thread in flight). Float
+    // weights always take v1. Spelled "v1", "v2" or "v2:r=R:c=C:wg=W:s=0|1:p=P" (absent: chosen
+    // by shape).
     // ZINC_VK_MATVEC, read once per process; v2 unless set (v1 stays for A/B).
     struct Kernel {
         bool v2 = false;
-        uint32_t rows = 0, units = 0, threads = 0;
+        uint32_t rows = 0, units = 0, threads = 0, prefetch = 0;
         int32_t stage = -1;
         static Kernel parse(std::string_view text);  // throws TierError naming the text
         std::string name() const;

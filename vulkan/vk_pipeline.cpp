@@ -20,6 +20,7 @@
 #include "vulkan/shaders/matvec_rows.h"
 #include "vulkan/shaders/matvec_rows_dot4.h"
 #include "vulkan/shaders/copy.h"
+#include "vulkan/shaders/sync_probe.h"
 #include "vulkan/shaders/moe_combine.h"
 #include "vulkan/shaders/moe_group.h"
 #include "vulkan/shaders/moe_topk.h"
@@ -78,6 +79,7 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(GatedNorm, kGatedNorm)
         ZINC_SHADER(Gate, kGate)
         ZINC_SHADER(Copy, kCopy)
+        ZINC_SHADER(SyncProbe, kSyncProbe)
 #undef ZINC_SHADER
     }
     return {nullptr, 0};
@@ -118,6 +120,7 @@ const char* shaderName(Shader shader) {
         case Shader::Gate: return "gate";
         case Shader::GatherRows: return "gather_rows";
         case Shader::Copy: return "copy";
+        case Shader::SyncProbe: return "sync_probe";
     }
     return "?";
 }

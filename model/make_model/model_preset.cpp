@@ -57,6 +57,15 @@ const std::vector<ModelPreset>& modelPresets() {
         wideHeads.nLayers = 2, wideHeads.headDim = 256;
         p.push_back(wideHeads);
 
+        // Rows of 4,096 values, as the 8B's: the GPU matvec's unit groups (a thread multiplying
+        // 2 or 4 neighbouring 32-value units) need 32 threads x 4 units along a row, which the
+        // 256-wide tiny rows never give.
+        ModelPreset wideRows = tiny;
+        wideRows.name = "qwen3-tiny-d4096";
+        wideRows.description = "tiny qwen3 with 4096-wide rows: 2 layers, d 4096, 4/2 heads of 64, ffn 512, vocab 1024";
+        wideRows.nLayers = 2, wideRows.dModel = 4096, wideRows.ffn = 512;
+        p.push_back(wideRows);
+
         ModelPreset moeTiny = tiny;
         moeTiny.name = "qwen3moe-tiny";
         moeTiny.description = "tiny qwen3moe: 4 layers, d 256, 4/2 heads of 64, 8 experts (2 used) of ffn 256";

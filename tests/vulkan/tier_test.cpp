@@ -166,7 +166,8 @@ TEST(VulkanTier, SplitAttentionOverASlidingWindowRing) {
 }
 
 // Every weight type and the fusions each quant mix enables (gate+up pairs in Q4_K_M, Q4_0 and
-// F16 matvecs, Q8_0 everywhere), on make-model's tiny shapes with random weights.
+// F16 matvecs, Q8_0 everywhere), on make-model's tiny shapes with random weights; 4096-wide
+// rows (qwen3-tiny-d4096): several units a thread, two of them in flight (matvec_rows.comp PF).
 class VulkanQuantMixTest : public testing::TestWithParam<std::pair<const char*, const char*>> {};
 
 TEST_P(VulkanQuantMixTest, MatchesCpu) {
@@ -188,7 +189,8 @@ INSTANTIATE_TEST_SUITE_P(Mixes, VulkanQuantMixTest,
                          testing::Values(std::pair{"qwen3-tiny", "q4_k_m"}, std::pair{"qwen3-tiny", "q5_k_m"},
                                          std::pair{"qwen3-tiny", "q8_0"}, std::pair{"llama-tiny", "q4_0"},
                                          std::pair{"llama-tiny", "f16"}, std::pair{"qwen3moe-tiny", "q4_k_m"},
-                                         std::pair{"qwen3-tiny-h256", "q8_0"}, std::pair{"qwen3moe-tiny-256", "q4_k_m"}),
+                                         std::pair{"qwen3-tiny-h256", "q8_0"}, std::pair{"qwen3moe-tiny-256", "q4_k_m"},
+                                         std::pair{"qwen3-tiny-d4096", "q4_k_m"}),
                          [](const auto& info) {
                              std::string name = std::string(info.param.first) + "_" + info.param.second;
                              for (auto& ch : name)

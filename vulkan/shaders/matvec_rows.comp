@@ -66,6 +66,10 @@ layout(constant_id = 8) const uint ACT4 = 0u;  // activation rows 16-byte aligne
 // rowsConfig says why not double-buffered). Same values, same arithmetic: the bits do not
 // change with STAGE.
 layout(constant_id = 9) const uint STAGE = 1u;
+// PF (STAGE 0, one token): units of k a thread loads before it multiplies the first. One at a
+// time, a thread's loop waits a memory round trip per unit: a matvec alone on an idle GPU (a
+// plan's step between barriers) then takes several round trips longer than its bytes need.
+layout(constant_id = 10) const uint PF = 1u;
 const uint SC = STAGE != 0u ? NT * C : 1u;
 shared uvec4 shQ[STAGE != 0u ? NT * 2u * C : 1u];  // [token][half unit][unit]: lanes read consecutive 16 bytes
 shared float shD[SC];
@@ -177,6 +181,53 @@ void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi,
     if (kNeedsSums) halfSums(alo, ahi, olo, ohi);
 }
 
+// Unit u of weight row set r (r >= R: the up rows of PAIR) of this thread's rows: 8 quant words
+// and how to scale them (decodeUnit). A missing last row decodes the one before; its result
+// is not written.
+void weightUnit(uint r, uint wBase, uint row0, uint u, out uint q[8], out float fa, out float fb, out float fm) {
+    const uint row = wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes;
+    if (VEC != 0u && TYPE == kQ4_K) decodeQ4KVec(r >= R ? pc.w2_32 : pc.w32, U128Buf(uvec2(r >= R ? pc.w2_32 : pc.w32)), row, u, q, fa, fb, fm);
+    else decodeUnit(r >= R ? pc.w2 : pc.w, r >= R ? pc.w2_32 : pc.w32, row, u, q, fa, fb, fm);
+}
+
+// This thread's sums, acc[r * NT + t]: row set r, token t; and the weight unit being
+// multiplied, as weightUnit decodes it for the RR row sets. Globals, not parameters: glslang
+// gives each array sized by a specialization constant a type of its own, so no two match.
+float acc[RR * NT];
+uint wq[RR * 8u];
+float fa[RR], fb[RR], fm[RR];
+
+// acc[r][t] += the unit in wq/fa/fb/fm (unit u of each row set) times token t's activation unit.
+void addUnit(uint t, uint u, uint wBase, uint row0, uvec4 alo, uvec4 ahi, float da, float sa, int olo, int ohi) {
+    for (uint r = 0u; r < RR; ++r) {
+        int dlo = 0, dhi = 0;
+        for (uint i = 0u; i < 4u; ++i) {
+            if (kSignedQuants) {
+                dlo += sdot4(alo[i], wq[r * 8u + i]);
+                dhi += sdot4(ahi[i], wq[r * 8u + i + 4u]);
+            } else {
+                dlo += sudot4(alo[i], wq[r * 8u + i]);
+                dhi += sudot4(ahi[i], wq[r * 8u + i + 4u]);
+            }
+        }
+        // Explicit fmas: no contraction left to the driver, which could fuse differently in the
+        // 1-token and the tile pipelines.
+        float v = acc[r * NT + t];
+        if (kOneScale) {
+            v = fma(da * fa[r], float(dlo + dhi - olo - ohi), v);
+        } else if (kHalfMins) {
+            float mlo, mhi;
+            decodeMinsQ2K(r >= R ? pc.w2 : pc.w, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, mlo, mhi);
+            const float q = fma(fa[r], float(dlo), fma(fb[r], float(dhi), fma(mlo, float(olo), mhi * float(ohi))));
+            v = fma(da, q, v);
+        } else {
+            v = fma(da, fma(fa[r], float(dlo - olo), fb[r] * float(dhi - ohi)), v);
+        }
+        if (kHasMin) v = fma(fm[r], sa, v);
+        acc[r * NT + t] = v;
+    }
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint kk = tid % TK, rg = tid / TK;
@@ -194,7 +245,6 @@ void main() {
         actRow0 = outRow0 = gl_WorkGroupID.z * NT;
         nt = min(NT, pc.nTok - actRow0);
     }
-    float acc[RR * NT];
     for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = pc.k / 32u;
     for (uint c0 = 0u; c0 < nUnits; c0 += C) {
@@ -204,16 +254,43 @@ void main() {
             stage(c0, cu, actRow0, nt);
             barrier();
         }
+        if (PF > 1u && STAGE == 0u && NT == 1u) {
+            // PF units a thread in flight: every load of PF units is issued before the first
+            // multiply waits for one. A unit past the end reloads the last one; it is not added.
+            // The sums are the same as one unit at a time, in the same order.
+            for (uint j0 = kk; j0 < cu; j0 += TK * PF) {
+                uint pq[PF * RR * 8u];
+                float pa[PF * RR], pb[PF * RR], pm[PF * RR];
+                uvec4 alo[PF], ahi[PF];
+                float da[PF], sa[PF];
+                int olo[PF], ohi[PF];
+                for (uint p = 0u; p < PF; ++p) {
+                    const uint j = min(j0 + p * TK, cu - 1u);
+                    for (uint r = 0u; r < RR; ++r) {
+                        uint q[8];
+                        weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
+                        for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
+                    }
+                    actUnit(0u, j, c0 + j, actRow0, alo[p], ahi[p], da[p], sa[p], olo[p], ohi[p]);
+                }
+                for (uint p = 0u; p < PF; ++p) {
+                    if (j0 + p * TK >= cu) break;
+                    for (uint r = 0u; r < RR; ++r) {
+                        for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = pq[(p * RR + r) * 8u + i];
+                        fa[r] = pa[p * RR + r];
+                        fb[r] = pb[p * RR + r];
+                        fm[r] = pm[p * RR + r];
+                    }
+                    addUnit(0u, c0 + j0 + p * TK, wBase, row0, alo[p], ahi[p], da[p], sa[p], olo[p], ohi[p]);
+                }
+            }
+            continue;
+        }
         for (uint j = kk; j < cu; j += TK) {
             const uint u = c0 + j;
-            uint wq[RR * 8u];
-            float fa[RR], fb[RR], fm[RR];
             for (uint r = 0u; r < RR; ++r) {
-                // A missing last row decodes the one before; its result is not written.
-                const uint row = wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes;
                 uint q[8];
-                if (VEC != 0u && TYPE == kQ4_K) decodeQ4KVec(r >= R ? pc.w2_32 : pc.w32, U128Buf(uvec2(r >= R ? pc.w2_32 : pc.w32)), row, u, q, fa[r], fb[r], fm[r]);
-                else decodeUnit(r >= R ? pc.w2 : pc.w, r >= R ? pc.w2_32 : pc.w32, row, u, q, fa[r], fb[r], fm[r]);
+                weightUnit(r, wBase, row0, u, q, fa[r], fb[r], fm[r]);
                 for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
             }
             for (uint t = 0u; t < NT; ++t) {
@@ -222,33 +299,7 @@ void main() {
                 float da, sa;
                 int olo, ohi;  // kOffset times the half sums (Q2_K: the plain sums)
                 actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
-                for (uint r = 0u; r < RR; ++r) {
-                    int dlo = 0, dhi = 0;
-                    for (uint i = 0u; i < 4u; ++i) {
-                        if (kSignedQuants) {
-                            dlo += sdot4(alo[i], wq[r * 8u + i]);
-                            dhi += sdot4(ahi[i], wq[r * 8u + i + 4u]);
-                        } else {
-                            dlo += sudot4(alo[i], wq[r * 8u + i]);
-                            dhi += sudot4(ahi[i], wq[r * 8u + i + 4u]);
-                        }
-                    }
-                    // Explicit fmas: no contraction left to the driver, which could fuse
-                    // differently in the 1-token and the tile pipelines.
-                    float v = acc[r * NT + t];
-                    if (kOneScale) {
-                        v = fma(da * fa[r], float(dlo + dhi - olo - ohi), v);
-                    } else if (kHalfMins) {
-                        float mlo, mhi;
-                        decodeMinsQ2K(r >= R ? pc.w2 : pc.w, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, mlo, mhi);
-                        const float q = fma(fa[r], float(dlo), fma(fb[r], float(dhi), fma(mlo, float(olo), mhi * float(ohi))));
-                        v = fma(da, q, v);
-                    } else {
-                        v = fma(da, fma(fa[r], float(dlo - olo), fb[r] * float(dhi - ohi)), v);
-                    }
-                    if (kHasMin) v = fma(fm[r], sa, v);
-                    acc[r * NT + t] = v;
-                }
+                addUnit(t, u, wBase, row0, alo, ahi, da, sa, olo, ohi);
             }
         }
     }
