@@ -1,6 +1,7 @@
 // bench --kernels (vulkan/kernel_bench.h) on the tiny models: a row per matvec shape of the
-// decode graph, token count and kernel variant, with positive times, and the copy kernel's
-// bandwidth. Structure only: on lavapipe the figures mean nothing.
+// decode graph, token count and kernel variant, with positive times, the copy kernel's
+// bandwidth, and the cost of a dispatch and of a grid barrier. Structure only: on lavapipe the
+// figures mean nothing.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -17,6 +18,7 @@ vulkan::KernelBenchReport benchTiny(const std::string& file) {
     vulkan::KernelBenchOptions options;
     options.tokens = {1, 8};
     options.targetMs = 1;
+    options.syncGroups = {1, 2};
     return vulkan::benchMatVecKernels(l.graph, options);
 }
 
@@ -24,6 +26,12 @@ void expectTimed(const vulkan::KernelBenchReport& r) {
     EXPECT_FALSE(r.device.empty());
     EXPECT_GT(r.copyBytes, 0u);
     EXPECT_GT(r.copyGbps, 0.0);
+    // Dispatch and grid-barrier costs at each grid asked for; one workgroup is always resident.
+    ASSERT_EQ(r.sync.size(), 2u);
+    for (const auto& t : r.sync) EXPECT_GT(t.dispatchUs, 0.0) << t.groups << " workgroups";
+    EXPECT_EQ(r.sync[0].groups, 1u);
+    EXPECT_EQ(r.sync[0].gaveUp, 0u);
+    EXPECT_GT(r.sync[0].gridBarrierUs, 0.0);
     for (const auto& k : r.kernels) {
         const std::string what = k.label + " " + k.kernel + " tokens " + std::to_string(k.tokens);
         EXPECT_GT(k.calls, 0u) << what;
