@@ -190,42 +190,39 @@ void weightUnit(uint r, uint wBase, uint row0, uint u, out uint q[8], out float 
     else decodeUnit(r >= R ? pc.w2 : pc.w, r >= R ? pc.w2_32 : pc.w32, row, u, q, fa, fb, fm);
 }
 
-// This thread's sums, acc[r * NT + t]: row set r, token t; and the weight unit being
-// multiplied, as weightUnit decodes it for the RR row sets. Globals, not parameters: glslang
-// gives each array sized by a specialization constant a type of its own, so no two match.
-float acc[RR * NT];
-uint wq[RR * 8u];
-float fa[RR], fb[RR], fm[RR];
-
-// acc[r][t] += the unit in wq/fa/fb/fm (unit u of each row set) times token t's activation unit.
-void addUnit(uint t, uint u, uint wBase, uint row0, uvec4 alo, uvec4 ahi, float da, float sa, int olo, int ohi) {
-    for (uint r = 0u; r < RR; ++r) {
-        int dlo = 0, dhi = 0;
-        for (uint i = 0u; i < 4u; ++i) {
-            if (kSignedQuants) {
-                dlo += sdot4(alo[i], wq[r * 8u + i]);
-                dhi += sdot4(ahi[i], wq[r * 8u + i + 4u]);
-            } else {
-                dlo += sudot4(alo[i], wq[r * 8u + i]);
-                dhi += sudot4(ahi[i], wq[r * 8u + i + 4u]);
-            }
-        }
-        // Explicit fmas: no contraction left to the driver, which could fuse differently in the
-        // 1-token and the tile pipelines.
-        float v = acc[r * NT + t];
-        if (kOneScale) {
-            v = fma(da * fa[r], float(dlo + dhi - olo - ohi), v);
-        } else if (kHalfMins) {
-            float mlo, mhi;
-            decodeMinsQ2K(r >= R ? pc.w2 : pc.w, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, mlo, mhi);
-            const float q = fma(fa[r], float(dlo), fma(fb[r], float(dhi), fma(mlo, float(olo), mhi * float(ohi))));
-            v = fma(da, q, v);
+// v plus one row set's weight unit (quant words wlo, whi; scales fa, fb; min fm; Q2_K's mins
+// mlo, mhi) times one token's activation unit. Scalars and vectors only: glslang gives each
+// array sized by a specialization constant a type of its own, so no array parameter matches.
+float unitSum(float v, uvec4 wlo, uvec4 whi, float fa, float fb, float fm, float mlo, float mhi, uvec4 alo, uvec4 ahi, float da,
+              float sa, int olo, int ohi) {
+    int dlo = 0, dhi = 0;
+    for (uint i = 0u; i < 4u; ++i) {
+        if (kSignedQuants) {
+            dlo += sdot4(alo[i], wlo[i]);
+            dhi += sdot4(ahi[i], whi[i]);
         } else {
-            v = fma(da, fma(fa[r], float(dlo - olo), fb[r] * float(dhi - ohi)), v);
+            dlo += sudot4(alo[i], wlo[i]);
+            dhi += sudot4(ahi[i], whi[i]);
         }
-        if (kHasMin) v = fma(fm[r], sa, v);
-        acc[r * NT + t] = v;
     }
+    // Explicit fmas: no contraction left to the driver, which could fuse differently in the
+    // 1-token and the tile pipelines.
+    if (kOneScale) {
+        v = fma(da * fa, float(dlo + dhi - olo - ohi), v);
+    } else if (kHalfMins) {
+        const float q = fma(fa, float(dlo), fma(fb, float(dhi), fma(mlo, float(olo), mhi * float(ohi))));
+        v = fma(da, q, v);
+    } else {
+        v = fma(da, fma(fa, float(dlo - olo), fb * float(dhi - ohi)), v);
+    }
+    if (kHasMin) v = fma(fm, sa, v);
+    return v;
+}
+
+// Q2_K's mins of row set r's unit u (0 for the other types, which have none per half).
+void unitMins(uint r, uint wBase, uint row0, uint u, out float mlo, out float mhi) {
+    mlo = mhi = 0.0;
+    if (kHalfMins) decodeMinsQ2K(r >= R ? pc.w2 : pc.w, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, mlo, mhi);
 }
 
 void main() {
@@ -245,6 +242,7 @@ void main() {
         actRow0 = outRow0 = gl_WorkGroupID.z * NT;
         nt = min(NT, pc.nTok - actRow0);
     }
+    float acc[RR * NT];
     for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = pc.k / 32u;
     for (uint c0 = 0u; c0 < nUnits; c0 += C) {
@@ -276,18 +274,21 @@ void main() {
                 for (uint p = 0u; p < PF; ++p) {
                     if (j0 + p * TK >= cu) break;
                     for (uint r = 0u; r < RR; ++r) {
-                        for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = pq[(p * RR + r) * 8u + i];
-                        fa[r] = pa[p * RR + r];
-                        fb[r] = pb[p * RR + r];
-                        fm[r] = pm[p * RR + r];
+                        const uint w = (p * RR + r) * 8u, f = p * RR + r;
+                        float mlo, mhi;
+                        unitMins(r, wBase, row0, c0 + j0 + p * TK, mlo, mhi);
+                        acc[r] = unitSum(acc[r], uvec4(pq[w], pq[w + 1u], pq[w + 2u], pq[w + 3u]),
+                                         uvec4(pq[w + 4u], pq[w + 5u], pq[w + 6u], pq[w + 7u]), pa[f], pb[f], pm[f], mlo, mhi,
+                                         alo[p], ahi[p], da[p], sa[p], olo[p], ohi[p]);
                     }
-                    addUnit(0u, c0 + j0 + p * TK, wBase, row0, alo[p], ahi[p], da[p], sa[p], olo[p], ohi[p]);
                 }
             }
             continue;
         }
         for (uint j = kk; j < cu; j += TK) {
             const uint u = c0 + j;
+            uint wq[RR * 8u];
+            float fa[RR], fb[RR], fm[RR];
             for (uint r = 0u; r < RR; ++r) {
                 uint q[8];
                 weightUnit(r, wBase, row0, u, q, fa[r], fb[r], fm[r]);
@@ -299,7 +300,13 @@ void main() {
                 float da, sa;
                 int olo, ohi;  // kOffset times the half sums (Q2_K: the plain sums)
                 actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
-                addUnit(t, u, wBase, row0, alo, ahi, da, sa, olo, ohi);
+                for (uint r = 0u; r < RR; ++r) {
+                    float mlo, mhi;
+                    unitMins(r, wBase, row0, u, mlo, mhi);
+                    acc[r * NT + t] = unitSum(acc[r * NT + t], uvec4(wq[r * 8u], wq[r * 8u + 1u], wq[r * 8u + 2u], wq[r * 8u + 3u]),
+                                              uvec4(wq[r * 8u + 4u], wq[r * 8u + 5u], wq[r * 8u + 6u], wq[r * 8u + 7u]), fa[r],
+                                              fb[r], fm[r], mlo, mhi, alo, ahi, da, sa, olo, ohi);
+                }
             }
         }
     }
