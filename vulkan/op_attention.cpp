@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "vulkan/ops.h"
 #include "vulkan/vk_error.h"
@@ -62,11 +63,25 @@ AttentionOp::LayerCache AttentionOp::layerCache(const PlanContext& ctx, const gr
 }
 
 AttentionOp::AttentionOp(PipelineFactory& pipelines)
-    : store_(pipelines.get(Shader::KvStore)),
-      split_(pipelines.get(Shader::AttentionSplit)),
+    : pipelines_(pipelines),
+      store_(pipelines.get(Shader::KvStore)),
       attend_(pipelines.get(Shader::Attention)),
       args_(pipelines.get(Shader::AttentionArgs)),
       fused_(pipelines.get(Shader::QkRope)) {}
+
+// attention_split.comp's shared memory for `heads` query heads a workgroup: the queries, the
+// weights, the partial dots, the V partial sums and the reduction scratch, and 3 floats a head.
+static uint32_t splitSharedBytes(uint32_t heads) { return heads * (1024 + 256 + 1024 + 12) + 2048 + 512; }
+
+uint32_t AttentionOp::splitHeads(const model::ModelConfig& c) const {
+    const auto group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
+    const char* v = std::getenv("ZINC_VK_ATTN_HEADS");  // read per plan: tests set it per tier
+    const uint32_t forced = v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : 0u;
+    uint32_t heads = forced ? forced : 1;
+    while (heads > 1 && (group % heads != 0 || heads > 8 || splitSharedBytes(heads) > pipelines_.caps().sharedMemoryBytes))
+        --heads;
+    return std::max(heads, 1u);
+}
 
 void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
@@ -129,17 +144,18 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
                        static_cast<uint64_t>(ctx.nTokens) * nSplits <= ctx.mem.attnPartialSlots;
     const uint32_t exactMax = split ? kExactAttentionMax : UINT32_MAX;
     if (split) {
+        const uint32_t heads = splitHeads(c);
         const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
                          kvDim, ctx.width(op.in), nSplits, scoreScale, exactMax, qScale,
                          cache.window, cache.slots};
         if (!ctx.attnArgsRecorded) {  // the split count follows the current KV length: once per plan
-            const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead, nSplits, exactMax,
+            const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead / heads, nSplits, exactMax,
                               static_cast<uint32_t>(ctx.nTokens)};
             ctx.rec.dispatch(args_, args, 1);
             ctx.rec.indirectArgsBarrier();
             ctx.attnArgsRecorded = true;
         }
-        ctx.rec.dispatchIndirect(split_, pc, ctx.mem.attnArgs, 0);
+        ctx.rec.dispatchIndirect(pipelines_.get(Shader::AttentionSplit, {heads}), pc, ctx.mem.attnArgs, 0);
     }
     const AttendPc attend{ctx.row0(op.in),
                           kCache,

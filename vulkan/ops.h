@@ -59,7 +59,11 @@ private:
     };
     static LayerCache layerCache(const PlanContext& ctx, const graph::Op& op);
     void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const;
-    VkPipeline store_, split_, attend_, args_, fused_;
+    // Query heads one split-attention workgroup takes (attention_split.comp GQ): a divisor of
+    // the GQA group, at most 8, within the device's shared memory; ZINC_VK_ATTN_HEADS forces it.
+    uint32_t splitHeads(const model::ModelConfig& c) const;
+    PipelineFactory& pipelines_;
+    VkPipeline store_, attend_, args_, fused_;
 };
 
 // SwiGLU and the residual add.

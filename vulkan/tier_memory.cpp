@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -103,8 +104,11 @@ void TierMemory::allocate() {
         layout_.deltaChunks = deltaChunks_.address();
         layout_.deltaChunk = chunk;
     }
+    // ZINC_VK_ATTN_SPLITS (A/B runs) replaces kMaxAttentionSplits.
+    const char* splitsEnv = std::getenv("ZINC_VK_ATTN_SPLITS");
+    const uint32_t maxSplits = splitsEnv && *splitsEnv ? std::clamp<uint32_t>(std::strtoul(splitsEnv, nullptr, 10), 1, 256) : kMaxAttentionSplits;
     layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
-                                  kMaxAttentionSplits);
+                                  maxSplits);
     layout_.attnBatchSplits = std::min(layout_.attnSplits, kMaxBatchAttentionSplits);
     if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
         // 16 bytes of dispatch counts (attention_args.comp), then the partials: one token's

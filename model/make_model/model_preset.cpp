@@ -66,6 +66,14 @@ const std::vector<ModelPreset>& modelPresets() {
         wideRows.nLayers = 2, wideRows.dModel = 4096, wideRows.ffn = 512;
         p.push_back(wideRows);
 
+        // Eight query heads on one KV head (30B-A3B's and Qwen3.6's GQA group): the split
+        // attention's head blocks of 8, which the groups of 2 of the tiny models never show.
+        ModelPreset gqa8 = tiny;
+        gqa8.name = "qwen3-tiny-gqa8";
+        gqa8.description = "tiny qwen3 with a GQA group of 8: 2 layers, d 256, 8/1 heads of 64, ffn 768, vocab 1024";
+        gqa8.nLayers = 2, gqa8.nHeads = 8, gqa8.nKvHeads = 1;
+        p.push_back(gqa8);
+
         ModelPreset moeTiny = tiny;
         moeTiny.name = "qwen3moe-tiny";
         moeTiny.description = "tiny qwen3moe: 4 layers, d 256, 4/2 heads of 64, 8 experts (2 used) of ffn 256";

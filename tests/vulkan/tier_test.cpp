@@ -135,6 +135,34 @@ TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
 }
 
 // A make-model file (random weights, real block layouts) in this process's scratch folder.
+std::string makeTestModel(const std::string& preset, const std::string& mix, uint32_t seed);
+
+// The split attention's head blocks (attention_split.comp GQ: the query heads of one KV head in
+// one workgroup, each key and value row read once for them) give each head the bits a
+// workgroup of its own gives: a GQA group of 8, a 300-token prompt (prefill splits past 256
+// keys) and decode steps, with blocks of 8, 2 and 1 head.
+TEST(VulkanTier, SplitAttentionHeadBlocksGiveEachHeadItsOwnBits) {
+    ZINC_REQUIRE_VULKAN();
+    const auto path = makeTestModel("qwen3-tiny-gqa8", "q8_0", 5);
+    std::vector<int32_t> prompt(300);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 1000) + 1;
+    std::vector<std::vector<float>> logits;
+    for (const char* heads : {"1", "2", "8"}) {
+        setenv("ZINC_VK_ATTN_HEADS", heads, 1);
+        auto gpu = test::loadPath(path, true);
+        const std::span<const float> fed = gpu.session->feed(prompt);
+        std::vector<float> all(fed.begin(), fed.end());
+        for (int32_t t : {4, 99, 7}) {
+            const std::span<const float> stepped = gpu.session->step(t);
+            all.insert(all.end(), stepped.begin(), stepped.end());
+        }
+        logits.push_back(std::move(all));
+    }
+    unsetenv("ZINC_VK_ATTN_HEADS");
+    for (size_t i = 1; i < logits.size(); ++i) EXPECT_EQ(logits[i], logits[0]) << "head block " << (i == 1 ? 2 : 8);
+    std::filesystem::remove(path);
+}
+
 std::string makeTestModel(const std::string& preset, const std::string& mix, uint32_t seed) {
     const auto path = (test::scratchDir() / (preset + "-" + mix + ".gguf")).string();
     model::MakeModelOptions options;

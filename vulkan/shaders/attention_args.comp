@@ -12,7 +12,7 @@ layout(local_size_x = 1) in;
 layout(push_constant) uniform PC {
     IntBuf state;
     UintBuf args;  // VkDispatchIndirectCommand {x, y, z}
-    uint nHead;
+    uint nHead;  // y: head blocks (attention_split.comp's GQ query heads each)
     uint maxSplits;
     uint exactMax;
     uint tokens;  // the plan's tokens (rows): z; x follows the row with the most keys

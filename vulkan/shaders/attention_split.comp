@@ -1,6 +1,6 @@
 #version 450
 // Long-context attention, split along the KV length (flash decoding): workgroup
-// (split, head, token) walks the chunks split, split + S, split + 2S, ... of kChunk positions
+// (split, head block, token) walks the chunks split, split + S, split + 2S, ... of kChunk positions
 // (S = the token's own split count: one per kChunk keys it reads, at most nSplits; the dispatch's
 // x, from attention_args.comp, follows the step's longest row) in fp32 with an online softmax,
 // and writes its partial (max score, sum of weights, weighted V sum); attention.comp merges
@@ -10,6 +10,9 @@
 // Needs headDim % 8 == 0 (the host splits only then). A sliding-window layer (window > 0) reads
 // its last `window` positions from its ring of rows, as attention.comp does: the i-th of them
 // is row (first + i) % slots.
+// A head block is GQ query heads of one KV head (GQ divides the GQA group; spec constant): each
+// key and value row is read once for them, and each head's sums are the ones a workgroup of its
+// own computes (same threads, same order), so GQ changes no bits.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
@@ -18,6 +21,7 @@
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uvec4Buf { uvec4 v[]; };
 
 layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint GQ = 1u;  // query heads a workgroup, at most 8
 layout(push_constant) uniform PC {
     FloatBuf q;
     UintBuf kCache;
@@ -45,50 +49,77 @@ uint rowOf(uint i) {
 }
 
 const uint kChunk = 64u;
-shared float qh[256];
-shared float weights[kChunk];
-shared float partDot[256];
+shared vec4 qh[GQ * 64u];             // [head][headDim / 4]: the block's queries, F16-rounded
+shared float weights[GQ * kChunk];    // [head][position]: this chunk's softmax weights
+shared float partDot[GQ * 256u];      // [head][position * 4 + quarter]
 shared float partAcc[512];
+shared float headM[GQ], headSum[GQ], headRescale[GQ];  // each head's running max and sum
 
-float workgroupMax(float x) {
+// Per head block of 64 threads (one head's positions): the max and the sum over it, as
+// reduce.glsl's workgroup reductions give over a workgroup where only those 64 threads hold
+// values (subgroups of 8 to 64 lie inside one block; partials added in subgroup order).
+float blockMax(float x) {
     x = subgroupMax(x);
     if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
     barrier();
-    float m = reduceScratch_[0];
-    for (uint i = 1u; i < gl_NumSubgroups; ++i) m = max(m, reduceScratch_[i]);
+    const uint per = max(64u / gl_SubgroupSize, 1u), first = (gl_LocalInvocationID.x / 64u) * per;
+    float m = reduceScratch_[first];
+    for (uint i = 1u; i < per; ++i) m = max(m, reduceScratch_[first + i]);
     barrier();
     return m;
+}
+float blockSum(float x) {
+    x = subgroupAdd(x);
+    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
+    barrier();
+    const uint per = max(64u / gl_SubgroupSize, 1u), first = (gl_LocalInvocationID.x / 64u) * per;
+    float total = 0.0;
+    for (uint i = 0u; i < per; ++i) total += reduceScratch_[first + i];
+    barrier();
+    return total;
 }
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
-    const uint split = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z;
+    const uint split = gl_WorkGroupID.x, h0 = gl_WorkGroupID.y * GQ, t = gl_WorkGroupID.z;
     const uint pos = rowPosition(pc.state, t);
     slotBase_ = rowSlotBase(pc.state, t);
     const uint first = pc.window > 0u && pos >= pc.window ? pos + 1u - pc.window : 0u;
     const uint n = pos + 1u - first;
     firstSlot_ = first % pc.slots;
     if (n <= pc.exactMax || split * kChunk >= n) return;  // whole workgroup
-    const uint kvHead = h / pc.group, hd = pc.headDim;
-    for (uint i = tid; i < hd; i += 256u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i] * pc.qScale);
+    const uint kvHead = h0 / pc.group, hd = pc.headDim;
+    for (uint i = tid; i < GQ * 64u; i += 256u) {
+        const uint hq = i / 64u, e = 4u * (i % 64u);
+        if (e >= hd) continue;
+        const uint q0 = t * pc.qStride + (h0 + hq) * hd + e;
+        qh[i] = vec4(roundHalf(pc.q.v[q0] * pc.qScale), roundHalf(pc.q.v[q0 + 1u] * pc.qScale),
+                     roundHalf(pc.q.v[q0 + 2u] * pc.qScale), roundHalf(pc.q.v[q0 + 3u] * pc.qScale));
+    }
+    if (tid < GQ) {
+        headM[tid] = -1.0 / 0.0;
+        headSum[tid] = 0.0;
+    }
     barrier();
     const uvec2 kAddress = uvec2(pc.kCache);
     const bool wide = hd % 32u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
     Uvec4Buf k4 = Uvec4Buf(kAddress);
     const uint pairs = hd / 2u, groups = 256u / pairs;
     const uint g = tid / pairs, j = tid % pairs;
-    float m = -1.0 / 0.0, sum = 0.0;
-    vec2 acc = vec2(0.0);
+    vec2 acc[GQ];
+    for (uint hq = 0u; hq < GQ; ++hq) acc[hq] = vec2(0.0);
     // This token's own split count (attention.comp merges that many), whatever the dispatch's
     // x, which follows the step's longest row: a row's partials do not depend on its batch.
     const uint splits = min((n + kChunk - 1u) / kChunk, pc.nSplits);
     if (split >= splits) return;  // whole workgroup
     for (uint start = split * kChunk; start < n; start += splits * kChunk) {
         const uint count = min(kChunk, n - start);
-        // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here).
+        // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here),
+        // its key quarter loaded once for the GQ heads.
         {
             const uint p = tid / 4u, part = tid % 4u, words = hd / 8u;
-            float dot = 0.0;
+            float dot[GQ];
+            for (uint hq = 0u; hq < GQ; ++hq) dot[hq] = 0.0;
             if (p < count && wide) {  // a quarter is hd / 32 16-byte loads, all in flight
                 const uint row = (rowOf(start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 8u, quads = hd / 32u;
                 const uint q0 = part * (hd / 4u);
@@ -97,67 +128,84 @@ void main() {
                     if (i < quads) k[i] = k4.v[row + i];
                 for (uint i = 0u; i < 8u; ++i) {
                     if (i >= quads) break;
-                    const uint qi = q0 + 8u * i;
+                    const uint qi = (q0 + 8u * i) / 4u;
                     const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
                     const vec2 k2 = unpackHalf2x16(k[i].z), k3 = unpackHalf2x16(k[i].w);
-                    dot += k0.x * qh[qi] + k0.y * qh[qi + 1u];
-                    dot += k1.x * qh[qi + 2u] + k1.y * qh[qi + 3u];
-                    dot += k2.x * qh[qi + 4u] + k2.y * qh[qi + 5u];
-                    dot += k3.x * qh[qi + 6u] + k3.y * qh[qi + 7u];
+                    for (uint hq = 0u; hq < GQ; ++hq) {
+                        const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 1u];
+                        dot[hq] += k0.x * qa.x + k0.y * qa.y;
+                        dot[hq] += k1.x * qa.z + k1.y * qa.w;
+                        dot[hq] += k2.x * qb.x + k2.y * qb.y;
+                        dot[hq] += k3.x * qb.z + k3.y * qb.w;
+                    }
                 }
             } else if (p < count) {
                 const uint row = (rowOf(start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 2u;
                 const uint q0 = part * (hd / 4u);
-                uint i = 0u;
-                for (; i + 2u <= words; i += 2u) {
+                for (uint i = 0u; i < words; ++i) {
                     const vec2 k0 = unpackHalf2x16(pc.kCache.v[row + i]);
-                    const vec2 k1 = unpackHalf2x16(pc.kCache.v[row + i + 1u]);
-                    dot += k0.x * qh[q0 + 2u * i] + k0.y * qh[q0 + 2u * i + 1u];
-                    dot += k1.x * qh[q0 + 2u * i + 2u] + k1.y * qh[q0 + 2u * i + 3u];
-                }
-                if (i < words) {
-                    const vec2 k0 = unpackHalf2x16(pc.kCache.v[row + i]);
-                    dot += k0.x * qh[q0 + 2u * i] + k0.y * qh[q0 + 2u * i + 1u];
+                    const uint qi = q0 + 2u * i;  // qh element qi, qi + 1 (qi even)
+                    for (uint hq = 0u; hq < GQ; ++hq) {
+                        const vec4 qa = qh[hq * 64u + qi / 4u];
+                        const vec2 qp = (qi & 2u) != 0u ? qa.zw : qa.xy;
+                        dot[hq] += k0.x * qp.x + k0.y * qp.y;
+                    }
                 }
             }
-            partDot[tid] = dot;
+            for (uint hq = 0u; hq < GQ; ++hq) partDot[hq * 256u + tid] = dot[hq];
         }
         barrier();
-        float s = -1.0 / 0.0;
-        if (tid < count) s = ((partDot[4u * tid] + partDot[4u * tid + 1u]) + (partDot[4u * tid + 2u] + partDot[4u * tid + 3u])) * pc.scale;
-        const float mNew = max(m, workgroupMax(s));
-        const float rescale = expAccurate(m - mNew);  // 0 on the first chunk
-        const float w = tid < count ? expAccurate(s - mNew) : 0.0;
-        if (tid < kChunk) weights[tid] = w;
-        sum = sum * rescale + workgroupSum(w);  // its barriers also publish weights[]
-        m = mNew;
-        // Weighted V: thread (g, j) sums the element pair j of positions g, g + G, ... (two rows
-        // in flight at a time).
-        acc *= rescale;
+        // Softmax: thread (head hq, position p) for the heads of each pass of four.
+        for (uint pass = 0u; pass < (GQ + 3u) / 4u; ++pass) {
+            const uint hq = pass * 4u + tid / 64u, p = tid % 64u;
+            const bool mine = hq < GQ && p < count;
+            const uint d = (hq < GQ ? hq : 0u) * 256u + 4u * p;
+            const float s = mine ? ((partDot[d] + partDot[d + 1u]) + (partDot[d + 2u] + partDot[d + 3u])) * pc.scale : -1.0 / 0.0;
+            const float chunkMax = blockMax(s);
+            const float m = hq < GQ ? headM[hq] : 0.0;
+            const float mNew = max(m, chunkMax);
+            const float w = mine ? expAccurate(s - mNew) : 0.0;
+            if (hq < GQ) weights[hq * kChunk + p] = w;
+            const float chunkSum = blockSum(w);  // its barriers also publish weights[]
+            if (hq < GQ && p == 0u) {
+                const float rescale = expAccurate(m - mNew);  // 0 on the first chunk
+                headRescale[hq] = rescale;
+                headSum[hq] = headSum[hq] * rescale + chunkSum;
+                headM[hq] = mNew;
+            }
+        }
+        barrier();  // headRescale[]
+        // Weighted V: thread (g, j) sums the element pair j of positions g, g + G, ... (eight
+        // rows in flight at a time), each value pair once for the GQ heads.
+        for (uint hq = 0u; hq < GQ; ++hq) acc[hq] *= headRescale[hq];
         if (g < groups) {
             const uint col = (kvHead * hd) / 2u + j;
-            for (uint p = g; p < count; p += 8u * groups) {  // eight rows in flight
+            for (uint p = g; p < count; p += 8u * groups) {
                 vec2 v[8];
                 for (uint u = 0u; u < 8u; ++u)
                     if (p + u * groups < count) v[u] = unpackHalf2x16(pc.vCache.v[(rowOf(start + p + u * groups) * pc.kvDim) / 2u + col]);
                 for (uint u = 0u; u < 8u; ++u)
-                    if (p + u * groups < count) acc += weights[p + u * groups] * v[u];
+                    if (p + u * groups < count)
+                        for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + p + u * groups] * v[u];
             }
         }
-        barrier();  // weights[] and partDot[] are rewritten by the next chunk
+        barrier();  // weights[], partDot[] and headRescale[] are rewritten by the next chunk
     }
-    // The G partial sums of each element pair are added.
-    partAcc[2u * tid] = acc.x;
-    partAcc[2u * tid + 1u] = acc.y;
-    barrier();
-    const uint out0 = ((t * pc.nHead + h) * pc.nSplits + split) * (hd + 2u);
-    if (tid < hd) {
-        float total = 0.0;
-        for (uint gg = 0u; gg < groups; ++gg) total += partAcc[2u * (gg * pairs + tid / 2u) + tid % 2u];
-        pc.partials.v[out0 + 2u + tid] = total;
-    }
-    if (tid == 0u) {
-        pc.partials.v[out0] = m;
-        pc.partials.v[out0 + 1u] = sum;
+    // Each head: the G partial sums of each element pair are added.
+    for (uint hq = 0u; hq < GQ; ++hq) {
+        partAcc[2u * tid] = acc[hq].x;
+        partAcc[2u * tid + 1u] = acc[hq].y;
+        barrier();
+        const uint out0 = ((t * pc.nHead + h0 + hq) * pc.nSplits + split) * (hd + 2u);
+        if (tid < hd) {
+            float total = 0.0;
+            for (uint gg = 0u; gg < groups; ++gg) total += partAcc[2u * (gg * pairs + tid / 2u) + tid % 2u];
+            pc.partials.v[out0 + 2u + tid] = total;
+        }
+        if (tid == 0u) {
+            pc.partials.v[out0] = headM[hq];
+            pc.partials.v[out0 + 1u] = headSum[hq];
+        }
+        barrier();  // partAcc[] is rewritten for the next head
     }
 }
