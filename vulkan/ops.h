@@ -59,8 +59,9 @@ private:
     };
     static LayerCache layerCache(const PlanContext& ctx, const graph::Op& op);
     void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const;
-    // Query heads one split-attention workgroup takes (attention_split.comp GQ): a divisor of
-    // the GQA group, at most 8, within the device's shared memory; ZINC_VK_ATTN_HEADS forces it.
+    // Query heads one split-attention workgroup takes (attention_split.comp GQ): 4, or the
+    // largest divisor of the GQA group under it that fits the device's shared memory;
+    // ZINC_VK_ATTN_HEADS (1..8) asks for another block size.
     uint32_t splitHeads(const model::ModelConfig& c) const;
     PipelineFactory& pipelines_;
     VkPipeline store_, attend_, args_, fused_;
