@@ -80,7 +80,7 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, c
     // One token (stage 0): Q4_K rows keep 2 units a thread in flight. A matvec between two
     // barriers waits a memory round trip per unit it loads in turn; H200, bench --kernels on
     // Qwen3-8B Q4_K_M, with the barrier: attn_k 6.44 -> 4.45 us, attn_q 7.29 -> 6.68,
-    // ffn_down 16.18 -> 12.80, gate+up 20.90 -> 20.02. Q6_K (8 loads a unit already) gained
+    // ffn_down 16.18 -> 12.80, gate+up 20.90 -> 20.02. Q6_K (18 loads a unit already) gained
     // nothing and its lm_head lost (200 -> 218 us); expert slices lost (30B-A3B gate+up 7.96 ->
     // 8.82); 4 in flight lost everywhere (registers).
     const uint32_t prefetch =

@@ -57,9 +57,9 @@ const std::vector<ModelPreset>& modelPresets() {
         wideHeads.nLayers = 2, wideHeads.headDim = 256;
         p.push_back(wideHeads);
 
-        // Rows of 4,096 values, as the 8B's: the GPU matvec's unit groups (a thread multiplying
-        // 2 or 4 neighbouring 32-value units) need 32 threads x 4 units along a row, which the
-        // 256-wide tiny rows never give.
+        // Rows of 4,096 values, as the 8B's: 4 units of 32 values for each of a row's 32 GPU
+        // matvec threads, two of them in flight (matvec_rows.comp PF), where the 256-wide tiny
+        // rows give a thread one unit.
         ModelPreset wideRows = tiny;
         wideRows.name = "qwen3-tiny-d4096";
         wideRows.description = "tiny qwen3 with 4096-wide rows: 2 layers, d 4096, 4/2 heads of 64, ffn 512, vocab 1024";
