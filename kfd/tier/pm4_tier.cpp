@@ -366,6 +366,12 @@ private:
         if (hasState()) state_.setEnd(loop_.nextPosition);
         loop_.lastId = ids.empty() ? firstToken : ids.back();
         if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
+        // Through the kernel's ring (CS) a job is reset by the kernel's job timeout (amdgpu's
+        // lockup_timeout, 10 s for compute rings since Linux commit ec8fbb4, "make compute timeouts
+        // consistent"): a loop left paused while the user types would be reset. So on that route
+        // each call's loop ends with the call (cancelled at its pause, its fence waited for), and
+        // the next call submits a new one: one CS ioctl a call instead of one a generation.
+        else if (kfd_.route == SubmitRoute::Cs) stopLoop();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
         stats_.decodeHostSeconds += std::chrono::duration<double>(polling - start).count();  // the poll is the wait
