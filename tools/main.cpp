@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"doorbell", "cs"}))
         ->capture_default_str();
     app.add_flag("--loop", global.loop,
-                 "kfd/umq tiers: sampled generation as one persistent command-processor loop (no doorbell or syscall per token)");
+                 "kfd/umq tiers: sampled generation as one persistent command-processor loop (no doorbell or syscall per token); "
+                 "not with --submit=cs, whose jobs the kernel resets past its job timeout");
     app.add_option("--wait-timeout", global.waitTimeoutMs,
                    "GPU tiers: give up waiting for the GPU after this many ms, with the queue's state")
         ->capture_default_str()->check(CLI::Range(1u, 3600000u));

@@ -67,12 +67,17 @@ public:
     }
 
     std::string name() const override { return kfd_.tierName; }
+    // --loop, where the door allows it: a queue of ours (KFD, an amdgpu user queue), not CS.
+    bool loops() const { return kfd_.loop && kfd_.route != SubmitRoute::Cs; }
     std::string describe() const override {
         std::string s = fmt::format("{}: {} ({}), weights {:.1f} MiB in VRAM{}, context {}, KV cache F16 {:.1f} MiB{}, {}, submit: {}",
                                     kfd_.tierName, device_->name(), device_->caps().gfxName, double(memory_.weightBytes()) / (1 << 20), memory_.stagingNote(),
                                     limits_.contextLength(), double(memory_.kvCacheBytes()) / (1 << 20),
                                     sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(), limits_.describe(),
                                     submitter_ ? submitter_->route() : std::string("none (recovery failed)"));
+        if (kfd_.loop)
+            s += loops() ? ", --loop: one persistent CP loop a generation"
+                         : ", --loop: not through CS (the kernel resets a job past its timeout): 16 tokens a submission";
         if (const RecordedPlan* decode = plans_.find(PlanShape{1, false, false}))
             s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", decode->built.ibDwords, decode->built.dispatches,
                              decode->built.barriers);
@@ -94,7 +99,7 @@ public:
         const Submitter::HostCounts c = submitter_ ? submitter_->hostCounts() : Submitter::HostCounts{};
         s.doorbells = c.doorbells;
         s.hostSyscalls = c.syscalls;
-        s.tokensInFlight = kfd_.loop ? limits_.contextLength() : std::max(16, kfd_.tokensPerSubmission);
+        s.tokensInFlight = loops() ? limits_.contextLength() : std::max(16, kfd_.tokensPerSubmission);
         return s;
     }
 
@@ -215,7 +220,11 @@ public:
         ready();
         runtime::EventLog* log = traceLog();
         syncRecurrentState(startPos, 0);  // fed tokens counted below: a stop id may end it early
-        if (kfd_.loop && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
+        // No persistent loop through the kernel's ring (CS): a job it holds past amdgpu's job
+        // timeout (lockup_timeout, 10 s for compute rings since Linux commit ec8fbb4, "make
+        // compute timeouts consistent") is reset, and a loop lives for a whole generation and
+        // sits paused while the user types. That route queues submissions of 16 tokens instead.
+        if (loops() && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
         stopLoop();
         const auto start = Clock::now();
         double waited = 0;
@@ -366,12 +375,6 @@ private:
         if (hasState()) state_.setEnd(loop_.nextPosition);
         loop_.lastId = ids.empty() ? firstToken : ids.back();
         if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
-        // Through the kernel's ring (CS) a job is reset by the kernel's job timeout (amdgpu's
-        // lockup_timeout, 10 s for compute rings since Linux commit ec8fbb4, "make compute timeouts
-        // consistent"): a loop left paused while the user types would be reset. So on that route
-        // each call's loop ends with the call (cancelled at its pause, its fence waited for), and
-        // the next call submits a new one: one CS ioctl a call instead of one a generation.
-        else if (kfd_.route == SubmitRoute::Cs) stopLoop();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
         stats_.decodeHostSeconds += std::chrono::duration<double>(polling - start).count();  // the poll is the wait

@@ -137,8 +137,8 @@ std::vector<int32_t> chunked(runtime::Tier& tier, int32_t vocab, int32_t total, 
 
 // The doors (a KFD queue, an amdgpu user queue, the amdgpu CS ioctl) and the persistent loop
 // on each: the same ids for a seed. On a queue of ours the loop takes one doorbell for the whole
-// generation and neither doorbells nor syscalls after its first call; through CS it is one job a
-// call (the kernel's job timeout would reset a loop left paused between calls).
+// generation and neither doorbells nor syscalls after its first call; CS runs no loop (the
+// kernel's job timeout would reset one left paused between calls) and queues submissions.
 TEST(GpuSampler, DoorsAndTheLoopGiveTheSameTokens) {
     runtime::SamplerParams p;
     p.seed = 11;
@@ -155,17 +155,11 @@ TEST(GpuSampler, DoorsAndTheLoopGiveTheSameTokens) {
             if (want.empty()) want = ids;
             EXPECT_EQ(ids, want) << door << (loop ? " --loop" : "");
             const runtime::TierStats s = t.tier->stats();
-            if (loop && std::string(door) == "cs") {
-                // A CS job may not outlive the kernel's job timeout: one loop a call, each ended
-                // at the call's end (its submission, and at most a wait for its fence).
-                EXPECT_EQ(s.decodeSubmissions, 3) << door;
-                EXPECT_EQ(s.doorbells, 0) << door;
-                EXPECT_LE(s.hostSyscalls, 6) << door << ": a CS submission and a fence wait a call";
-            } else if (loop) {
+            if (loop && std::string(door) != "cs") {
                 EXPECT_EQ(s.decodeSubmissions, 1) << door;
                 EXPECT_EQ(s.doorbells, 1) << door;
                 EXPECT_EQ(s.hostSyscalls, 0) << door;
-            } else {
+            } else {  // CS takes no loop: a job past the kernel's timeout is reset
                 EXPECT_EQ(s.decodeSubmissions, 3) << door;  // 16 tokens per call, one submission each
             }
             // The loop is cancelled by the next evaluate; its logits are those of a fresh run.
