@@ -76,8 +76,9 @@ public:
                                     sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(), limits_.describe(),
                                     submitter_ ? submitter_->route() : std::string("none (recovery failed)"));
         if (kfd_.loop)
-            s += loops() ? ", --loop: one persistent CP loop a generation"
-                         : ", --loop: not through CS (the kernel resets a job past its timeout): 16 tokens a submission";
+            s += loops() ? std::string(", --loop: one persistent CP loop a generation")
+                         : fmt::format(", --loop: not through CS (the kernel resets a job past its timeout): {} tokens a submission",
+                                       std::max(16, kfd_.tokensPerSubmission));
         if (const RecordedPlan* decode = plans_.find(PlanShape{1, false, false}))
             s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", decode->built.ibDwords, decode->built.dispatches,
                              decode->built.barriers);
@@ -223,7 +224,7 @@ public:
         // No persistent loop through the kernel's ring (CS): a job it holds past amdgpu's job
         // timeout (lockup_timeout, 10 s for compute rings since Linux commit ec8fbb4, "make
         // compute timeouts consistent") is reset, and a loop lives for a whole generation and
-        // sits paused while the user types. That route queues submissions of 16 tokens instead.
+        // sits paused while the user types. That route queues its submissions instead.
         if (loops() && !kfd_.checkSampledStep && !log) return generateLooped(firstToken, startPos, n, sampler, history);
         stopLoop();
         const auto start = Clock::now();
