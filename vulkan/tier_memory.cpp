@@ -104,9 +104,10 @@ void TierMemory::allocate() {
         layout_.deltaChunks = deltaChunks_.address();
         layout_.deltaChunk = chunk;
     }
-    // ZINC_VK_ATTN_SPLITS (A/B runs) replaces kMaxAttentionSplits.
+    // ZINC_VK_ATTN_SPLITS (A/B runs) replaces kMaxAttentionSplits, up to the 128 partials
+    // attention.comp merges (its kMaxSplits).
     const char* splitsEnv = std::getenv("ZINC_VK_ATTN_SPLITS");
-    const uint32_t maxSplits = splitsEnv && *splitsEnv ? std::clamp<uint32_t>(std::strtoul(splitsEnv, nullptr, 10), 1, 256) : kMaxAttentionSplits;
+    const uint32_t maxSplits = splitsEnv && *splitsEnv ? std::clamp<uint32_t>(std::strtoul(splitsEnv, nullptr, 10), 1, 128) : kMaxAttentionSplits;
     layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
                                   maxSplits);
     layout_.attnBatchSplits = std::min(layout_.attnSplits, kMaxBatchAttentionSplits);
