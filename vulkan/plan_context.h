@@ -38,6 +38,7 @@ struct DeviceLayout {
     uint32_t moeOrderAt = 0;
     VkDeviceAddress attnPartials = 0;  // split attention: [token][head][split][headDim + 2]
     uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
+    uint32_t attnExactMax = 0;         // the longest KV attention.comp computes exactly (kExactAttentionMax)
     uint32_t attnBatchSplits = 0;      // the same in a prefill batch, at most kMaxBatchAttentionSplits
     uint64_t attnPartialSlots = 0;     // (token, split) partials per head that fit: a step of more is not split
     VkBuffer attnArgs = VK_NULL_HANDLE;  // the split's VkDispatchIndirectCommand (attention_args.comp)
@@ -48,9 +49,14 @@ struct DeviceLayout {
     uint32_t deltaChunk = 0;
 };
 
-// Decode attention is computed exactly as the cpu tier (F16 accumulator, position by
-// position) up to this KV length and split along the KV length in fp32 past it.
-inline constexpr uint32_t kExactAttentionMax = 256;
+// Attention reading up to this many keys is computed exactly as the cpu tier does (attention.comp:
+// F16 accumulator, position by position, so a short chat's logits are the oracle's); past it
+// attention_split.comp splits the KV length in fp32. The exact path is a serial chain as long
+// as the KV: with it up to 256 keys, 8B on the H200 decoded 256.3 tok/s after a 16-token prompt
+// (slower than after 512: 259-263); up to 64, 266.9; split at every length, 267.6
+// (results/vulkan-h100.md, tenth session). ZINC_VK_ATTN_EXACT=N (TierMemory reads it once)
+// sets another bound for A/B; heads whose size is not a multiple of 8 always take the exact path.
+inline constexpr uint32_t kExactAttentionMax = 64;
 // Split attention's workgroups per head (at most attention.comp's kMaxSplits): past 32 x 64
 // positions each workgroup walks several chunks. 32 measured best on the H100 (8B decode at
 // depth 8192: 148.9 tok/s, against 148.1 with 64 and 143.3 with 128; results/vulkan-h100.md).

@@ -111,7 +111,9 @@ void TierMemory::allocate() {
     layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
                                   maxSplits);
     layout_.attnBatchSplits = std::min(layout_.attnSplits, kMaxBatchAttentionSplits);
-    if (static_cast<uint32_t>(contextLength_) > kExactAttentionMax) {
+    const char* exactEnv = std::getenv("ZINC_VK_ATTN_EXACT");
+    layout_.attnExactMax = exactEnv && *exactEnv ? static_cast<uint32_t>(std::strtoul(exactEnv, nullptr, 10)) : kExactAttentionMax;
+    if (static_cast<uint32_t>(contextLength_) > layout_.attnExactMax) {
         // 16 bytes of dispatch counts (attention_args.comp), then the partials: one token's
         // attnSplits per head, or a whole batch's attnBatchSplits (rows of several sequences,
         // attnSplits each, up to as many).

@@ -260,6 +260,18 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     enable.v12.timelineSemaphore = VK_TRUE;
     enable.v11.storageBuffer16BitAccess = VK_TRUE;
     enable.base.features.shaderInt16 = VK_TRUE;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    if (const char* stats = std::getenv("ZINC_VK_PIPELINE_STATS"); stats && std::strcmp(stats, "1") == 0) {
+        if (!hasExtension(physical_, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME))
+            throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_PIPELINE_STATS=1 but {} lacks {}", caps_.name,
+                                                 VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME));
+        executables.pipelineExecutableInfo = VK_TRUE;
+        executables.pNext = enable.base.pNext;
+        enable.base.pNext = &executables;
+        extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+        caps_.pipelineStatistics = true;
+    }
     VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     info.pNext = &enable.base;
     info.queueCreateInfoCount = 1;

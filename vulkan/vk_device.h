@@ -43,6 +43,10 @@ struct DeviceCaps {
     // auto (per matrix), 64x64, 128x64 or 128x128 (shapes past sharedMemoryBytes fall back).
     CoopmatTile coopmatTile;
     std::string prefillMatmul;
+    // VK_KHR_pipeline_executable_properties enabled: PipelineFactory prints each pipeline's
+    // compiler statistics (registers, spills, shared memory: what the driver reports) to stderr
+    // as it creates it. Only when ZINC_VK_PIPELINE_STATS=1 (read once, by Device).
+    bool pipelineStatistics = false;
     std::vector<std::string> features;  // the ones zinc-rt uses that are present
     std::vector<std::string> missing;   // the ones zinc-rt needs that are absent
     bool usable() const { return missing.empty(); }

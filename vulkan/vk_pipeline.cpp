@@ -164,11 +164,49 @@ VkPipeline PipelineFactory::get(Shader shader, const std::vector<uint32_t>& spec
     info.stage.pName = "main";
     info.stage.pSpecializationInfo = spec.empty() ? nullptr : &specInfo;
     info.layout = layout_;
+    if (caps().pipelineStatistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkPipeline p;
-    check(vkCreateComputePipelines(device_.handle(), VK_NULL_HANDLE, 1, &info, nullptr, &p), "vkCreateComputePipelines",
-          fmt::format("{} [{}]", shaderName(shader), fmt::join(spec, ",")));
+    const std::string name = fmt::format("{} [{}]", shaderName(shader), fmt::join(spec, ","));
+    check(vkCreateComputePipelines(device_.handle(), VK_NULL_HANDLE, 1, &info, nullptr, &p), "vkCreateComputePipelines", name);
     pipelines_[key] = p;
+    if (caps().pipelineStatistics) printStatistics(p, name);
     return p;
+}
+
+// VK_KHR_pipeline_executable_properties: each executable's statistics as the driver names them
+// (NVIDIA: "Register Count", ...; RADV: "VGPRs", "Spilled VGPRs", "LDS size", ...), one line.
+void PipelineFactory::printStatistics(VkPipeline pipeline, const std::string& name) const {
+    const VkDevice d = device_.handle();
+    const auto executables = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+        vkGetDeviceProcAddr(d, "vkGetPipelineExecutablePropertiesKHR"));
+    const auto statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+        vkGetDeviceProcAddr(d, "vkGetPipelineExecutableStatisticsKHR"));
+    if (!executables || !statistics) return;
+    VkPipelineInfoKHR pipelineInfo{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    pipelineInfo.pipeline = pipeline;
+    uint32_t count = 0;
+    if (executables(d, &pipelineInfo, &count, nullptr) != VK_SUCCESS) return;
+    for (uint32_t e = 0; e < count; ++e) {
+        VkPipelineExecutableInfoKHR exe{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+        exe.pipeline = pipeline;
+        exe.executableIndex = e;
+        uint32_t n = 0;
+        if (statistics(d, &exe, &n, nullptr) != VK_SUCCESS) continue;
+        std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+        if (statistics(d, &exe, &n, stats.data()) != VK_SUCCESS) continue;
+        std::string line;
+        for (const auto& s : stats) {
+            line += fmt::format("{}{}=", line.empty() ? "" : ", ", s.name);
+            switch (s.format) {
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += s.value.b32 ? "yes" : "no"; break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += fmt::format("{}", s.value.i64); break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += fmt::format("{}", s.value.u64); break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: line += fmt::format("{:g}", s.value.f64); break;
+                default: line += "?";
+            }
+        }
+        fmt::print(stderr, "vulkan pipeline {}: {}\n", name, line);
+    }
 }
 
 }  // namespace zinc::vk

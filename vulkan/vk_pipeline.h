@@ -35,6 +35,7 @@ public:
 
 private:
     VkShaderModule module(Shader shader);
+    void printStatistics(VkPipeline pipeline, const std::string& name) const;
     const Device& device_;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     std::map<Shader, VkShaderModule> modules_;
