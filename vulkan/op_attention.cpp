@@ -161,7 +161,10 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
             ctx.rec.indirectArgsBarrier();
             ctx.attnArgsRecorded = true;
         }
-        ctx.rec.dispatchIndirect(pipelines_.get(Shader::AttentionSplit, {heads}), pc, ctx.mem.attnArgs, 0);
+        // ZINC_VK_ATTN_ROLL=0 (A/B runs): each chunk's loads issued when it is reached.
+        const char* rollEnv = std::getenv("ZINC_VK_ATTN_ROLL");
+        const uint32_t roll = rollEnv && *rollEnv == '0' ? 0u : 1u;
+        ctx.rec.dispatchIndirect(pipelines_.get(Shader::AttentionSplit, {heads, headDim, roll}), pc, ctx.mem.attnArgs, 0);
     }
     const AttendPc attend{ctx.row0(op.in),
                           kCache,

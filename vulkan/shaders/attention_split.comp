@@ -22,6 +22,8 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uv
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint GQ = 1u;  // query heads a workgroup, at most 8
+layout(constant_id = 1) const uint HD = 128u;  // pc.headDim (8 to 256): sizes the rolling loads' registers
+layout(constant_id = 2) const uint ROLL = 1u;  // 1: the next chunk's loads issued as this one's are used up
 layout(push_constant) uniform PC {
     FloatBuf q;
     UintBuf kCache;
@@ -49,6 +51,9 @@ uint rowOf(uint i) {
 }
 
 const uint kChunk = 64u;
+const uint KQ = (HD + 31u) / 32u;         // a key quarter's 16-byte loads (wide rows)
+const uint VG = 256u / (HD / 2u);         // value threads of a position (groups below)
+const uint VP = (kChunk + VG - 1u) / VG;  // a value thread's positions in a chunk
 shared vec4 qh[GQ * 64u];             // [head][headDim / 4]: the block's queries, F16-rounded
 shared float weights[GQ * kChunk];    // [head][position]: this chunk's softmax weights
 shared float partDot[GQ * 256u];      // [head][position * 4 + quarter]
@@ -103,6 +108,7 @@ void main() {
     barrier();
     const uvec2 kAddress = uvec2(pc.kCache);
     const bool wide = hd % 32u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
+    const bool roll = ROLL != 0u && hd == HD;
     Uvec4Buf k4 = Uvec4Buf(kAddress);
     const uint pairs = hd / 2u, groups = 256u / pairs;
     const uint g = tid / pairs, j = tid % pairs;
@@ -112,15 +118,50 @@ void main() {
     // x, which follows the step's longest row: a row's partials do not depend on its batch.
     const uint splits = min((n + kChunk - 1u) / kChunk, pc.nSplits);
     if (split >= splits) return;  // whole workgroup
+    // Rolling loads (ROLL): a thread's key quarter (KQ 16-byte loads, wide rows) and value pairs
+    // (positions g, g + groups, ...: VP words) of the next chunk are issued as soon as this
+    // chunk's are used up, the keys after the scores and the values after the weighted sum, so
+    // they arrive during the softmax and the other phase instead of being waited for in turn.
+    // The same sums in the same order: bits unchanged.
+    const uint kp = tid / 4u, kPart = tid % 4u;
+#define LOAD_KEYS(S)                                                                              \
+    if (wide && kp < min(kChunk, n - (S))) {                                                      \
+        const uint row_ = (rowOf((S) + kp) * pc.kvDim + kvHead * hd + kPart * (hd / 4u)) / 8u;    \
+        for (uint i = 0u; i < KQ; ++i) kr[i] = k4.v[row_ + i];                                    \
+    }
+#define LOAD_VALUES(S)                                                                            \
+    for (uint u = 0u; u < VP; ++u)                                                                \
+        if (g < groups && g + u * groups < min(kChunk, n - (S)))                                  \
+            vr[u] = pc.vCache.v[(rowOf((S) + g + u * groups) * pc.kvDim) / 2u + (kvHead * hd) / 2u + j];
+    uvec4 kr[KQ];
+    uint vr[VP];
+    if (roll) {
+        LOAD_KEYS(split * kChunk)
+        LOAD_VALUES(split * kChunk)
+    }
     for (uint start = split * kChunk; start < n; start += splits * kChunk) {
-        const uint count = min(kChunk, n - start);
+        const uint count = min(kChunk, n - start), next = start + splits * kChunk;
         // Scores: four threads per position, each a quarter of the head (hd % 8 == 0 here),
         // its key quarter loaded once for the GQ heads.
         {
             const uint p = tid / 4u, part = tid % 4u, words = hd / 8u;
             float dot[GQ];
             for (uint hq = 0u; hq < GQ; ++hq) dot[hq] = 0.0;
-            if (p < count && wide) {  // a quarter is hd / 32 16-byte loads, all in flight
+            if (p < count && wide && roll) {
+                const uint q0 = part * (hd / 4u);
+                for (uint i = 0u; i < KQ; ++i) {
+                    const uint qi = (q0 + 8u * i) / 4u;
+                    const vec2 k0 = unpackHalf2x16(kr[i].x), k1 = unpackHalf2x16(kr[i].y);
+                    const vec2 k2 = unpackHalf2x16(kr[i].z), k3 = unpackHalf2x16(kr[i].w);
+                    for (uint hq = 0u; hq < GQ; ++hq) {
+                        const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 1u];
+                        dot[hq] += k0.x * qa.x + k0.y * qa.y;
+                        dot[hq] += k1.x * qa.z + k1.y * qa.w;
+                        dot[hq] += k2.x * qb.x + k2.y * qb.y;
+                        dot[hq] += k3.x * qb.z + k3.y * qb.w;
+                    }
+                }
+            } else if (p < count && wide) {  // a quarter is hd / 32 16-byte loads, all in flight
                 const uint row = (rowOf(start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 8u, quads = hd / 32u;
                 const uint q0 = part * (hd / 4u);
                 uvec4 k[8];
@@ -154,6 +195,7 @@ void main() {
             }
             for (uint hq = 0u; hq < GQ; ++hq) partDot[hq * 256u + tid] = dot[hq];
         }
+        if (roll && next < n) LOAD_KEYS(next)
         barrier();
         // Softmax: thread (head hq, position p) for the heads of each pass of four.
         for (uint pass = 0u; pass < (GQ + 3u) / 4u; ++pass) {
@@ -178,7 +220,14 @@ void main() {
         // Weighted V: thread (g, j) sums the element pair j of positions g, g + G, ... (eight
         // rows in flight at a time), each value pair once for the GQ heads.
         for (uint hq = 0u; hq < GQ; ++hq) acc[hq] *= headRescale[hq];
-        if (g < groups) {
+        if (roll) {
+            for (uint u = 0u; u < VP; ++u)
+                if (g < groups && g + u * groups < count) {
+                    const vec2 v = unpackHalf2x16(vr[u]);
+                    for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + g + u * groups] * v;
+                }
+            if (next < n) LOAD_VALUES(next)
+        } else if (g < groups) {
             const uint col = (kvHead * hd) / 2u + j;
             for (uint p = g; p < count; p += 8u * groups) {
                 vec2 v[8];
@@ -191,6 +240,8 @@ void main() {
         }
         barrier();  // weights[], partDot[] and headRescale[] are rewritten by the next chunk
     }
+#undef LOAD_KEYS
+#undef LOAD_VALUES
     // Each head: the G partial sums of each element pair are added.
     for (uint hq = 0u; hq < GQ; ++hq) {
         partAcc[2u * tid] = acc[hq].x;
