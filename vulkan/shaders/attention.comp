@@ -54,7 +54,6 @@ float workgroupMax(float x) {
 
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
-const uint kMergeAhead = 32u;  // splits whose partials a merge thread loads up front (a multiple of 8)
 
 const uint kChunk = 1024u;
 const uint kAhead = 16u;  // V elements a thread has in flight in the exact accumulation
@@ -76,13 +75,8 @@ void main() {
     if (n > pc.exactMax) {
         // Merge: one thread per split finds the common max and each split's scale, then one
         // thread per output element sums the scaled partials (loads independent of each other).
-        // Element tid's partials of the first kMergeAhead splits are loaded before anything
-        // else, so they arrive while the max and the sum are reduced.
         const uint splits = min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits);
         const uint base = (t * pc.nHead + h) * pc.nSplits * (hd + 2u);
-        float ahead[kMergeAhead];
-        for (uint u = 0u; u < kMergeAhead; ++u)
-            if (tid < hd && u < splits) ahead[u] = pc.partials.v[base + u * (hd + 2u) + 2u + tid];
         float m = -1.0 / 0.0;
         for (uint s = tid; s < splits; s += 128u) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
         m = workgroupMax(m);
@@ -95,14 +89,7 @@ void main() {
         sum = workgroupSum(sum);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
             float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-            uint first = 0u;
-            if (d == tid) {  // the loaded splits, added in the order of the loop below
-                for (uint s = 0u; s < kMergeAhead; s += 8u)
-                    for (uint u = 0u; u < 8u; ++u)
-                        if (s + u < splits) acc[u] += ahead[s + u] * splitScale[s + u];
-                first = kMergeAhead;
-            }
-            for (uint s = first; s < splits; s += 8u)
+            for (uint s = 0u; s < splits; s += 8u)
                 for (uint u = 0u; u < 8u; ++u)
                     if (s + u < splits) acc[u] += pc.partials.v[base + (s + u) * (hd + 2u) + 2u + d] * splitScale[s + u];
             const float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
