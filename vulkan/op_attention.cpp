@@ -165,8 +165,8 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
         // depth 8192 193.6 -> 203.3 tok/s, at 512 262.7 -> 265.8; their registers (95 against 69)
         // cost a prefill batch's many workgroups occupancy (8B prefill 8192 1,017 -> 978), so
         // batches and rows keep the plain loads (the same bits); so do heads wider than 128,
-        // whose rolled keys and values take twice the registers (the Qwen3.6 shape's 256-wide
-        // attention heads: 220.9 -> 214.4 tok/s rolled). ZINC_VK_ATTN_ROLL=0: none (A/B).
+        // whose rolled keys and values take twice the registers (the Qwen3.6 shape, 256-wide
+        // attention heads, decoded 2-3 % slower rolled). ZINC_VK_ATTN_ROLL=0: none (A/B).
         const char* rollEnv = std::getenv("ZINC_VK_ATTN_ROLL");
         const uint32_t roll = ctx.nTokens == 1 && headDim <= 128 && !(rollEnv && *rollEnv == '0') ? 1u : 0u;
         ctx.rec.dispatchIndirect(pipelines_.get(Shader::AttentionSplit, {heads, headDim, roll}), pc, ctx.mem.attnArgs, 0);
