@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/cli/run_zinc.h"
 #include "tests/golden.h"
 #include "tests/run_zinc.h"
 #include "tests/test_paths.h"
@@ -207,6 +208,23 @@ TEST(Cli, BenchKernelsPrintsARowPerMatVecShapeWithTheCopyRate) {
     const auto cpu = runZinc("--tier=cpu bench " + model("qwen3-tiny.gguf") + " --kernels");
     EXPECT_EQ(cpu.exitCode, 2);
     EXPECT_EQ(cpu.output, "zinc-rt: error: --kernels: times the vulkan tier's kernels: needs --tier=vulkan (the tier is cpu)\n");
+}
+
+// ZINC_VK_PIPELINE_STATS=1: each pipeline's compiler statistics on stderr where the device has
+// VK_KHR_pipeline_executable_properties (NVIDIA, RADV); a device without it (lavapipe) is refused
+// by name rather than ignored.
+TEST(Cli, PipelineStatisticsArePrintedOrRefusedByName) {
+    if (runZinc("devices").output.find("vulkan tier: usable") == std::string::npos) GTEST_SKIP() << "no usable Vulkan device";
+    const std::string args = "--tier=vulkan score " + model("stories260K.gguf") + " --tokens 1";
+    const auto r = test::runZincCli(args, "", "ZINC_VK_PIPELINE_STATS=1");
+    if (r.exitCode == 0) {
+        EXPECT_NE(r.output.find("vulkan pipeline rms_norm []: "), std::string::npos) << r.output;
+    } else {
+        EXPECT_EQ(r.exitCode, 1) << r.output;
+        EXPECT_EQ(test::cliErrorLine(r).rfind("zinc-rt: error: vulkan tier: ZINC_VK_PIPELINE_STATS=1 but ", 0), 0u) << r.output;
+        EXPECT_NE(r.output.find(" lacks VK_KHR_pipeline_executable_properties"), std::string::npos) << r.output;
+    }
+    EXPECT_EQ(runZinc(args).output.find("vulkan pipeline "), std::string::npos);  // off by default
 }
 
 }  // namespace
