@@ -139,6 +139,33 @@ TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
     }
 }
 
+// A one-token step's split attention rolls its loads (attention_split.comp ROLL: the next
+// chunk's keys and values issued while this chunk is used); a prefill batch does not. With 2
+// splits a 200-token prompt gives each split workgroup several chunks in turn, so the rolled
+// loads carry from chunk to chunk: decode steps give the bits of the plain loads
+// (ZINC_VK_ATTN_ROLL=0), on 64-wide heads (keys in 16-byte quarters) and stories260K's 8-wide.
+TEST(VulkanTier, RolledSplitLoadsGiveThePlainLoadsBits) {
+    ZINC_REQUIRE_VULKAN();
+    setenv("ZINC_VK_ATTN_SPLITS", "2", 1);  // read when the tier is made
+    for (const char* file : {"qwen3-tiny.gguf", "stories260K.gguf"}) {
+        std::vector<std::vector<float>> logits;
+        for (const char* roll : {"1", "0"}) {
+            setenv("ZINC_VK_ATTN_ROLL", roll, 1);  // read when a plan is recorded
+            auto gpu = test::load(file, true);
+            gpu.session->feed(longStoriesPrompt(200));
+            std::vector<float> all;
+            for (int32_t t : {4, 99, 7}) {
+                const std::span<const float> stepped = gpu.session->step(t);
+                all.insert(all.end(), stepped.begin(), stepped.end());
+            }
+            logits.push_back(std::move(all));
+        }
+        EXPECT_EQ(logits[0], logits[1]) << file;
+    }
+    unsetenv("ZINC_VK_ATTN_ROLL");
+    unsetenv("ZINC_VK_ATTN_SPLITS");
+}
+
 // A make-model file (random weights, real block layouts) in this process's scratch folder.
 std::string makeTestModel(const std::string& preset, const std::string& mix, uint32_t seed);
 
