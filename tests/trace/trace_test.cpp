@@ -2,6 +2,7 @@
 // clock inside each token's window, a Chrome trace JSON with the expected tracks, a summary
 // whose per-layer times add up to the token time, expert tags equal to the cpu tier's, and
 // tracing that changes no result.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -147,9 +148,17 @@ TEST_P(TraceOnTier, OpSpansTileEachTokenAndAddUpToItsTime) {
     double layers = 0;
     for (const auto& l : s.byLayer) layers += l.msPerToken;
     EXPECT_NEAR(layers, s.layersMs + s.outsideMs, 1e-9);
-    EXPECT_NEAR(s.layersMs + s.outsideMs, s.tokenMs, 0.05 * s.tokenMs)
-        << "per-layer times (+ the ops outside the layers) against the token time\n"
+    // The op spans tile the token; what they leave out is named, not assumed small: a timed
+    // bound (it was 5 % of the token) failed in CI when lavapipe's logits copy took 7.7 ms.
+    EXPECT_NEAR(s.layersMs + s.outsideMs + s.beforeOpsMs + s.afterOpsMs, s.tokenMs, 1e-6)
+        << "per-layer times (+ the ops outside the layers + the time before and after them) against the token time\n"
         << trace::formatSummary(s);
+    EXPECT_GE(s.afterOpsMs, 0.0);
+    EXPECT_GE(s.beforeOpsMs, 0.0);
+    if (GetParam() != TierKind::Cpu) {
+        EXPECT_EQ(s.beforeOpsMs, 0.0) << "the first op opens the device span";
+    }
+    EXPECT_NE(trace::formatSummary(s).find(fmt::format("{:.3f} ms after the last", s.afterOpsMs)), std::string::npos);
     EXPECT_DOUBLE_EQ(s.submissionsPerToken, GetParam() == TierKind::Cpu ? 0.0 : 1.0);
     EXPECT_GT(s.tokensPerSecond, 0.0);
 }

@@ -60,6 +60,12 @@ Summary summarize(const Timeline& t) {
         s.hasDevice |= token.hasDevice;
         s.submissionsPerToken += token.submissions;
         opEvents += token.ops.size();
+        if (!token.ops.empty()) {
+            int64_t lastEnd = t.events[token.ops.front()].endNs;
+            for (size_t index : token.ops) lastEnd = std::max(lastEnd, t.events[index].endNs);
+            s.beforeOpsMs += ms(t.events[token.ops.front()].beginNs - token.tokenBegin());
+            s.afterOpsMs += ms(token.tokenBegin() + token.tokenNs() - lastEnd);
+        }
         for (size_t index : token.ops) {
             const runtime::Event& e = t.events[index];
             const graph::Op& op = g.ops[static_cast<size_t>(e.op)];
@@ -73,7 +79,8 @@ Summary summarize(const Timeline& t) {
     }
     for (const auto& op : g.ops) ++kindOps[static_cast<size_t>(op.kind)];
     const double n = static_cast<double>(s.tokens);
-    for (double* v : {&s.stepMs, &s.waitMs, &s.tokenMs, &s.deviceMs, &s.submissionsPerToken}) *v /= n;
+    for (double* v : {&s.stepMs, &s.waitMs, &s.tokenMs, &s.deviceMs, &s.submissionsPerToken, &s.beforeOpsMs, &s.afterOpsMs})
+        *v /= n;
     s.hostMs = s.stepMs - s.waitMs;
     s.opEventsPerToken = static_cast<int32_t>(opEvents / t.tokens.size());
     for (auto& layer : layers) {
@@ -105,6 +112,8 @@ std::string formatSummary(const Summary& s) {
     const double share = s.tokenMs > 0 ? s.opsMs / s.tokenMs : 0;
     out += fmt::format("ops: {:.3f} ms per token = layers {:.3f} + outside the layers {:.3f}, {:.1f} % of the token's {:.3f} ms ({})\n",
                        s.opsMs, s.layersMs, s.outsideMs, 100 * share, s.tokenMs, s.hasDevice ? "device span" : "evaluate() call");
+    out += fmt::format("not in an op: {:.3f} ms before the first op, {:.3f} ms after the last ({})\n", s.beforeOpsMs, s.afterOpsMs,
+                       s.hasDevice ? "the logits copy or the sampled token" : "the host's work around the graph");
     out += "\ntime per op kind (ms per token):\n";
     for (const KindTime& k : s.byKind)
         out += fmt::format("  {:<12} {:>3} ops {:>9.3f}  {:>5.1f} %  {}\n", k.kind, k.opsPerToken, k.msPerToken,

@@ -33,6 +33,12 @@ struct Summary {
     double opsMs = 0;       // per token: the op spans added up
     double layersMs = 0;    // per token: the layers' op spans added up (LayerTime, layer >= 0)
     double outsideMs = 0;   // per token: ops outside the layer stack
+    // Per token, the token's time that no op span covers: before the first op begins (the
+    // host's work ahead of the graph on cpu; 0 on GPU tiers, whose first op opens the device
+    // span) and after the last op ends (the logits copy or the sampled token, the host's work
+    // after the graph). Op spans tile, so ops + before + after = the token's time.
+    double beforeOpsMs = 0;
+    double afterOpsMs = 0;
     double submissionsPerToken = 0;
     double hostGapMs = 0;    // mean idle between one token's evaluate() and the next
     double deviceGapMs = 0;  // mean idle on the device between one token's work and the next
