@@ -84,21 +84,21 @@ void main() {
         a_[t * 64u + s] = s < t ? b_[t] * decay * kk * invK_[t] * invK_[s] : 0.0;
     }
     barrier();
-    // Forward substitution through (I + A), one column of Ũ and W per thread.
+    // Forward substitution through (I + A), one column of Ũ and then of W per thread. Two passes,
+    // not one: a thread's 64 earlier values of one column stay in registers, where both columns'
+    // 128 did not on RDNA3 (ACO, gfx1100: 132 VGPRs and 176 spilled to scratch; one column at a
+    // time, none). Each value is the same sum in the same order as before.
     if (tid < d) {
-        float u[64], w[64];
-        for (uint t = 0u; t < n; ++t) {
-            const uint row = (t0 + t) * stride;
-            float ut = b_[t] * pc.qkv.v[row + vAt + tid];
-            float wt = b_[t] * exp(g_[t]) * pc.qkv.v[row + kAt + tid] * invK_[t];
-            for (uint s = 0u; s < t; ++s) {
-                ut -= a_[t * 64u + s] * u[s];
-                wt -= a_[t * 64u + s] * w[s];
+        float x[64];
+        for (uint pass = 0u; pass < 2u; ++pass) {
+            const uint at = pass == 0u ? uBase : wBase;
+            for (uint t = 0u; t < n; ++t) {
+                const float from = pc.qkv.v[(t0 + t) * stride + (pass == 0u ? vAt : kAt) + tid];
+                float xt = pass == 0u ? b_[t] * from : b_[t] * exp(g_[t]) * from * invK_[t];
+                for (uint s = 0u; s < t; ++s) xt -= a_[t * 64u + s] * x[s];
+                x[t] = xt;
+                pc.scratch.v[at + t * d + tid] = xt;
             }
-            u[t] = ut;
-            w[t] = wt;
-            pc.scratch.v[uBase + t * d + tid] = ut;
-            pc.scratch.v[wBase + t * d + tid] = wt;
         }
     }
 }
