@@ -89,6 +89,12 @@ uint32_t AttentionOp::splitHeads(const model::ModelConfig& c) const {
     return std::max(heads, 1u);
 }
 
+std::vector<uint32_t> AttentionOp::splitSpec(uint32_t heads, uint32_t headDim, bool oneToken) {
+    const char* rollEnv = std::getenv("ZINC_VK_ATTN_ROLL");
+    const uint32_t roll = oneToken && headDim <= 128 && !(rollEnv && *rollEnv == '0') ? 1u : 0u;
+    return {heads, headDim, roll};
+}
+
 void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;
     checkHeadDim(c);
@@ -167,9 +173,8 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
         // batches and rows keep the plain loads (the same bits); so do heads wider than 128,
         // whose rolled keys and values take twice the registers (the Qwen3.6 shape, 256-wide
         // attention heads, decoded 2-3 % slower rolled). ZINC_VK_ATTN_ROLL=0: none (A/B).
-        const char* rollEnv = std::getenv("ZINC_VK_ATTN_ROLL");
-        const uint32_t roll = ctx.nTokens == 1 && headDim <= 128 && !(rollEnv && *rollEnv == '0') ? 1u : 0u;
-        ctx.rec.dispatchIndirect(pipelines_.get(Shader::AttentionSplit, {heads, headDim, roll}), pc, ctx.mem.attnArgs, 0);
+        ctx.rec.dispatchIndirect(pipelines_.get(Shader::AttentionSplit, splitSpec(heads, headDim, ctx.nTokens == 1)), pc,
+                                 ctx.mem.attnArgs, 0);
     }
     const AttendPc attend{ctx.row0(op.in),
                           kCache,

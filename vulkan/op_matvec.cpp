@@ -51,7 +51,7 @@ uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 struct RowsConfig {
     uint32_t threads, alongK, rows, tile, units, stage, prefetch;
 };
-RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, const MatVecOp::Kernel& choice) {
+RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, bool up, const MatVecOp::Kernel& choice) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
@@ -60,7 +60,11 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, c
     // their barriers: one token 4,219 / 2,260 us at 2 rows a group, 3,673 / 2,213 at 1 (4,342 /
     // 2,469 with v1); 8 tokens 10,372 / 7,999 at 2 rows, 12,589 / 7,759 at 1 (17,149 with v1).
     const uint32_t threads = choice.threads ? choice.threads : tile > 1 ? 256 : 128;
-    const uint32_t rows = choice.rows ? choice.rows : tile > 1 ? 2 : 1;
+    // A SwiGLU pair of Q5_K or Q2_K rows in a tile keeps 1 row a group: at 2 (4 weight units
+    // and 32 sums a thread) RDNA3's compiler spills (RADV/ACO, gfx1100: 132 VGPRs, 14 spilled
+    // to scratch; tests/vulkan/radv_compile_test.cpp). Rows a group change no bits.
+    const bool heavyPair = up && (type == GgmlType::Q5_K || type == GgmlType::Q2_K);
+    const uint32_t rows = choice.rows ? choice.rows : tile > 1 && !heavyPair ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
@@ -272,6 +276,13 @@ MatVecOp::Kernel MatVecOp::kernelFromEnvironment() {
     return kernel;
 }
 
+std::vector<uint32_t> MatVecOp::rowsSpec(GgmlType type, uint32_t k, uint32_t tokens, bool expert, bool up, bool vec, bool act4,
+                                         const Kernel& kernel) {
+    const RowsConfig g = rowsConfig(k, tokens, type, expert, up, kernel);
+    return {g.threads, static_cast<uint32_t>(type), g.tile, g.rows, up ? 1u : 0u, g.alongK,
+            g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage, g.prefetch};
+}
+
 void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     const model::WeightRef& w = *c.w;
     const ActFormat mode = formatFor(w.type);
@@ -299,11 +310,11 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     if (kernel.v2 && quantized) {
         const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
         const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
-        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), expert ? 1u : c.tokens, w.type, expert, kernel);
+        const uint32_t tokens = expert ? 1u : c.tokens;
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), tokens, w.type, expert, c.up != nullptr, kernel);
         const Shader shader = matVec_ == Shader::MatVecDot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
         const VkPipeline pipeline =
-            pipelines_.get(shader, {g.threads, static_cast<uint32_t>(w.type), g.tile, g.rows, c.up ? 1u : 0u, g.alongK,
-                                    g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage, g.prefetch});
+            pipelines_.get(shader, rowsSpec(w.type, static_cast<uint32_t>(w.cols), tokens, expert, c.up != nullptr, vec, act4, kernel));
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         MatVecPc p = pc;
         p.groupsX = std::min<uint32_t>(groups, 65535);

@@ -50,6 +50,14 @@ public:
     void record(PlanContext& ctx, const graph::Op& op) const;
     void recordFused(PlanContext& ctx, const graph::Op& op, const model::WeightRef* qNorm,
                      const model::WeightRef* kNorm) const;
+    // attention_split.comp's specialization constants for `heads` query heads a workgroup and
+    // heads of headDim: rolling loads for one-token steps up to 128 wide (ZINC_VK_ATTN_ROLL=0:
+    // none). The variant attend() creates (and the RADV compile test builds for real shapes).
+    static std::vector<uint32_t> splitSpec(uint32_t heads, uint32_t headDim, bool oneToken);
+    // Query heads one split-attention workgroup takes (attention_split.comp GQ): 4, or the
+    // largest divisor of the GQA group under it that fits the device's shared memory;
+    // ZINC_VK_ATTN_HEADS (1..8) asks for another block size.
+    uint32_t splitHeads(const model::ModelConfig& c) const;
 
 private:
     // One layer's K and V rows (graph::KvLayout) and its window.
@@ -59,10 +67,6 @@ private:
     };
     static LayerCache layerCache(const PlanContext& ctx, const graph::Op& op);
     void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const;
-    // Query heads one split-attention workgroup takes (attention_split.comp GQ): 4, or the
-    // largest divisor of the GQA group under it that fits the device's shared memory;
-    // ZINC_VK_ATTN_HEADS (1..8) asks for another block size.
-    uint32_t splitHeads(const model::ModelConfig& c) const;
     PipelineFactory& pipelines_;
     VkPipeline store_, attend_, args_, fused_;
 };
@@ -151,6 +155,12 @@ public:
         uint32_t actDiv = 1;
     };
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
+    // matvec_rows.comp's specialization constants for a weight of `type` and k columns, `tokens`
+    // a call (an expert slot counts one), SwiGLU pair or not, Q4_K's 16-byte loads (vec) and
+    // 16-byte activation reads (act4): the variant recordCall creates (and the RADV compile test
+    // builds for real shapes).
+    static std::vector<uint32_t> rowsSpec(model::GgmlType type, uint32_t k, uint32_t tokens, bool expert, bool up, bool vec,
+                                          bool act4, const Kernel& kernel);
 
 private:
     // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp, or

@@ -169,24 +169,30 @@ VkPipeline PipelineFactory::get(Shader shader, const std::vector<uint32_t>& spec
     const std::string name = fmt::format("{} [{}]", shaderName(shader), fmt::join(spec, ","));
     check(vkCreateComputePipelines(device_.handle(), VK_NULL_HANDLE, 1, &info, nullptr, &p), "vkCreateComputePipelines", name);
     pipelines_[key] = p;
-    if (caps().pipelineStatistics) printStatistics(p, name);
+    if (caps().pipelineStatistics) {
+        std::string line;
+        for (const PipelineStatistic& st : statistics(p)) line += fmt::format("{}{}={}", line.empty() ? "" : ", ", st.name, st.text);
+        fmt::print(stderr, "vulkan pipeline {}: {}\n", name, line);
+    }
     return p;
 }
 
 // VK_KHR_pipeline_executable_properties: each executable's statistics as the driver names them
 // (NVIDIA: "Register Count", ...; RADV: "VGPRs", "Spilled VGPRs", "LDS size", ...), one line.
-void PipelineFactory::printStatistics(VkPipeline pipeline, const std::string& name) const {
+std::vector<PipelineStatistic> PipelineFactory::statistics(VkPipeline pipeline) const {
+    std::vector<PipelineStatistic> out;
+    if (!caps().pipelineStatistics) return out;
     const VkDevice d = device_.handle();
     const auto executables = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
         vkGetDeviceProcAddr(d, "vkGetPipelineExecutablePropertiesKHR"));
     const auto statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
         vkGetDeviceProcAddr(d, "vkGetPipelineExecutableStatisticsKHR"));
-    if (!executables || !statistics) return;
+    if (!executables || !statistics) return out;
     VkPipelineInfoKHR pipelineInfo{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
     pipelineInfo.pipeline = pipeline;
     uint32_t count = 0;
-    if (executables(d, &pipelineInfo, &count, nullptr) != VK_SUCCESS) return;
-    for (uint32_t e = 0; e < count; ++e) {
+    if (executables(d, &pipelineInfo, &count, nullptr) != VK_SUCCESS) return out;
+    for (uint32_t e = 0; e < count; ++e) {  // a compute pipeline: one executable
         VkPipelineExecutableInfoKHR exe{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
         exe.pipeline = pipeline;
         exe.executableIndex = e;
@@ -194,19 +200,31 @@ void PipelineFactory::printStatistics(VkPipeline pipeline, const std::string& na
         if (statistics(d, &exe, &n, nullptr) != VK_SUCCESS) continue;
         std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
         if (statistics(d, &exe, &n, stats.data()) != VK_SUCCESS) continue;
-        std::string line;
         for (const auto& s : stats) {
-            line += fmt::format("{}{}=", line.empty() ? "" : ", ", s.name);
+            PipelineStatistic st{s.name, "?", 0};
             switch (s.format) {
-                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += s.value.b32 ? "yes" : "no"; break;
-                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += fmt::format("{}", s.value.i64); break;
-                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += fmt::format("{}", s.value.u64); break;
-                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: line += fmt::format("{:g}", s.value.f64); break;
-                default: line += "?";
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                    st.text = s.value.b32 ? "yes" : "no";
+                    st.value = s.value.b32 ? 1 : 0;
+                    break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                    st.text = fmt::format("{}", s.value.i64);
+                    st.value = static_cast<double>(s.value.i64);
+                    break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                    st.text = fmt::format("{}", s.value.u64);
+                    st.value = static_cast<double>(s.value.u64);
+                    break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
+                    st.text = fmt::format("{:g}", s.value.f64);
+                    st.value = s.value.f64;
+                    break;
+                default: break;
             }
+            out.push_back(std::move(st));
         }
-        fmt::print(stderr, "vulkan pipeline {}: {}\n", name, line);
     }
+    return out;
 }
 
 }  // namespace zinc::vk

@@ -21,6 +21,13 @@ const char* shaderName(Shader shader);
 
 inline constexpr uint32_t kPushConstantBytes = 128;
 
+// One compiler statistic of a pipeline (VK_KHR_pipeline_executable_properties): as the driver
+// names it ("Spilled VGPRs", "Register Count", ...), as text and as a number (booleans 0 / 1).
+struct PipelineStatistic {
+    std::string name, text;
+    double value = 0;
+};
+
 class PipelineFactory {
 public:
     explicit PipelineFactory(const Device& device);
@@ -32,10 +39,12 @@ public:
     const Device& device() const { return device_; }
     const DeviceCaps& caps() const { return device_.caps(); }
     VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
+    // The compiler's statistics of a pipeline get() made; empty unless the device was created
+    // with ZINC_VK_PIPELINE_STATS=1 (caps().pipelineStatistics).
+    std::vector<PipelineStatistic> statistics(VkPipeline pipeline) const;
 
 private:
     VkShaderModule module(Shader shader);
-    void printStatistics(VkPipeline pipeline, const std::string& name) const;
     const Device& device_;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     std::map<Shader, VkShaderModule> modules_;
