@@ -38,6 +38,7 @@ public:
         sys_.addSimulatorState(nullptr, s);
         return s.insideIb || s.fault ? std::optional<kfd::QueueState>(s) : std::nullopt;
     }
+    uint32_t jobTimeoutMs() const override { return sys_.computeJobTimeoutMs(); }
     std::string describe() const override {
         std::lock_guard lock(mutex_);
         return name() + ": " + std::to_string(submitted_) + " job(s) submitted, " + std::to_string(retired_) + " known retired";

@@ -16,7 +16,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "kfd/device/kernel_ring.h"
 #include "umq/amdgpu_uapi.h"
@@ -470,6 +472,23 @@ kfd::Result<std::unique_ptr<kfd::KernelRing>> RenderNodeDevice::openKernelRing()
 }
 
 }  // namespace
+
+uint32_t computeJobTimeoutMs(std::string_view lockupTimeout) {
+    std::vector<long> values;
+    std::string text(lockupTimeout);
+    std::replace(text.begin(), text.end(), ',', ' ');
+    std::istringstream in(text);
+    for (long v; in >> v;) values.push_back(v);
+    if (values.size() < 2 || values[1] == 0) return kDefaultComputeJobTimeoutMs;
+    return values[1] < 0 ? 0u : uint32_t(std::min<long>(values[1], UINT32_MAX));
+}
+
+uint32_t DrmSyscalls::computeJobTimeoutMs() {
+    std::ifstream f("/sys/module/amdgpu/parameters/lockup_timeout");
+    std::string line;
+    if (!f || !std::getline(f, line)) return kDefaultComputeJobTimeoutMs;
+    return umq::computeJobTimeoutMs(line);
+}
 
 DrmSyscalls& hostDrmSyscalls() {
     static HostDrmSyscalls host;

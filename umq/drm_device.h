@@ -14,6 +14,7 @@
 // polls it, sleeping between reads; waits are bounded and report every queue's state.
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kfd/device/device.h"
 #include "kfd/device/syscalls.h"
@@ -36,8 +37,20 @@ public:
     // doorbell this is (null doorbell: the kernel ring, as it stood at its last reset if it was
     // reset since). Hardware adds nothing.
     virtual void addSimulatorState(const volatile uint64_t* /*doorbell*/, kfd::QueueState& /*state*/) {}
+    // The kernel's job timeout for compute rings in ms (0: none): the host reads amdgpu's
+    // lockup_timeout parameter (computeJobTimeoutMs below), the simulated driver says its own.
+    virtual uint32_t computeJobTimeoutMs();
 };
 DrmSyscalls& hostDrmSyscalls();
+
+// amdgpu's compute job timeout from its lockup_timeout module parameter
+// (/sys/module/amdgpu/parameters/lockup_timeout): "[Non-Compute]" or "[GFX,Compute,SDMA,Video]"
+// in ms, 0 keeps the default, a negative value is no timeout (Linux commit 71cc9ef). One value
+// sets only the non-compute rings on bare metal, so compute keeps its default: 10 s since commit
+// ec8fbb4 ("make compute timeouts consistent"; 60 s before it, so 10 s is the safe reading).
+// Returns 0 for no timeout.
+uint32_t computeJobTimeoutMs(std::string_view lockupTimeout);
+inline constexpr uint32_t kDefaultComputeJobTimeoutMs = 10000;
 
 struct DrmOptions {
     std::string renderPath = "/dev/dri/renderD128";

@@ -82,6 +82,7 @@ public:
     void codeObjectUnloaded(const kfd::LoadedCodeObject& loaded) override { dispatcher_.removeRange(loaded.image.gpuVa, loaded.image.size); }
     kfd::Status injectFault(const kfd::InjectedFault& fault) override { return faults_.arm(fault); }
     void addSimulatorState(const volatile uint64_t* doorbell, kfd::QueueState& state) override;
+    uint32_t computeJobTimeoutMs() override { return options_.jobTimeoutMs; }
 
 private:
     struct Bo {

@@ -37,6 +37,9 @@ public:
     // Where the ring's CP is, when the device can tell (the simulated driver: also inside an IB
     // and why it faulted, as it stood at its last reset); hardware gives nothing.
     virtual std::optional<QueueState> queueState() const { return std::nullopt; }
+    // How long the kernel lets one job run before it resets the ring (amdgpu's lockup_timeout
+    // for compute rings); 0: no limit. The tier keeps each job well inside it.
+    virtual uint32_t jobTimeoutMs() const { return 0; }
 };
 
 }  // namespace zinc::kfd

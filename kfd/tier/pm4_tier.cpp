@@ -15,6 +15,7 @@
 #include "kfd/tier/plan_instrument.h"
 #include "kfd/tier/plan_builder.h"
 #include "kfd/tier/sampler_block.h"
+#include "kfd/tier/submission_pacer.h"
 #include "kfd/tier/submitter.h"
 #include "kfd/tier/tier_memory.h"
 #include "runtime/plan_cache.h"
@@ -77,8 +78,13 @@ public:
                                     submitter_ ? submitter_->route() : std::string("none (recovery failed)"));
         if (kfd_.loop)
             s += loops() ? std::string(", --loop: one persistent CP loop a generation")
-                         : fmt::format(", --loop: not through CS (the kernel resets a job past its timeout): {} tokens a submission",
+                         : fmt::format(", --loop: not through CS (the kernel resets a job past its timeout): up to {} tokens a submission",
                                        std::max(16, kfd_.tokensPerSubmission));
+        if (submitter_ && submitter_->jobTimeoutMs() > 0)
+            s += fmt::format(", sampled jobs sized to a quarter of the kernel's {} ms job timeout{}", submitter_->jobTimeoutMs(),
+                             pacer_ && pacer_->secondsPerToken() >= 0
+                                 ? fmt::format(" ({} tokens a job at {:.1f} ms/token)", pacer_->next(), pacer_->secondsPerToken() * 1e3)
+                                 : std::string());
         if (const RecordedPlan* decode = plans_.find(PlanShape{1, false, false}))
             s += fmt::format(", decode IB {} dwords: {} dispatches, {} barriers", decode->built.ibDwords, decode->built.dispatches,
                              decode->built.barriers);
@@ -234,18 +240,32 @@ public:
         // Traced: one token per submission through the instrumented sampling plan (per-op stamps).
         const RecordedPlan& plan = log ? instrument_->samplingPlan(sampler_) : planFor({1, false, false, true});
         const bool check = bool(kfd_.checkSampledStep);
-        const int32_t perSubmission = check || log ? 1 : std::max(16, kfd_.tokensPerSubmission);
+        // Through the kernel's ring each submission is one job, sized by the pacer to stay well
+        // inside the kernel's job timeout; on a queue of ours, tokensPerSubmission (at least 16).
+        SubmissionPacer& pacer = pacerFor(*submitter_);
         const int32_t one[] = {firstToken};
-        std::vector<uint64_t> inFlight;
+        struct Job {
+            uint64_t value;
+            int32_t tokens;
+            Clock::time_point submitted;
+        };
+        std::vector<Job> inFlight;
+        std::optional<Clock::time_point> lastDone;  // when the previous job's fence was seen
         int32_t queued = 0, waitedFor = 0;
         const auto waitOldest = [&] {
             const auto before = Clock::now();
-            waitFor(inFlight.front(), plan);
-            waited += secondsSince(before);
+            const Job job = inFlight.front();
+            waitFor(job.value, plan);
+            const auto done = Clock::now();
+            waited += std::chrono::duration<double>(done - before).count();
+            // It ran from its submission or from the end of the job before it, whichever is later.
+            const auto began = lastDone && *lastDone > job.submitted ? *lastDone : job.submitted;
+            pacer.ran(job.tokens, std::chrono::duration<double>(done - began).count());
+            lastDone = done;
             inFlight.erase(inFlight.begin());
         };
         while (queued < n) {
-            const int32_t k = std::min(perSubmission, n - queued);
+            const int32_t k = std::min(check || log ? 1 : pacer.next(), n - queued);
             TokenSubmission s = submission(plan, startPos + queued, fmt::format("sampled tokens {}..{} from position {}", queued,
                                                                                 queued + k - 1, startPos));
             if (queued == 0) {
@@ -257,12 +277,12 @@ public:
             s.gateAddress = sampler_.live();
             if (log) s.ibName += "-instrumented";
             const int64_t submitBegin = runtime::EventLog::hostNs();
-            inFlight.push_back(submit(s, plan, startPos + queued, k));
+            const uint64_t value = submit(s, plan, startPos + queued, k);
+            inFlight.push_back({value, k, Clock::now()});
             stats_.decodeSubmissions += 1;
             queued += k;
             if (log) {
                 const int64_t submitted = runtime::EventLog::hostNs();
-                const uint64_t value = inFlight.back();
                 waitOldest();
                 log->beginStep(startPos + queued - 1, 1);
                 instrument_->collect(submitter_->gpuStamps(value));
@@ -489,6 +509,14 @@ private:
 
     // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in,
     // and the tier recovers (failed()).
+    // The pacer of sampled submissions for this submitter's route (made anew when a recovered
+    // submitter's kernel ring reports another job timeout); it keeps its rate across calls.
+    SubmissionPacer& pacerFor(const Submitter& submitter) {
+        const uint32_t timeout = submitter.jobTimeoutMs();
+        if (!pacer_ || pacer_->jobTimeoutMs() != timeout) pacer_.emplace(std::max(16, kfd_.tokensPerSubmission), timeout);
+        return *pacer_;
+    }
+
     void waitFor(uint64_t value, const RecordedPlan& plan) {
         try {
             submitter_->wait(value);
@@ -676,6 +704,7 @@ private:
     std::unique_ptr<Submitter> submitter_;  // after the plans: destroyed first, waiting for what is in flight
     bool timestamps_;
     runtime::TierStats stats_;
+    std::optional<SubmissionPacer> pacer_;  // sampled submissions' size (pacerFor)
 };
 
 }  // namespace

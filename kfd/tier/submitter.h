@@ -107,6 +107,8 @@ public:
         return kernelRing_ ? kernelRing_->queueState() : std::optional<QueueState>(device_.readQueueState(queue_));
     }
     bool usesKernelRing() const { return kernelRing_ != nullptr; }
+    // How long one job may run before the kernel resets the ring (CS); 0 on a queue of ours.
+    uint32_t jobTimeoutMs() const { return kernelRing_ ? kernelRing_->jobTimeoutMs() : 0; }
     Device& device() { return device_; }
     // --dump-pm4: writes `ib` as ib-NAME.pm4 once (submit() does it for the IB it submits).
     void dumpIb(const std::string& ibName, std::span<const uint32_t> ib);

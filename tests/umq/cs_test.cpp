@@ -134,5 +134,26 @@ TEST(Cs, JobChunksAreIbsBoListAndSyncobj) {
     EXPECT_NE(job.syncobj.handle, 0u);
 }
 
+// amdgpu's lockup_timeout as the kernel parses it (Linux 71cc9ef, ec8fbb4): one value sets the
+// non-compute rings only, the second of several is compute's, 0 keeps the default (10 s),
+// a negative value is no timeout (0 here).
+TEST(Cs, ComputeJobTimeoutFollowsAmdgpusLockupTimeout) {
+    EXPECT_EQ(computeJobTimeoutMs(""), 10000u);
+    EXPECT_EQ(computeJobTimeoutMs("0\n"), 10000u);
+    EXPECT_EQ(computeJobTimeoutMs("5000"), 10000u) << "one value: the non-compute rings";
+    EXPECT_EQ(computeJobTimeoutMs("10000,60000,10000,10000"), 60000u);
+    EXPECT_EQ(computeJobTimeoutMs("10000,0,10000,10000"), 10000u);
+    EXPECT_EQ(computeJobTimeoutMs("10000,-1"), 0u) << "negative: no timeout";
+    EXPECT_EQ(computeJobTimeoutMs(" 2000 , 3000 "), 3000u);
+}
+
+// The CS ring reports the simulated driver's job timeout (the host's: lockup_timeout).
+TEST(Cs, TheRingReportsTheKernelsJobTimeout) {
+    auto node = openNode();
+    auto ring = node.device->openKernelRing();
+    ASSERT_TRUE(ring.ok()) << ring.error().describe();
+    EXPECT_EQ((*ring)->jobTimeoutMs(), SimAmdgpuOptions{}.jobTimeoutMs);
+}
+
 }  // namespace
 }  // namespace zinc::umq
