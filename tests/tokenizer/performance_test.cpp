@@ -1,27 +1,19 @@
-// Encoding a few KB must take milliseconds and building the 151k-token Qwen3 tokenizer well
-// under a second. Bounds are loose (shared CI machines); the printed times are the real check.
+// What the tokenizer benchmark times (tokenizer_bench.cpp), checked for what it produces, not
+// how fast: a few KB of mixed text, a 64 KB single "word" (BPE merges inside one pre-token; SPM
+// over the whole text) and a 64 KB whitespace run encode to tokens that decode back to the text,
+// and the 151k-token Qwen3 tokenizer builds. The times live in the benchmark and
+// results/tokenizer.md; a quadratic merge queue would show there, and as this test's meson
+// timeout, not as a bound in a test.
 #include <gtest/gtest.h>
-
-#include <chrono>
 
 #include "tests/tokenizer/test_support.h"
 
 namespace zinc::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double millisecondsOf(const std::function<void()>& f) {
-    const auto start = Clock::now();
-    f();
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// Best of three, so a descheduled run does not fail the test.
-double bestMillisecondsOf(const std::function<void()>& f) {
-    double best = 1e9;
-    for (int i = 0; i < 3; ++i) best = std::min(best, millisecondsOf(f));
-    return best;
+const model::Tokenizer& byName(const std::string& name) {
+    if (name == "qwen3") return qwen3Tokenizer();
+    return ggufTokenizer("models/llama.cpp-vocab/ggml-vocab-" + name + ".gguf");
 }
 
 std::string mixedText(size_t bytes) {
@@ -34,44 +26,33 @@ std::string mixedText(size_t bytes) {
     return text;
 }
 
-const model::Tokenizer& byName(const std::string& name) {
-    if (name == "qwen3") return qwen3Tokenizer();
-    return ggufTokenizer("models/llama.cpp-vocab/ggml-vocab-" + name + ".gguf");
+// Encoded without special tokens and decoded, the text comes back (SPM's leading space, which
+// the llama vocabulary adds, aside).
+void expectRoundTrip(const model::Tokenizer& tok, const std::string& text, const std::string& name) {
+    const std::vector<int32_t> ids = tok.encode(text, false, false);
+    ASSERT_FALSE(ids.empty()) << name;
+    EXPECT_LE(ids.size(), text.size()) << name << ": more tokens than bytes";
+    std::string back = tok.decode(ids);
+    if (back.size() == text.size() + 1 && back[0] == ' ') back.erase(0, 1);
+    EXPECT_TRUE(back == text) << name << ": " << text.size() << " bytes came back as " << back.size();
 }
 
-TEST(Performance, EncodesFourKilobytesInMilliseconds) {
+TEST(Performance, MixedTextRoundTrips) {
     const std::string text = mixedText(4096);
+    for (const std::string name : {"llama-spm", "gpt-2", "qwen3"}) expectRoundTrip(byName(name), text, name);
+}
+
+TEST(Performance, LongWordsAndRunsRoundTrip) {
     for (const std::string name : {"llama-spm", "gpt-2", "qwen3"}) {
-        const auto& tok = byName(name);
-        size_t n = 0;
-        const double ms = bestMillisecondsOf([&] { n = tok.encode(text, true, true).size(); });
-        std::printf("[ %s: %zu bytes -> %zu tokens in %.2f ms ]\n", name.c_str(), text.size(), n, ms);
-        EXPECT_LT(ms, 50.0) << name;
+        expectRoundTrip(byName(name), std::string(65536, 'a'), name + ", 64 KB word");
+        expectRoundTrip(byName(name), std::string(65536, ' '), name + ", 64 KB of spaces");
     }
 }
 
-TEST(Performance, LongWordsAndRunsStayFast) {
-    // One 64 KB "word" (BPE merges inside a single pre-token; SPM over the whole text) and a
-    // 64 KB whitespace run exercise the merge queues and the regex without splitting help.
-    const std::string word(65536, 'a');
-    const std::string spaces(65536, ' ');
-    for (const std::string name : {"llama-spm", "gpt-2", "qwen3"}) {
-        const auto& tok = byName(name);
-        const double ms = millisecondsOf([&] {
-            tok.encode(word, false, false);
-            tok.encode(spaces, false, false);
-        });
-        std::printf("[ %s: 2 x 64 KB pathological input in %.1f ms ]\n", name.c_str(), ms);
-        EXPECT_LT(ms, 2000.0) << name;
-    }
-}
-
-TEST(Performance, BuildsQwen3TokenizerWellUnderASecond) {
-    const auto& data = qwen3TokenizerData();  // parsing tokenizer.json is not part of this
-    const double ms = bestMillisecondsOf([&] { model::Tokenizer tok(data); });
-    std::printf("[ qwen3: Tokenizer from %zu tokens / %zu merges in %.1f ms ]\n", data.tokens.size(),
-                data.merges.size(), ms);
-    EXPECT_LT(ms, 1000.0);
+TEST(Performance, BuildsQwen3Tokenizer) {
+    const auto& data = qwen3TokenizerData();
+    model::Tokenizer tok(data);
+    EXPECT_EQ(tok.encode("Hello world", false, false), qwen3Tokenizer().encode("Hello world", false, false));
 }
 
 }  // namespace
