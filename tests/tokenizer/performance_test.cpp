@@ -16,16 +16,6 @@ const model::Tokenizer& byName(const std::string& name) {
     return ggufTokenizer("models/llama.cpp-vocab/ggml-vocab-" + name + ".gguf");
 }
 
-std::string mixedText(size_t bytes) {
-    const std::string paragraph =
-        "The quick brown fox jumps over the lazy dog. It's 2024; prices rose 3.5% (again!). "
-        "Hello, y'all! How are you 😁 ?我想在apple工作1314151天～ нещо на Български. "
-        "    indented code: for (int i = 0; i < n; ++i) { sum += a[i]; }\n\n";
-    std::string text;
-    while (text.size() < bytes) text += paragraph;
-    return text;
-}
-
 // Encoded without special tokens and decoded, the text comes back (SPM's leading space, which
 // the llama vocabulary adds, aside).
 void expectRoundTrip(const model::Tokenizer& tok, const std::string& text, const std::string& name) {

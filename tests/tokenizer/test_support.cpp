@@ -81,6 +81,16 @@ const model::Tokenizer& ggufTokenizer(const std::string& sharedRelativePath) {
     return *slot;
 }
 
+std::string mixedText(size_t bytes) {
+    const std::string paragraph =
+        "The quick brown fox jumps over the lazy dog. It's 2024; prices rose 3.5% (again!). "
+        "Hello, y'all! How are you 😁 ?我想在apple工作1314151天～ нещо на Български. "
+        "    indented code: for (int i = 0; i < n; ++i) { sum += a[i]; }\n\n";
+    std::string text;
+    while (text.size() < bytes) text += paragraph;
+    return text;
+}
+
 const model::TokenizerData& qwen3TokenizerData() {
     static const model::TokenizerData data = model::TokenizerData::fromHfTokenizerJson(
         sharedPath("models/qwen3-tokenizer/tokenizer.json.gz"), sharedPath("models/qwen3-tokenizer/tokenizer_config.json"));

@@ -39,4 +39,8 @@ const model::TokenizerData& qwen3TokenizerData();
 
 bool isValidUtf8(const std::string& s);
 
+// English, emoji, CJK, Cyrillic and indented code, repeated to at least `bytes` bytes: the
+// performance test's and tokenizer_bench's mixed text.
+std::string mixedText(size_t bytes);
+
 }  // namespace zinc::test

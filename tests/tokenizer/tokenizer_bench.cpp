@@ -24,20 +24,10 @@ double bestMilliseconds(const std::function<void()>& f, int runs = 5) {
     return best;
 }
 
-std::string mixedText(size_t bytes) {
-    const std::string paragraph =
-        "The quick brown fox jumps over the lazy dog. It's 2024; prices rose 3.5% (again!). "
-        "Hello, y'all! How are you 😁 ?我想在apple工作1314151天～ нещо на Български. "
-        "    indented code: for (int i = 0; i < n; ++i) { sum += a[i]; }\n\n";
-    std::string text;
-    while (text.size() < bytes) text += paragraph;
-    return text;
-}
-
 }  // namespace
 
 int main() {
-    const std::string mixed = mixedText(4096), word(65536, 'a'), spaces(65536, ' ');
+    const std::string mixed = zinc::test::mixedText(4096), word(65536, 'a'), spaces(65536, ' ');
     std::printf("{\n  \"encode\": [\n");
     const char* names[] = {"llama-spm", "gpt-2", "qwen3"};
     for (int i = 0; i < 3; ++i) {
