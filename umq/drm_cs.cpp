@@ -38,7 +38,7 @@ public:
         sys_.addSimulatorState(nullptr, s);
         return s.insideIb || s.fault ? std::optional<kfd::QueueState>(s) : std::nullopt;
     }
-    uint32_t jobTimeoutMs() const override { return sys_.computeJobTimeoutMs(); }
+    uint32_t jobTimeoutMs() const override { return jobTimeoutMs_; }
     std::string describe() const override {
         std::lock_guard lock(mutex_);
         return name() + ": " + std::to_string(submitted_) + " job(s) submitted, " + std::to_string(retired_) + " known retired";
@@ -52,6 +52,7 @@ private:
     std::string render_;
     std::function<std::vector<uint32_t>()> handles_;
     uint32_t ctx_ = 0;
+    uint32_t jobTimeoutMs_ = 0;  // the kernel's, read once at init (lockup_timeout)
     mutable std::mutex mutex_;
     std::array<uint32_t, kSyncobjSlots> syncobjs_{};  // job % slots; created on first use
     uint64_t submitted_ = 0, retired_ = 0;
@@ -77,6 +78,7 @@ kfd::Status CsRing::init() {
     c.in.priority = AMDGPU_CTX_PRIORITY_NORMAL;
     if (kfd::Status s = drmIoctl(sys_, fd_, DRM_IOCTL_AMDGPU_CTX, &c, "AMDGPU_CTX", "allocating a context on " + render_); !s) return s;
     ctx_ = c.out.alloc.ctx_id;
+    jobTimeoutMs_ = sys_.computeJobTimeoutMs();
     return {};
 }
 

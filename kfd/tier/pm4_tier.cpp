@@ -507,8 +507,6 @@ private:
         submitter_->wait(submitter_->submit(s, plan->hostCopy));
     }
 
-    // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in,
-    // and the tier recovers (failed()).
     // The pacer of sampled submissions for this submitter's route (made anew when a recovered
     // submitter's kernel ring reports another job timeout); it keeps its rate across calls.
     SubmissionPacer& pacerFor(const Submitter& submitter) {
@@ -517,6 +515,8 @@ private:
         return *pacer_;
     }
 
+    // Waits for `value`; when the wait fails, the error also names the op of `plan` the CP is in,
+    // and the tier recovers (failed()).
     void waitFor(uint64_t value, const RecordedPlan& plan) {
         try {
             submitter_->wait(value);
