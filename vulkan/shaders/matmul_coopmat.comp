@@ -22,6 +22,7 @@
 // its threads write that block out: PAIR (silu(gate) * up), accumulate, the EXPERT row order
 // and the missing rows and columns are handled there, never by a store straight to the output.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #ifndef ZINC_COOPMAT_EMULATE
 #extension GL_NV_cooperative_matrix : require
 #endif
@@ -153,7 +154,7 @@ bool setUpTile() {
 // Element e = lane + j * step (j < 8) of the 16x16 tile (tr, tc), column-major (r = e % 16,
 // token c = e / 16: consecutive threads write consecutive rows of one token), out.
 void writeValues(uint tr, uint tc, uint row0, uint lane, uint step, float gate[8], float up[8]) {
-    for (uint j = 0u; j < 8u; ++j) {
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) {
         const uint e = lane + j * step;
         if (e >= 256u) break;
         const uint r = e % 16u, c = e / 16u;
@@ -221,14 +222,14 @@ void writeTile(uint sg, uint tr, uint tc, uint row0, Tile acc, Tile accUp) {
         coopMatStoreNV(accUp, sOut, stage, 16u, true);
         subgroupMemoryBarrierShared();
         subgroupBarrier();
-        for (uint j = 0u; j < 8u; ++j)
+        [[unroll]] for (uint j = 0u; j < 8u; ++j)
             if (lane + j * step < 256u) up[j] = sOut[stage + lane + j * step];
         subgroupBarrier();
     }
     coopMatStoreNV(acc, sOut, stage, 16u, true);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
-    for (uint j = 0u; j < 8u; ++j)
+    [[unroll]] for (uint j = 0u; j < 8u; ++j)
         if (lane + j * step < 256u) gate[j] = sOut[stage + lane + j * step];
     writeValues(tr, tc, row0, lane, step, gate, up);
     subgroupBarrier();  // the block is free for the next tile
@@ -249,28 +250,28 @@ void main() {
     const uint nUnits = (pc.k + 31u) / 32u;
     Tile acc[TM * TN];
     Tile accUp[PAIR != 0u ? TM * TN : 1u];
-    for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
-    for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
+    [[unroll]] for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
+    [[unroll]] for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
     for (uint unit0 = 0u; unit0 < nUnits; unit0 += U) {
         for (uint job = tid; job < NW * BM * U; job += 256u) loadWeights(job, row0, unit0, nUnits);
         // The activation jobs start where the weight jobs left off (64x64: threads 128..255).
         for (uint job = (tid + 256u - (NW * BM * U) % 256u) % 256u; job < BN * U; job += 256u) loadActivations(job, unit0, nUnits);
         barrier();
-        for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
+        [[unroll]] for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
             BTile b[TN];
-            for (uint j = 0u; j < TN; ++j) b[j] = loadB((tc0 + j) * 16u * LD4 + kk);
-            for (uint i = 0u; i < TM; ++i) {
+            [[unroll]] for (uint j = 0u; j < TN; ++j) b[j] = loadB((tc0 + j) * 16u * LD4 + kk);
+            [[unroll]] for (uint i = 0u; i < TM; ++i) {
                 const ATile a = loadA((tr0 + i) * 16u * LD4 + kk);
-                for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
+                [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
                 if (PAIR != 0u) {
                     const ATile aUp = loadA((BM + (tr0 + i) * 16u) * LD4 + kk);
-                    for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
+                    [[unroll]] for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
                 }
             }
         }
         barrier();
     }
-    for (uint i = 0u; i < TM; ++i)
-        for (uint j = 0u; j < TN; ++j)
+    [[unroll]] for (uint i = 0u; i < TM; ++i)
+        [[unroll]] for (uint j = 0u; j < TN; ++j)
             writeTile(sg, tr0 + i, tc0 + j, row0, acc[i * TN + j], accUp[PAIR != 0u ? i * TN + j : 0u]);
 }
