@@ -64,6 +64,9 @@ public:
     // The scratch a prefill of the graph needs: the largest matrix any tiled matmul multiplies,
     // its f16 rows capped at kScratchCap (such matrices run in chunks).
     static uint64_t scratchBytesFor(const graph::Graph& graph);
+    // MatVecOp takes this path from this many tokens (EXPERT: pairs per expert, on average) on,
+    // the integer matmul below: a matrix is dequantized whole for whatever number of tokens.
+    static constexpr uint32_t kMinTokens = 32, kMinPairsPerExpert = 8;
     static constexpr uint32_t kChunkAlign = 128;              // the largest tile's rows
     static constexpr uint64_t kScratchCap = uint64_t{512} << 20;
 

@@ -299,7 +299,12 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
                              const Expert* expert) {
     const uint32_t rows = static_cast<uint32_t>(w.rows);
     const uint32_t slots = expert ? expert->maxTiles : tokens;
-    if (f16_ && ctx.mem.f16Weights) {  // falls through where the scratch cannot hold 128 rows
+    // The two-pass matmul writes and reads 4 bytes of f16 per weight (the integer matmul reads the
+    // ~0.6 of Q4_K once); that pays where each weight meets enough tokens: a break-even of about
+    // 20-25 tokens, reckoned from the H100's bandwidth and the integer matmul's 25 TFLOPs on
+    // Qwen3-8B, not measured yet. Falls through, too, where the scratch cannot hold 128 rows.
+    const bool twoPass = expert ? expert->slots >= F16MatMul::kMinPairsPerExpert * w.stack : tokens >= F16MatMul::kMinTokens;
+    if (f16_ && ctx.mem.f16Weights && twoPass) {
         F16MatMul::Call call;
         call.type = w.type;
         call.rows = rows;
