@@ -28,6 +28,7 @@
 // Activations are decoded to f16 on their way to shared memory (a = q * da, the f16 trick of
 // f16_halves.glsl): BN x 32 values a step, cheap beside the BM x 32 weights.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #ifndef ZINC_COOPMAT_EMULATE
 #extension GL_NV_cooperative_matrix : require
 #endif
@@ -92,14 +93,14 @@ float bScale[BJ];
 void fetch(uint s, uint row0) {
     const uint tid = gl_LocalInvocationID.x;
     const uint rowVecs = pc.k / 8u;
-    for (uint i = 0u; i < AJ; ++i) {
+    [[unroll]] for (uint i = 0u; i < AJ; ++i) {
         const uint job = tid + 256u * i;
         if (job >= A_JOBS) break;
         const uint set = job / (BM * 4u), r = (job / 4u) % BM, c = job % 4u;
         const uint at = (wBase + min(row0 + r, pc.m - 1u)) * rowVecs + 4u * s + c;  // a missing row reads the last; not written
         aReg[i] = set == 0u ? pc.w.v[at] : pc.w2.v[at];
     }
-    for (uint i = 0u; i < BJ; ++i) {
+    [[unroll]] for (uint i = 0u; i < BJ; ++i) {
         const uint job = tid + 256u * i;
         if (job >= B_JOBS) break;
         const uint t = job / 2u, h = job % 2u;
@@ -112,13 +113,13 @@ void fetch(uint s, uint row0) {
 // Stores the registers to shared buffer `stage`, the activations decoded to f16.
 void stash(uint stage) {
     const uint tid = gl_LocalInvocationID.x;
-    for (uint i = 0u; i < AJ; ++i) {
+    [[unroll]] for (uint i = 0u; i < AJ; ++i) {
         const uint job = tid + 256u * i;
         if (job >= A_JOBS) break;
         sW[stage * SW + (job / 4u) * LD4 + job % 4u] = aReg[i];  // row set * BM + r
     }
     const float16_t off = float16_t(1024 + 128);
-    for (uint i = 0u; i < BJ; ++i) {
+    [[unroll]] for (uint i = 0u; i < BJ; ++i) {
         const uint job = tid + 256u * i;
         if (job >= B_JOBS) break;
         const uint at = stage * SB + (job / 2u) * LD4 + 2u * (job % 2u);
@@ -155,7 +156,7 @@ bool setUpTile() {
 // Element e = lane + j * step (j < 8) of the 16x16 tile (tr, tc), column-major (r = e % 16,
 // token c = e / 16: consecutive threads write consecutive rows of one token), out.
 void writeValues(uint tr, uint tc, uint row0, uint lane, uint step, float gate[8], float up[8]) {
-    for (uint j = 0u; j < 8u; ++j) {
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) {
         const uint e = lane + j * step;
         if (e >= 256u) break;
         const uint r = e % 16u, c = e / 16u;
@@ -186,10 +187,10 @@ float halfAt(bool a, uint at) {
 // acc + A (16 rows of sW from aAt) x B (16 tokens of sB from bAt), 16 values of k.
 Tile mulAdd(ATile aAt, BTile bAt, Tile acc) {
     const uint lane = gl_LocalInvocationID.x % SG;
-    for (uint j = 0u; j < 8u; ++j) {
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) {
         const uint e = lane + j * SG, r = e % 16u, c = e / 16u;
         float s = 0.0;
-        for (uint k = 0u; k < 16u; ++k) s += halfAt(true, 8u * (aAt + r * LD4) + k) * halfAt(false, 8u * (bAt + c * LD4) + k);
+        [[unroll]] for (uint k = 0u; k < 16u; ++k) s += halfAt(true, 8u * (aAt + r * LD4) + k) * halfAt(false, 8u * (bAt + c * LD4) + k);
         acc[j] += s;
     }
     return acc;
@@ -224,14 +225,14 @@ void writeTile(uint sg, uint tr, uint tc, uint row0, Tile acc, Tile accUp) {
         coopMatStoreNV(accUp, sW, block, 4u, true);
         subgroupMemoryBarrierShared();
         subgroupBarrier();
-        for (uint j = 0u; j < 8u; ++j)
+        [[unroll]] for (uint j = 0u; j < 8u; ++j)
             if (lane + j * step < 256u) up[j] = blockAt(block, lane + j * step);
         subgroupBarrier();
     }
     coopMatStoreNV(acc, sW, block, 4u, true);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
-    for (uint j = 0u; j < 8u; ++j)
+    [[unroll]] for (uint j = 0u; j < 8u; ++j)
         if (lane + j * step < 256u) gate[j] = blockAt(block, lane + j * step);
     writeValues(tr, tc, row0, lane, step, gate, up);
     subgroupBarrier();  // the block is free for the next tile
@@ -252,8 +253,8 @@ void main() {
     const uint steps = pc.k / BK;
     Tile acc[TM * TN];
     Tile accUp[PAIR != 0u ? TM * TN : 1u];
-    for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
-    for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
+    [[unroll]] for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
+    [[unroll]] for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
     fetch(0u, row0);
     stash(0u);
     barrier();
@@ -261,22 +262,22 @@ void main() {
         const bool more = s + 1u < steps;
         if (more) fetch(s + 1u, row0);
         const uint a0 = (s & 1u) * SW, b0 = (s & 1u) * SB;
-        for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
+        [[unroll]] for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
             BTile b[TN];
-            for (uint j = 0u; j < TN; ++j) b[j] = loadB(b0 + (tc0 + j) * 16u * LD4 + kk);
-            for (uint i = 0u; i < TM; ++i) {
+            [[unroll]] for (uint j = 0u; j < TN; ++j) b[j] = loadB(b0 + (tc0 + j) * 16u * LD4 + kk);
+            [[unroll]] for (uint i = 0u; i < TM; ++i) {
                 const ATile a = loadA(a0 + (tr0 + i) * 16u * LD4 + kk);
-                for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
+                [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
                 if (PAIR != 0u) {
                     const ATile aUp = loadA(a0 + (BM + (tr0 + i) * 16u) * LD4 + kk);
-                    for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
+                    [[unroll]] for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
                 }
             }
         }
         if (more) stash((s + 1u) & 1u);
         barrier();
     }
-    for (uint i = 0u; i < TM; ++i)
-        for (uint j = 0u; j < TN; ++j)
+    [[unroll]] for (uint i = 0u; i < TM; ++i)
+        [[unroll]] for (uint j = 0u; j < TN; ++j)
             writeTile(sg, tr0 + i, tc0 + j, row0, acc[i * TN + j], accUp[PAIR != 0u ? i * TN + j : 0u]);
 }
