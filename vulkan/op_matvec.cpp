@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "vulkan/op_matmul_f16.h"
 #include "vulkan/ops.h"
 #include "vulkan/vk_error.h"
 
@@ -37,7 +38,6 @@ struct MatMulPc {
 };
 
 constexpr uint32_t kTokenTile = 8;        // tokens per matvec workgroup in batched prefill
-constexpr uint32_t kMatMulMinTokens = 16;  // from here on prefill uses the tiled matmul
 constexpr uint32_t kMatMulTile = 64;       // matmul.comp's rows and tokens per workgroup (matmul_coopmat: coopmatTileFor)
 
 // Rows per workgroup: more rows share each activation load; fewer keep a small matrix
@@ -92,34 +92,6 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage, prefetch};
 }
 
-// matmul_coopmat.comp's shape for m rows (per weight set) and `columns` workgroup columns of
-// 64 tokens (or expert tiles): the forced one (ZINC_VK_COOPMAT_TILE), else the largest that
-// still gives kCoopmatMinWorkgroups workgroups (big tiles decode each weight for more tokens
-// and multiply more per shared load; too few leave multiprocessors idle), within shared memory.
-// PAIR decodes gate and up: half the rows per set, at least 64. EXPERT: 64 tokens (moe_group).
-constexpr uint32_t kCoopmatMinWorkgroups = 256;
-
-CoopmatTile coopmatTileFor(const DeviceCaps& caps, uint32_t m, uint32_t tokens, bool pair, bool expert) {
-    const uint32_t subgroup = caps.cooperativeMatrix ? caps.subgroupSize : 32u;
-    const auto fits = [&](CoopmatTile t) {
-        return caps.sharedMemoryBytes >= coopmatSharedBytes(t.rows, pair ? 2u : 1u, t.tokens, subgroup);
-    };
-    const auto shaped = [&](CoopmatTile t) {
-        t.rows = pair ? std::max(64u, t.rows / 2u) : t.rows;
-        if (expert) t.tokens = 64;
-        return t;
-    };
-    if (!caps.coopmatTile.automatic()) {
-        const CoopmatTile t = shaped(caps.coopmatTile);
-        return fits(t) ? t : shaped({64, 64});
-    }
-    for (const CoopmatTile t : {shaped({128, 128}), shaped({128, 64})}) {
-        const uint32_t groups = groupsFor(m, t.rows) * (expert ? tokens : groupsFor(tokens, t.tokens));
-        if (groups >= kCoopmatMinWorkgroups && fits(t)) return t;
-    }
-    return shaped({64, 64});
-}
-
 uint32_t actRowWords(ActFormat mode, uint32_t k) {
     return mode == ActFormat::Q8_0 || mode == ActFormat::Q8_1 || mode == ActFormat::Q8_K ? k / 4 + k / 16 : k;
 }
@@ -137,10 +109,17 @@ MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
     : pipelines_(pipelines),
       quantize_(pipelines.get(Shader::Quantize)),
       matVec_(integerDotProduct ? Shader::MatVecDot4 : Shader::MatVec),
-      matMul_(pipelines.caps().cooperativeMatrix           ? Shader::MatMulCoopmat
+      matMul_(pipelines.caps().coopmatDequant              ? (integerDotProduct ? Shader::MatMulDot4 : Shader::MatMul)
+              : pipelines.caps().cooperativeMatrix         ? Shader::MatMulCoopmat
               : pipelines.caps().cooperativeMatrixEmulated ? Shader::MatMulCoopmatEmulated
               : integerDotProduct                          ? Shader::MatMulDot4
-                                                           : Shader::MatMul) {}
+                                                           : Shader::MatMul) {
+    const auto& caps = pipelines.caps();
+    if (caps.coopmatDequant && (caps.cooperativeMatrix || caps.cooperativeMatrixEmulated))
+        f16_ = std::make_unique<F16MatMul>(pipelines);
+}
+
+MatVecOp::~MatVecOp() = default;
 
 ActFormat MatVecOp::formatFor(GgmlType weight) {
     if (const auto format = graph::actFormatOf(weight)) return *format;
@@ -214,7 +193,7 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
     const bool tiledType = w.type != GgmlType::Q2_K;
     if (expert && expert->maxTiles > 0 && !tiledType)
         throw runtime::TierError(fmt::format("vulkan tier: expert weights {} are Q2_K, which the grouped matmul cannot read", w.name));
-    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kMatMulMinTokens && tiledType && !ctx.sequenceRows))
+    if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kTiledMinTokens && tiledType && !ctx.sequenceRows))
         return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
     Call call;
     call.w = &w;
@@ -336,11 +315,41 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
                              const Expert* expert) {
     const uint32_t rows = static_cast<uint32_t>(w.rows);
     const uint32_t slots = expert ? expert->maxTiles : tokens;
+    // The two-pass matmul writes and reads 4 bytes of f16 per weight (the integer matmul reads the
+    // ~0.6 of Q4_K once); that pays where each weight meets enough tokens: a break-even of about
+    // 20-25 tokens, reckoned from the H100's bandwidth and the integer matmul's 25 TFLOPs on
+    // Qwen3-8B, not measured yet. Falls through, too, where the scratch cannot hold 128 rows.
+    const bool twoPass = expert ? expert->slots >= F16MatMul::kMinPairsPerExpert * w.stack : tokens >= F16MatMul::kMinTokens;
+    if (f16_ && ctx.mem.f16Weights && twoPass) {
+        F16MatMul::Call call;
+        call.type = w.type;
+        call.rows = rows;
+        call.cols = static_cast<uint32_t>(w.cols);
+        call.rowBytes = static_cast<uint32_t>(w.rowBytes);
+        call.weights = ctx.weights.address(w);
+        call.upWeights = up ? ctx.weights.address(*up) : 0;
+        call.act = act.address;
+        call.actStride = act.stride;
+        call.out = out;
+        call.outStride = outStride;
+        call.tokens = expert ? expert->slots : tokens;
+        call.accumulate = accumulate;
+        if (expert) {
+            call.experts = static_cast<uint32_t>(w.stack);
+            call.maxTiles = expert->maxTiles;
+            call.actDiv = expert->actDiv;
+            call.orderAt = ctx.mem.moeOrderAt;
+            call.group = ctx.mem.moeGroups;
+        }
+        call.scratch = ctx.mem.f16Weights;
+        call.scratchBytes = ctx.mem.f16WeightBytes;
+        if (f16_->record(ctx.rec, call)) return;
+    }
     std::vector<uint32_t> spec = {static_cast<uint32_t>(w.type), up ? 1u : 0u, expert ? 1u : 0u};
     CoopmatTile tile{kMatMulTile, kMatMulTile};
     if (matMul_ == Shader::MatMulCoopmat || matMul_ == Shader::MatMulCoopmatEmulated) {
         const auto& caps = pipelines_.caps();
-        tile = coopmatTileFor(caps, rows, slots, up != nullptr, expert != nullptr);
+        tile = coopmatTileFor(caps, rows, slots, up != nullptr, expert != nullptr, false);
         spec.insert(spec.end(), {tile.rows, tile.tokens, matMul_ == Shader::MatMulCoopmat ? caps.subgroupSize : 32u});
     }
     const VkPipeline pipeline = pipelines_.get(matMul_, spec);

@@ -23,7 +23,6 @@ struct GroupPc {
     uint32_t nPairs, nExpert, orderAt;
 };
 
-constexpr uint32_t kGroupedMinTokens = 16;  // prefill from here on groups the pairs by expert
 constexpr uint32_t kMatMulTile = 64;        // matmul.comp's pairs per tile
 
 struct CombinePc {
@@ -78,7 +77,7 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
     const auto ff = static_cast<uint32_t>(c.nFfExpert), embd = static_cast<uint32_t>(c.nEmbd);
     const uint32_t slots = rows * nUsed;
     uint32_t tiles = 0;
-    if (rows >= kGroupedMinTokens && !ctx.sequenceRows) {  // each expert's matrices once per 64 of its pairs (matmul.comp)
+    if (rows >= MatVecOp::kTiledMinTokens && !ctx.sequenceRows) {  // each expert's matrices once per 64 of its pairs (matmul.comp)
         tiles = maxTiles(slots, static_cast<uint32_t>(c.nExpert));
         ctx.rec.dispatch(group_, GroupPc{ctx.row0(op.expertIds), ctx.mem.moeGroups, slots, static_cast<uint32_t>(c.nExpert),
                                          ctx.mem.moeOrderAt}, 1);

@@ -4,6 +4,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -86,9 +87,12 @@ private:
 
 // Weight times activations for every weight type: quantizes the input as the cpu tier does,
 // then runs the matvec variant of the weight type (tokens tiled for batched prefill).
+class F16MatMul;
+
 class MatVecOp {
 public:
     MatVecOp(PipelineFactory& pipelines, bool integerDotProduct);
+    ~MatVecOp();
     static ActFormat formatFor(model::GgmlType weight);  // throws TierError for an unsupported type
     void record(PlanContext& ctx, const graph::Op& op);
 
@@ -123,6 +127,9 @@ public:
     // With `up`, out = silu(w · x) * (up · x) (SwiGLU); needs pairable(w, *up).
     void multiply(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
                   uint32_t tokens, bool accumulate, const Expert* expert = nullptr, const model::WeightRef* up = nullptr);
+    // From this many tokens on prefill uses the tiled matmul (MoeOp: from this many rows on it
+    // groups the pairs by expert for it).
+    static constexpr uint32_t kTiledMinTokens = 16;
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
 
@@ -163,14 +170,16 @@ public:
                                           bool act4, const Kernel& kernel);
 
 private:
-    // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp, or
-    // matmul_coopmat.comp where DeviceCaps::cooperativeMatrix).
+    // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp; on matrix cores
+    // dequant_f16.comp + matmul_f16.comp where DeviceCaps::coopmatDequant and the tier has the
+    // f16 scratch, else matmul_coopmat.comp).
     void multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input act, VkDeviceAddress out, uint32_t outStride,
                        uint32_t tokens, bool accumulate, const model::WeightRef* up, const Expert* expert);
 
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
-    Shader matVec_, matMul_;  // matMul_: matmul_coopmat.comp where the device has matrix cores
+    Shader matVec_, matMul_;  // matMul_: matmul_coopmat.comp where the device has matrix cores (=old)
+    std::unique_ptr<F16MatMul> f16_;  // the two-pass matrix-core matmul (DeviceCaps::coopmatDequant)
     Kernel kernel_ = kernelFromEnvironment();
 };
 

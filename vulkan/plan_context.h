@@ -47,6 +47,11 @@ struct DeviceLayout {
     // head and chunk of deltaChunk tokens); 0 runs the recurrence (delta_net.comp).
     VkDeviceAddress deltaChunks = 0;
     uint32_t deltaChunk = 0;
+    // Prefill on matrix cores in two passes (DeviceCaps::coopmatDequant): the f16 rows
+    // dequant_f16.comp writes for matmul_f16.comp (F16MatMul::scratchBytesFor); 0: the tiled
+    // matmuls run matmul.comp.
+    VkDeviceAddress f16Weights = 0;
+    uint64_t f16WeightBytes = 0;
 };
 
 // Attention reading up to this many keys is computed exactly as the cpu tier does (attention.comp:

@@ -56,6 +56,7 @@ public:
         labels_ = labels;
     }
     void setLabel(std::string label) { label_ = std::move(label); }
+    const std::string& label() const { return label_; }
 
     void barrier(VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {
         flushBarrier();

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "model/rope_scaling.h"
+#include "vulkan/op_matmul_f16.h"
 #include "vulkan/ops.h"
 #include "vulkan/sampler_state.h"
 #include "vulkan/token_state.h"
@@ -103,6 +104,24 @@ void TierMemory::allocate() {
                                     MemoryKind::DeviceLocal, "delta rule chunks");
         layout_.deltaChunks = deltaChunks_.address();
         layout_.deltaChunk = chunk;
+    }
+    // The two-pass matrix-core matmul's f16 weights, for the largest matmul of a prefill (capped:
+    // larger ones run in chunks of rows). Not counted in the weight store's memory check: where
+    // it cannot be allocated the tiled matmuls run matmul.comp, and describe() says so.
+    const auto& caps = device_.caps();
+    if (caps.coopmatDequant && (caps.cooperativeMatrix || caps.cooperativeMatrixEmulated) &&
+        maxBatch_ >= static_cast<int32_t>(MatVecOp::kTiledMinTokens)) {
+        const uint64_t bytes = F16MatMul::scratchBytesFor(graph_);
+        try {
+            if (bytes > caps.maxAllocationBytes)
+                throw runtime::TierError(fmt::format("past the device's allocation limit of {} bytes", caps.maxAllocationBytes));
+            if (bytes > 0) f16Weights_ = DeviceBuffer(device_, bytes, MemoryKind::DeviceLocal, "f16 weight scratch");
+            layout_.f16Weights = f16Weights_.address();
+            layout_.f16WeightBytes = f16Weights_.bytes();
+        } catch (const runtime::TierError& e) {
+            f16WeightsMissing_ = fmt::format("the f16 weight scratch of {:.1f} MiB could not be allocated ({})",
+                                             static_cast<double>(bytes) / (1 << 20), e.what());
+        }
     }
     // ZINC_VK_ATTN_SPLITS (A/B runs) replaces kMaxAttentionSplits, up to the 128 partials
     // attention.comp merges (its kMaxSplits).

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "graph/graph.h"
 #include "graph/kv_layout.h"
@@ -33,6 +34,10 @@ public:
     const graph::MemoryPlan& plan() const { return plan_; }
     const vk::DeviceBuffer& arena() const { return arena_; }
     uint64_t kvCacheBytes() const { return kCache_.bytes() + vCache_.bytes(); }
+    // The two-pass matrix-core matmul's f16 weight scratch (DeviceCaps::coopmatDequant): its
+    // bytes, and why it is missing where it was wanted but could not be allocated (empty else).
+    uint64_t f16WeightBytes() const { return f16Weights_.bytes(); }
+    const std::string& f16WeightsMissing() const { return f16WeightsMissing_; }
 
     // Host side of the token state: the position and ids of the next step.
     void writeState(int32_t startPos, std::span<const int32_t> tokens);
@@ -74,6 +79,8 @@ private:
     int32_t logitsHostRows_ = 0;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
     vk::DeviceBuffer routerLogits_, routerDone_, expertActs_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
+    vk::DeviceBuffer f16Weights_;
+    std::string f16WeightsMissing_;
     vk::DeviceLayout layout_;
 };
 

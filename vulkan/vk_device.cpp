@@ -212,22 +212,35 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     if (!caps_.usable())
         throw runtime::TierError(fmt::format("vulkan tier: device {} ({}) lacks: {}", index, caps_.name,
                                              fmt::join(caps_.missing, ", ")));
-    // Opt-in, read once, here: ZINC_VK_COOPMAT=1 the cooperative-matrix matmul where the device
-    // has it (on the H100 it is still slower than the integer matmul: 1,486 against 1,582 tok/s
-    // prefill on Qwen3-8B, results/vulkan-h100.md, so it is not the default yet); =emulate its
-    // emulated variant (tests only).
-    const char* env = std::getenv("ZINC_VK_COOPMAT");
-    if (caps_.cooperativeMatrix && !(env && std::strcmp(env, "1") == 0)) {
+    // Opt-in, read once, here: ZINC_VK_COOPMAT=1 the matrix-core matmul where the device has
+    // it, in two passes (dequant_f16.comp + matmul_f16.comp); =old the one that decodes the
+    // weights in its k loop (matmul_coopmat.comp: on the H100 slower than the integer matmul,
+    // 1,486 against 1,582 tok/s prefill on Qwen3-8B, results/vulkan-h100.md), kept for A/B;
+    // =emulate and =emulate-old their emulated variants (tests only). Not the default until
+    // the two-pass path is measured faster on the H100.
+    const std::string mode = [] {
+        const char* env = std::getenv("ZINC_VK_COOPMAT");
+        return std::string(env ? env : "");
+    }();
+    const char* integer = caps_.integerDotProduct ? "integer dot products" : "unpacked integer products";
+    if (caps_.cooperativeMatrix && mode != "1" && mode != "old") {
         caps_.cooperativeMatrix = false;
-        caps_.prefillMatmul = fmt::format("{} (cooperative matrices present: ZINC_VK_COOPMAT=1 uses them)",
-                                          caps_.integerDotProduct ? "integer dot products" : "unpacked integer products");
+        caps_.prefillMatmul = fmt::format("{} (cooperative matrices present: ZINC_VK_COOPMAT=1 uses them)", integer);
     }
-    if (env && std::strcmp(env, "emulate") == 0 && caps_.shaderFloat16) {
+    if ((mode == "emulate" || mode == "emulate-old") && caps_.shaderFloat16) {
         caps_.cooperativeMatrix = false;
         caps_.cooperativeMatrixEmulated = true;
         caps_.prefillMatmul = "16x16 f16 tiles emulated in plain GLSL (ZINC_VK_COOPMAT=emulate, tests only)";
     }
-    // A/B only, read once, here: matmul_coopmat.comp's tile shape (coopmat_tile.h).
+    if (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated) {
+        caps_.coopmatDequant = mode == "1" || mode == "emulate";
+        caps_.prefillMatmul += caps_.coopmatDequant
+                                   ? ", weights dequantized to f16 by a pass of their own (dequant_f16 + matmul_f16; "
+                                     "ZINC_VK_COOPMAT=old: decoded in the k loop)"
+                                   : ", weights decoded in the k loop (matmul_coopmat; ZINC_VK_COOPMAT=1: dequantized "
+                                     "to f16 by a pass of their own)";
+    }
+    // A/B only, read once, here: the matrix-core matmuls' tile shape (coopmat_tile.h).
     if (const char* env = std::getenv("ZINC_VK_COOPMAT_TILE"); env && (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)) {
         const auto tile = parseCoopmatTile(env);
         if (!tile)

@@ -35,9 +35,15 @@ struct DeviceCaps {
     // memory. Off when ZINC_VK_COOPMAT=0 (read once, by Device). prefillMatmul says which
     // path runs and why, for the tier's describe line.
     bool cooperativeMatrix = false;
-    // Tests only (ZINC_VK_COOPMAT=emulate): matmul_coopmat.comp with its matrix instructions
-    // emulated in plain GLSL, on any device with shaderFloat16 (lavapipe included).
+    // Tests only (ZINC_VK_COOPMAT=emulate, =emulate-old): the matrix-core matmul with its
+    // matrix instructions emulated in plain GLSL, on any device with shaderFloat16 (lavapipe
+    // included).
     bool cooperativeMatrixEmulated = false;
+    // Which matrix-core matmul (with cooperativeMatrix or cooperativeMatrixEmulated): the
+    // weights dequantized to f16 rows by a pass of their own, then a pipelined f16 GEMM
+    // (dequant_f16.comp + matmul_f16.comp; ZINC_VK_COOPMAT=1, =emulate), or decoded inside the
+    // GEMM's k loop (matmul_coopmat.comp; =old, =emulate-old). Read once, by Device.
+    bool coopmatDequant = false;
     bool shaderFloat16 = false;
     // matmul_coopmat.comp's tile shape, ZINC_VK_COOPMAT_TILE (A/B only, read once by Device):
     // auto (per matrix), 64x64, 128x64 or 128x128 (shapes past sharedMemoryBytes fall back).

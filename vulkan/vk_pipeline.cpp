@@ -7,6 +7,7 @@
 #include "vulkan/shaders/attention.h"
 #include "vulkan/shaders/attention_args.h"
 #include "vulkan/shaders/attention_split.h"
+#include "vulkan/shaders/dequant_f16.h"
 #include "vulkan/shaders/elementwise.h"
 #include "vulkan/shaders/embed.h"
 #include "vulkan/shaders/gather_rows.h"
@@ -15,6 +16,8 @@
 #include "vulkan/shaders/matmul_coopmat.h"
 #include "vulkan/shaders/matmul_coopmat_emulated.h"
 #include "vulkan/shaders/matmul_dot4.h"
+#include "vulkan/shaders/matmul_f16.h"
+#include "vulkan/shaders/matmul_f16_emulated.h"
 #include "vulkan/shaders/matvec.h"
 #include "vulkan/shaders/matvec_dot4.h"
 #include "vulkan/shaders/matvec_rows.h"
@@ -65,6 +68,9 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MatMulDot4, kMatmulDot4)
         ZINC_SHADER(MatMulCoopmat, kMatmulCoopmat)
         ZINC_SHADER(MatMulCoopmatEmulated, kMatmulCoopmatEmulated)
+        ZINC_SHADER(DequantF16, kDequantF16)
+        ZINC_SHADER(MatMulF16, kMatmulF16)
+        ZINC_SHADER(MatMulF16Emulated, kMatmulF16Emulated)
         ZINC_SHADER(MoeTopK, kMoeTopk)
         ZINC_SHADER(MoeCombine, kMoeCombine)
         ZINC_SHADER(MoeGroup, kMoeGroup)
@@ -106,6 +112,9 @@ const char* shaderName(Shader shader) {
         case Shader::MatMulDot4: return "matmul_dot4";
         case Shader::MatMulCoopmat: return "matmul_coopmat";
         case Shader::MatMulCoopmatEmulated: return "matmul_coopmat_emulated";
+        case Shader::DequantF16: return "dequant_f16";
+        case Shader::MatMulF16: return "matmul_f16";
+        case Shader::MatMulF16Emulated: return "matmul_f16_emulated";
         case Shader::MoeTopK: return "moe_topk";
         case Shader::MoeCombine: return "moe_combine";
         case Shader::MoeGroup: return "moe_group";

@@ -103,7 +103,7 @@ public:
                                     static_cast<double>(memory_.kvCacheBytes()) / (1 << 20),
                                     sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(),
                                     limits_.describe(),
-                                    stats_.dispatchesPerToken, decodeOverlapped_, c.prefillMatmul);
+                                    stats_.dispatchesPerToken, decodeOverlapped_, prefillMatmul());
         if (stats_.decodeTokens > 0) {
             const double tokens = static_cast<double>(stats_.decodeTokens);
             s += fmt::format(", {:.2f} submissions/token, host {:.1f} us/token", stats_.decodeSubmissions / tokens,
@@ -298,6 +298,18 @@ private:
         }
         const uint64_t value = submitter_.submit(cmd, false);
         submitter_.wait(value, save ? "vulkan tier: state snapshot" : "vulkan tier: state restore");
+    }
+
+    // Which tiled matmul prefill runs: the device's choice, with the two-pass matrix-core
+    // matmul's scratch, or why that fell back to the integer matmul.
+    std::string prefillMatmul() const {
+        const auto& c = device_.caps();
+        if (!memory_.f16WeightsMissing().empty())
+            return fmt::format("{} (ZINC_VK_COOPMAT asked for the two-pass matrix-core matmul, but {})",
+                               c.integerDotProduct ? "integer dot products" : "unpacked integer products", memory_.f16WeightsMissing());
+        if (memory_.f16WeightBytes() > 0)
+            return fmt::format("{}, f16 weight scratch {:.1f} MiB", c.prefillMatmul, static_cast<double>(memory_.f16WeightBytes()) / (1 << 20));
+        return c.prefillMatmul;
     }
 
     static std::string describeOps(const char* title, const std::map<std::string, double>& seconds, double tokens) {

@@ -1,7 +1,8 @@
 // Prefill matmuls on matrix cores: the build-time NV -> KHR cooperative-matrix rewrite
 // (vulkan/spirv_coopmat), decoded word by word because Debian's spirv-val (SPIRV-Tools 2023.1)
-// predates SPV_KHR_cooperative_matrix; and, where the device has the path, the prefill of
-// matmul_coopmat.comp held to the cpu tier and to the integer matmul (lavapipe skips).
+// predates SPV_KHR_cooperative_matrix; and the prefill of the two matrix-core matmuls
+// (dequant_f16 + matmul_f16, matmul_coopmat) held to the cpu tier and to the integer matmul,
+// on matrix cores and emulated (f16_matmul_test.cpp holds the two passes alone).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "tests/vulkan/coopmat_shared_type.h"
 #include "tests/vulkan/vulkan_fixture.h"
 #include "vulkan/shaders/matmul_coopmat.h"
+#include "vulkan/shaders/matmul_f16.h"
 #include "vulkan/spirv_coopmat/coopmat_khr.h"
 
 namespace zinc {
@@ -114,20 +116,25 @@ TEST(CoopmatRewrite, SampleModuleGetsOneUsePerTypeAndLayoutConstants) {
     EXPECT_EQ(khr.size(), nv.size() + 3 * 4 + 3);
 }
 
-TEST(CoopmatRewrite, MatmulShaderIsKhrOnly) {
-    const Decoded d = decode(kMatmulCoopmat);
-    expectNoNvLeft(d);
-    const std::multiset<std::pair<uint32_t, uint32_t>> want = {
-        {16, uint32_t(sp::Use::MatrixA)}, {16, uint32_t(sp::Use::MatrixB)}, {32, uint32_t(sp::Use::Accumulator)}};
-    EXPECT_EQ(usesByWidth(d), want);
-    // A loaded row-major, B column-major, the accumulators stored column-major (gate, PAIR's up).
-    std::multiset<uint32_t> layouts;
-    for (uint32_t id : d.layouts) {
-        ASSERT_TRUE(d.constants.count(id)) << "MemoryLayout %" << id << " is not an OpConstant";
-        layouts.insert(d.constants.at(id));
+// Both matrix-core matmuls (matmul_coopmat: in-kernel decode; matmul_f16: the two-pass GEMM).
+TEST(CoopmatRewrite, MatmulShadersAreKhrOnly) {
+    for (const auto& [name, words] : {std::pair{"matmul_coopmat", std::span<const uint32_t>(kMatmulCoopmat)},
+                                      std::pair{"matmul_f16", std::span<const uint32_t>(kMatmulF16)}}) {
+        SCOPED_TRACE(name);
+        const Decoded d = decode(words);
+        expectNoNvLeft(d);
+        const std::multiset<std::pair<uint32_t, uint32_t>> want = {
+            {16, uint32_t(sp::Use::MatrixA)}, {16, uint32_t(sp::Use::MatrixB)}, {32, uint32_t(sp::Use::Accumulator)}};
+        EXPECT_EQ(usesByWidth(d), want);
+        // A loaded row-major, B column-major, the accumulators stored column-major (gate, PAIR's up).
+        std::multiset<uint32_t> layouts;
+        for (uint32_t id : d.layouts) {
+            ASSERT_TRUE(d.constants.count(id)) << "MemoryLayout %" << id << " is not an OpConstant";
+            layouts.insert(d.constants.at(id));
+        }
+        EXPECT_EQ(layouts, (std::multiset<uint32_t>{sp::kRowMajor, sp::kColumnMajor, sp::kColumnMajor, sp::kColumnMajor}));
+        EXPECT_EQ(d.mulAdds, 1);  // in mulAdd(), called for gate and up
     }
-    EXPECT_EQ(layouts, (std::multiset<uint32_t>{sp::kRowMajor, sp::kColumnMajor, sp::kColumnMajor, sp::kColumnMajor}));
-    EXPECT_EQ(d.mulAdds, 1);  // in mulAdd(), called for gate and up
 }
 
 TEST(CoopmatRewrite, RefusesATypeUsedAsBothAAndB) {
@@ -170,12 +177,31 @@ TEST(VulkanCoopmat, DescribeNamesThePrefillMatmul) {
     const std::string line = test::load("stories260K.gguf", true).tier->describe();
     EXPECT_NE(line.find("prefill matmul: "), std::string::npos) << line;
     EXPECT_EQ(line.find("prefill matmul: cooperative"), std::string::npos) << line;
+    // qwen3-tiny: quantized matrices, so the two-pass matmul has a scratch to allocate (stories260K has none).
+    const auto describeWith = [](const char* mode) {
+        ::setenv("ZINC_VK_COOPMAT", mode, 1);
+        const std::string d = test::load("qwen3-tiny.gguf", true).tier->describe();
+        ::unsetenv("ZINC_VK_COOPMAT");
+        return d;
+    };
     if (deviceHasCoopmat()) {
         EXPECT_NE(line.find("cooperative matrices present: ZINC_VK_COOPMAT=1 uses them"), std::string::npos) << line;
-        ::setenv("ZINC_VK_COOPMAT", "1", 1);
-        const std::string opted = test::load("stories260K.gguf", true).tier->describe();
-        ::unsetenv("ZINC_VK_COOPMAT");
-        EXPECT_NE(opted.find("prefill matmul: cooperative matrix 16x16x16 f16 (VK_KHR_cooperative_matrix)"), std::string::npos) << opted;
+        // =1: the two passes, with the f16 scratch the tier allocated; =old: the in-kernel decode.
+        const std::string opted = describeWith("1");
+        EXPECT_NE(opted.find("prefill matmul: cooperative matrix 16x16x16 f16 (VK_KHR_cooperative_matrix), weights dequantized "
+                             "to f16 by a pass of their own"), std::string::npos) << opted;
+        EXPECT_NE(opted.find(", f16 weight scratch "), std::string::npos) << opted;
+        const std::string old = describeWith("old");
+        EXPECT_NE(old.find("prefill matmul: cooperative matrix 16x16x16 f16 (VK_KHR_cooperative_matrix), weights decoded in the k loop"),
+                  std::string::npos) << old;
+        EXPECT_EQ(old.find("f16 weight scratch"), std::string::npos) << old;
+    }
+    if (vk::listDevices()[0].shaderFloat16) {
+        const std::string emulated = describeWith("emulate");
+        EXPECT_NE(emulated.find("prefill matmul: 16x16 f16 tiles emulated in plain GLSL (ZINC_VK_COOPMAT=emulate, tests only), "
+                                "weights dequantized to f16 by a pass of their own"), std::string::npos) << emulated;
+        EXPECT_NE(emulated.find(", f16 weight scratch "), std::string::npos) << emulated;
+        EXPECT_NE(describeWith("emulate-old").find("weights decoded in the k loop"), std::string::npos);
     }
 }
 
@@ -222,8 +248,13 @@ void expectPrefillNearCpu(const std::string& path, test::Loaded& gpu, const std:
 
 using CoopmatCase = std::pair<const char*, const char*>;  // make-model preset and mix, or a file and "file"
 
-// Batched prefill through matmul_coopmat.comp on matrix cores: every tiled weight type, PAIR
-// (gate+up of Q4_K_M), EXPERT (qwen3moe-tiny).
+// What describe says of each ZINC_VK_COOPMAT mode's prefill matmul.
+std::string pathNamed(const std::string& mode) {
+    return mode == "1" || mode == "emulate" ? "weights dequantized to f16 by a pass of their own" : "weights decoded in the k loop";
+}
+
+// Batched prefill on matrix cores, both matmuls (=1: dequant_f16 + matmul_f16; =old:
+// matmul_coopmat): every tiled weight type, PAIR (gate+up of Q4_K_M), EXPERT (qwen3moe-tiny).
 class VulkanCoopmatTest : public testing::TestWithParam<CoopmatCase> {};
 
 TEST_P(VulkanCoopmatTest, PrefillOnMatrixCoresMatchesCpu) {
@@ -231,32 +262,42 @@ TEST_P(VulkanCoopmatTest, PrefillOnMatrixCoresMatchesCpu) {
     if (!deviceHasCoopmat() || std::getenv("ZINC_VK_COOPMAT"))
         GTEST_SKIP() << "the prefill matmul here is not on cooperative matrices: " << vk::listDevices()[0].prefillMatmul;
     const auto path = modelPath(GetParam().first, GetParam().second);
-    auto gpu = loadWithCoopmat(path, "1");
-    ASSERT_NE(gpu.tier->describe().find("prefill matmul: cooperative matrix"), std::string::npos);
-    expectPrefillNearCpu(path, gpu, "cooperative matrix");
+    for (const std::string mode : {"1", "old"}) {
+        auto gpu = loadWithCoopmat(path, mode.c_str());
+        ASSERT_NE(gpu.tier->describe().find("prefill matmul: cooperative matrix"), std::string::npos);
+        ASSERT_NE(gpu.tier->describe().find(pathNamed(mode)), std::string::npos) << gpu.tier->describe();
+        expectPrefillNearCpu(path, gpu, "cooperative matrix (ZINC_VK_COOPMAT=" + mode + ")");
+    }
     if (std::string(GetParam().second) != "file") std::filesystem::remove(path);
 }
 
-// The same shader with its matrix instructions emulated (ZINC_VK_COOPMAT=emulate): the f16
-// decode, the tiles, PAIR / EXPERT / accumulate and the output scatter, on any device with
-// shaderFloat16 — lavapipe included.
+// The same shaders with their matrix instructions emulated (ZINC_VK_COOPMAT=emulate,
+// =emulate-old): the f16 decode, the pipelined tiles, PAIR / EXPERT / accumulate and the
+// output scatter, on any device with shaderFloat16 — lavapipe included.
 class VulkanCoopmatEmulatedTest : public testing::TestWithParam<CoopmatCase> {};
 
 // Emulated on lavapipe a case takes 20-100 s: there only PAIR (qwen3-tiny q4_k_m) and EXPERT
-// (qwen3moe-tiny) run; every case runs where the device has matrix cores.
-bool emulatedCaseRunsHere(const CoopmatCase& c) {
+// (qwen3moe-tiny) run, through the two-pass matmul only (the in-kernel decode is held to the
+// cpu tier on matrix cores); every case runs both where the device has matrix cores.
+std::vector<std::string> emulatedModesHere(const CoopmatCase& c) {
     const std::string name = std::string(c.first) + "/" + c.second;
-    return deviceHasCoopmat() || name == "qwen3-tiny/q4_k_m" || name == "qwen3moe-tiny.gguf/file";
+    if (deviceHasCoopmat()) return {"emulate", "emulate-old"};
+    if (name == "qwen3-tiny/q4_k_m" || name == "qwen3moe-tiny.gguf/file") return {"emulate"};
+    return {};
 }
 
 TEST_P(VulkanCoopmatEmulatedTest, PrefillOnEmulatedTilesMatchesCpu) {
     ZINC_REQUIRE_VULKAN();
     if (!vk::listDevices()[0].shaderFloat16) GTEST_SKIP() << "no shaderFloat16 on device 0";
-    if (!emulatedCaseRunsHere(GetParam())) GTEST_SKIP() << "emulated on a CPU device: the PAIR and EXPERT cases only";
+    const auto modes = emulatedModesHere(GetParam());
+    if (modes.empty()) GTEST_SKIP() << "emulated on a CPU device: the PAIR and EXPERT cases only";
     const auto path = modelPath(GetParam().first, GetParam().second);
-    auto gpu = loadWithCoopmat(path, "emulate");
-    ASSERT_NE(gpu.tier->describe().find("prefill matmul: 16x16 f16 tiles emulated"), std::string::npos);
-    expectPrefillNearCpu(path, gpu, "emulated cooperative matrix");
+    for (const std::string& mode : modes) {
+        auto gpu = loadWithCoopmat(path, mode.c_str());
+        ASSERT_NE(gpu.tier->describe().find("prefill matmul: 16x16 f16 tiles emulated"), std::string::npos);
+        ASSERT_NE(gpu.tier->describe().find(pathNamed(mode == "emulate" ? "1" : "old")), std::string::npos) << gpu.tier->describe();
+        expectPrefillNearCpu(path, gpu, "emulated cooperative matrix (ZINC_VK_COOPMAT=" + mode + ")");
+    }
     if (std::string(GetParam().second) != "file") std::filesystem::remove(path);
 }
 
@@ -279,8 +320,8 @@ INSTANTIATE_TEST_SUITE_P(Mixes, VulkanCoopmatEmulatedTest, kCoopmatCases, coopma
 
 // Every forced tile shape (ZINC_VK_COOPMAT_TILE; auto picks 64x64 for these tiny matrices):
 // 128 rows (PAIR: 64 a set), 128 tokens (the 40- and 70-token prompts leave most columns of a
-// tile missing), EXPERT's 64 tokens, signed quants (Q8_0); emulated everywhere, on matrix
-// cores where there are some.
+// tile missing), EXPERT's 64 tokens, signed quants (Q8_0); the two-pass matmul emulated
+// everywhere, and on matrix cores both matmuls, emulated and not.
 using TileCase = std::tuple<const char*, CoopmatCase>;  // tile, model as in kCoopmatCases
 class VulkanCoopmatTileTest : public testing::TestWithParam<TileCase> {};
 TEST_P(VulkanCoopmatTileTest, EveryTileShapeMatchesCpu) {
@@ -295,7 +336,11 @@ TEST_P(VulkanCoopmatTileTest, EveryTileShapeMatchesCpu) {
     // and it overflows the default 8 MiB (SIGSEGV; it passes with `ulimit -s unlimited`): there
     // the shape is checked on matrix cores only.
     if (std::string(tile) != "128x128" || deviceHasCoopmat()) modes.emplace_back("emulate", "emulated cooperative matrix");
-    if (deviceHasCoopmat()) modes.emplace_back("1", "cooperative matrix");
+    if (deviceHasCoopmat()) {
+        modes.emplace_back("emulate-old", "emulated cooperative matrix, in-kernel decode");
+        modes.emplace_back("1", "cooperative matrix");
+        modes.emplace_back("old", "cooperative matrix, in-kernel decode");
+    }
     if (modes.empty()) GTEST_SKIP() << "128x128 tiles: emulated only where the device also has cooperative matrices (llvmpipe's stack)";
     for (const auto& [mode, what] : modes) {
         ::setenv("ZINC_VK_COOPMAT_TILE", tile, 1);

@@ -91,9 +91,11 @@ TEST_F(RadvCompile, TheNullDeviceIsRadvOnTheFamilyAsked) {
 // need VK_KHR_cooperative_matrix (RADV has it from Mesa 23.3; the tier checks before using them).
 TEST_F(RadvCompile, EveryShaderCompilesWithoutSpills) {
     std::map<std::string, int> vgprs;
-    for (int s = 0; s <= static_cast<int>(Shader::MatMulCoopmatEmulated); ++s) {
+    for (int s = 0; s <= static_cast<int>(Shader::MatMulF16Emulated); ++s) {
         const auto shader = static_cast<Shader>(s);
-        if (shader == Shader::MatMulCoopmat || shader == Shader::MatMulCoopmatEmulated) continue;
+        if (shader == Shader::MatMulCoopmat || shader == Shader::MatMulCoopmatEmulated || shader == Shader::MatMulF16 ||
+            shader == Shader::MatMulF16Emulated)
+            continue;
         compile(shader, {}, &vgprs);
     }
     for (const auto& [name, n] : vgprs) std::printf("[ %-22s %3d VGPRs ]\n", name.c_str(), n);
@@ -136,6 +138,10 @@ TEST_F(RadvCompile, PrefillMatmulsCompileWithoutSpills) {
             for (uint32_t pair : {0u, 1u})
                 for (uint32_t expert : {0u, 1u}) compile(shader, {static_cast<uint32_t>(type), pair, expert});
     }
+    // The two-pass matrix-core path's first pass (dequant_f16.comp: TYPE, EXPERT); its GEMM
+    // needs VK_KHR_cooperative_matrix, as above.
+    for (GgmlType type : quantizedTypes())
+        for (uint32_t expert : {0u, 1u}) compile(Shader::DequantF16, {static_cast<uint32_t>(type), expert});
 }
 
 // Float weights (matvec.comp: threads, TYPE, token tile, rows, PAIR), e.g. an F16 lm_head or

@@ -30,6 +30,7 @@
 #include "dot4.glsl"
 #include "common.glsl"
 #include "weights.glsl"
+#include "f16_halves.glsl"
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint TYPE = 12u;
@@ -84,18 +85,6 @@ shared uint sActRow[BN];
 shared uint sOutRow[BN];
 uint wBase = 0u;
 uint tileTokens = 0u;
-
-// Bytes 0, 1 (hi: 2, 3) of the unsigned word y as exact f16 integers minus off (f16 1024 + off).
-vec2 bytePair(uint y, bool hi, float16_t off) {
-    const uint v = hi ? ((y >> 16) & 0xFFu) | ((y >> 8) & 0xFF0000u) : (y & 0xFFu) | ((y << 8) & 0xFF0000u);
-    return vec2(unpackFloat2x16(v | 0x64006400u) - f16vec2(off));
-}
-
-// Values f * q + m of the 8 quants of q0, q1 (unsigned, off as bytePair) as 8 halves.
-uvec4 halvesOf(uint q0, uint q1, float16_t off, float f, float m) {
-    return uvec4(packHalf2x16(bytePair(q0, false, off) * f + m), packHalf2x16(bytePair(q0, true, off) * f + m),
-                 packHalf2x16(bytePair(q1, false, off) * f + m), packHalf2x16(bytePair(q1, true, off) * f + m));
-}
 
 void loadWeights(uint job, uint row0, uint unit0, uint nUnits) {
     const uint set = job / (BM * U), r = job % BM, u = (job / BM) % U;
