@@ -7,6 +7,7 @@
 // inside. Past exactMax it merges the fp32 partials of attention_split.comp instead.
 // A sliding-window layer (window > 0) reads the last `window` positions, from its ring of rows.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "reduce.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -90,7 +91,7 @@ void main() {
         for (uint d = tid; d < hd; d += 128u) {
             float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
             for (uint s = 0u; s < splits; s += 8u)
-                for (uint u = 0u; u < 8u; ++u)
+                [[unroll]] for (uint u = 0u; u < 8u; ++u)
                     if (s + u < splits) acc[u] += pc.partials.v[base + (s + u) * (hd + 2u) + 2u + d] * splitScale[s + u];
             const float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
             pc.out_.v[t * pc.outStride + h * hd + d] = total / sum;
@@ -116,9 +117,9 @@ void main() {
                 const uint row = (rowOf(base + p) * pc.kvDim + kvHead * hd) / 8u, quads = hd / 8u;
                 for (uint b = 0u; b < quads; b += 16u) {
                     uvec4 k[16];
-                    for (uint i = 0u; i < 16u; ++i)
+                    [[unroll]] for (uint i = 0u; i < 16u; ++i)
                         if (b + i < quads) k[i] = k4.v[row + b + i];
-                    for (uint i = 0u; i < 16u; ++i) {
+                    [[unroll]] for (uint i = 0u; i < 16u; ++i) {
                         if (b + i >= quads) break;
                         const uint q0 = 8u * (b + i);
                         const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
@@ -169,24 +170,25 @@ void main() {
         // head is wider than the workgroup); V is loaded kAhead positions ahead so the loads
         // overlap the rounding chain (4 ahead left the chain waiting on memory: a 16-token chat
         // decoded slower than one past exactMax). The weights' sum is kept once per thread.
-        for (uint lane = 0u; lane < 2u; ++lane) {
+        [[unroll]] for (uint lane = 0u; lane < 2u; ++lane) {
             const uint d = tid + 128u * lane;
             if (d >= hd) break;
             const uint col = kvHead * hd + d;
             float v[kAhead], next[kAhead];
-            for (uint u = 0u; u < kAhead; ++u) {
+            [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
                 const uint e = rowOf(base + min(u, count - 1u)) * pc.kvDim + col;
                 next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
             }
             float a = acc[lane];
             for (uint p = 0u; p < count; p += kAhead) {
-                for (uint u = 0u; u < kAhead; ++u) v[u] = next[u];
+                [[unroll]] for (uint u = 0u; u < kAhead; ++u) v[u] = next[u];
                 if (p + kAhead < count)
-                    for (uint u = 0u; u < kAhead; ++u) {
+                    [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
                         const uint e = rowOf(base + min(p + kAhead + u, count - 1u)) * pc.kvDim + col;
                         next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
                     }
-                for (uint u = 0u; u < kAhead && p + u < count; ++u) {
+                [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
+                    if (p + u >= count) break;
                     const float ms = scores[p + u], vs = vScale[p + u];
                     // a is a half already: the rescale rounds only where a new max made it
                     // differ from 1 (ms is the same in every thread: no divergence).
@@ -199,6 +201,6 @@ void main() {
         }
         barrier();
     }
-    for (uint lane = 0u; lane < 2u; ++lane)
+    [[unroll]] for (uint lane = 0u; lane < 2u; ++lane)
         if (tid + 128u * lane < hd) pc.out_.v[t * pc.outStride + h * hd + tid + 128u * lane] = acc[lane] * (sum > 0.0 ? 1.0 / sum : 0.0);
 }

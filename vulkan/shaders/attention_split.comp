@@ -14,6 +14,7 @@
 // key and value row is read once for them, and each head's sums are the ones a workgroup of its
 // own computes (same threads, same order), so GQ changes no bits.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "reduce.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -113,7 +114,7 @@ void main() {
     const uint pairs = hd / 2u, groups = 256u / pairs;
     const uint g = tid / pairs, j = tid % pairs;
     vec2 acc[GQ];
-    for (uint hq = 0u; hq < GQ; ++hq) acc[hq] = vec2(0.0);
+    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] = vec2(0.0);
     // This token's own split count (attention.comp merges that many), whatever the dispatch's
     // x, which follows the step's longest row: a row's partials do not depend on its batch.
     const uint splits = min((n + kChunk - 1u) / kChunk, pc.nSplits);
@@ -127,10 +128,10 @@ void main() {
 #define LOAD_KEYS(S)                                                                              \
     if (wide && kp < min(kChunk, n - (S))) {                                                      \
         const uint row_ = (rowOf((S) + kp) * pc.kvDim + kvHead * hd + kPart * (hd / 4u)) / 8u;    \
-        for (uint i = 0u; i < KQ; ++i) kr[i] = k4.v[row_ + i];                                    \
+        [[unroll]] for (uint i = 0u; i < KQ; ++i) kr[i] = k4.v[row_ + i];                                    \
     }
 #define LOAD_VALUES(S)                                                                            \
-    for (uint u = 0u; u < VP; ++u)                                                                \
+    [[unroll]] for (uint u = 0u; u < VP; ++u)                                                                \
         if (g < groups && g + u * groups < min(kChunk, n - (S)))                                  \
             vr[u] = pc.vCache.v[(rowOf((S) + g + u * groups) * pc.kvDim) / 2u + (kvHead * hd) / 2u + j];
     uvec4 kr[KQ];
@@ -146,14 +147,14 @@ void main() {
         {
             const uint p = tid / 4u, part = tid % 4u, words = hd / 8u;
             float dot[GQ];
-            for (uint hq = 0u; hq < GQ; ++hq) dot[hq] = 0.0;
+            [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) dot[hq] = 0.0;
             if (p < count && wide && roll) {
                 const uint q0 = part * (hd / 4u);
-                for (uint i = 0u; i < KQ; ++i) {
+                [[unroll]] for (uint i = 0u; i < KQ; ++i) {
                     const uint qi = (q0 + 8u * i) / 4u;
                     const vec2 k0 = unpackHalf2x16(kr[i].x), k1 = unpackHalf2x16(kr[i].y);
                     const vec2 k2 = unpackHalf2x16(kr[i].z), k3 = unpackHalf2x16(kr[i].w);
-                    for (uint hq = 0u; hq < GQ; ++hq) {
+                    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
                         const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 1u];
                         dot[hq] += k0.x * qa.x + k0.y * qa.y;
                         dot[hq] += k1.x * qa.z + k1.y * qa.w;
@@ -165,14 +166,14 @@ void main() {
                 const uint row = (rowOf(start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 8u, quads = hd / 32u;
                 const uint q0 = part * (hd / 4u);
                 uvec4 k[8];
-                for (uint i = 0u; i < 8u; ++i)
+                [[unroll]] for (uint i = 0u; i < 8u; ++i)
                     if (i < quads) k[i] = k4.v[row + i];
-                for (uint i = 0u; i < 8u; ++i) {
+                [[unroll]] for (uint i = 0u; i < 8u; ++i) {
                     if (i >= quads) break;
                     const uint qi = (q0 + 8u * i) / 4u;
                     const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
                     const vec2 k2 = unpackHalf2x16(k[i].z), k3 = unpackHalf2x16(k[i].w);
-                    for (uint hq = 0u; hq < GQ; ++hq) {
+                    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
                         const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 1u];
                         dot[hq] += k0.x * qa.x + k0.y * qa.y;
                         dot[hq] += k1.x * qa.z + k1.y * qa.w;
@@ -186,14 +187,14 @@ void main() {
                 for (uint i = 0u; i < words; ++i) {
                     const vec2 k0 = unpackHalf2x16(pc.kCache.v[row + i]);
                     const uint qi = q0 + 2u * i;  // qh element qi, qi + 1 (qi even)
-                    for (uint hq = 0u; hq < GQ; ++hq) {
+                    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
                         const vec4 qa = qh[hq * 64u + qi / 4u];
                         const vec2 qp = (qi & 2u) != 0u ? qa.zw : qa.xy;
                         dot[hq] += k0.x * qp.x + k0.y * qp.y;
                     }
                 }
             }
-            for (uint hq = 0u; hq < GQ; ++hq) partDot[hq * 256u + tid] = dot[hq];
+            [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) partDot[hq * 256u + tid] = dot[hq];
         }
         if (roll && next < n) LOAD_KEYS(next)
         barrier();
@@ -219,23 +220,23 @@ void main() {
         barrier();  // headRescale[]
         // Weighted V: thread (g, j) sums the element pair j of positions g, g + G, ... (eight
         // rows in flight at a time), each value pair once for the GQ heads.
-        for (uint hq = 0u; hq < GQ; ++hq) acc[hq] *= headRescale[hq];
+        [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] *= headRescale[hq];
         if (roll) {
-            for (uint u = 0u; u < VP; ++u)
+            [[unroll]] for (uint u = 0u; u < VP; ++u)
                 if (g < groups && g + u * groups < count) {
                     const vec2 v = unpackHalf2x16(vr[u]);
-                    for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + g + u * groups] * v;
+                    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + g + u * groups] * v;
                 }
             if (next < n) LOAD_VALUES(next)
         } else if (g < groups) {
             const uint col = (kvHead * hd) / 2u + j;
             for (uint p = g; p < count; p += 8u * groups) {
                 vec2 v[8];
-                for (uint u = 0u; u < 8u; ++u)
+                [[unroll]] for (uint u = 0u; u < 8u; ++u)
                     if (p + u * groups < count) v[u] = unpackHalf2x16(pc.vCache.v[(rowOf(start + p + u * groups) * pc.kvDim) / 2u + col]);
-                for (uint u = 0u; u < 8u; ++u)
+                [[unroll]] for (uint u = 0u; u < 8u; ++u)
                     if (p + u * groups < count)
-                        for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + p + u * groups] * v[u];
+                        [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + p + u * groups] * v[u];
             }
         }
         barrier();  // weights[], partDot[] and headRescale[] are rewritten by the next chunk
@@ -243,7 +244,7 @@ void main() {
 #undef LOAD_KEYS
 #undef LOAD_VALUES
     // Each head: the G partial sums of each element pair are added.
-    for (uint hq = 0u; hq < GQ; ++hq) {
+    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
         partAcc[2u * tid] = acc[hq].x;
         partAcc[2u * tid + 1u] = acc[hq].y;
         barrier();
