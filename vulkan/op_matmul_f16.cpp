@@ -20,10 +20,6 @@ struct GemmPc {
     uint32_t k, m, actStride, outStride, nTok, accumulate, sliceRows, actDiv, orderAt;
 };
 
-// Enough workgroups to fill the GPU: big tiles read each weight for more tokens and multiply
-// more per shared load, too few leave multiprocessors idle.
-constexpr uint32_t kCoopmatMinWorkgroups = 256;
-
 // Quantized weights matmul.comp (and so the matrix-core matmuls) can read: Q2_K's per-16 mins
 // stay on the matvec.
 bool tiledType(GgmlType t) {
@@ -50,9 +46,12 @@ CoopmatTile coopmatTileFor(const DeviceCaps& caps, uint32_t m, uint32_t tokens, 
         const CoopmatTile t = shaped(caps.coopmatTile);
         return fits(t) ? t : shaped({64, 64});
     }
+    // The largest tile that still gives caps.coopmatMinWorkgroups: big tiles read each weight
+    // for more tokens and multiply more per shared load, too few workgroups leave
+    // multiprocessors idle.
     for (const CoopmatTile t : {shaped({128, 128}), shaped({128, 64})}) {
         const uint32_t groups = groupsFor(m, t.rows) * (expert ? tokens : groupsFor(tokens, t.tokens));
-        if (groups >= kCoopmatMinWorkgroups && fits(t)) return t;
+        if (groups >= caps.coopmatMinWorkgroups && fits(t)) return t;
     }
     return shaped({64, 64});
 }

@@ -1,5 +1,6 @@
 #include "vulkan/vk_device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -212,20 +213,20 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     if (!caps_.usable())
         throw runtime::TierError(fmt::format("vulkan tier: device {} ({}) lacks: {}", index, caps_.name,
                                              fmt::join(caps_.missing, ", ")));
-    // Opt-in, read once, here: ZINC_VK_COOPMAT=1 the matrix-core matmul where the device has
-    // it, in two passes (dequant_f16.comp + matmul_f16.comp); =old the one that decodes the
-    // weights in its k loop (matmul_coopmat.comp: on the H100 slower than the integer matmul,
-    // 1,486 against 1,582 tok/s prefill on Qwen3-8B, results/vulkan-h100.md), kept for A/B;
-    // =emulate and =emulate-old their emulated variants (tests only). Not the default until
-    // the two-pass path is measured faster on the H100.
+    // Read once, here: where the device has matrix cores the prefill matmuls run on them in two
+    // passes (dequant_f16.comp + matmul_f16.comp): on the H200 Qwen3-8B prefills 512 tokens at
+    // 4,011 tok/s against the integer matmul's 1,876 (results/vulkan-h100.md). ZINC_VK_COOPMAT=0
+    // keeps the integer matmul; =old the matrix-core matmul that decodes the weights in its k
+    // loop (matmul_coopmat.comp, no scratch), kept for A/B; =emulate and =emulate-old their
+    // emulated variants (tests only).
     const std::string mode = [] {
         const char* env = std::getenv("ZINC_VK_COOPMAT");
         return std::string(env ? env : "");
     }();
     const char* integer = caps_.integerDotProduct ? "integer dot products" : "unpacked integer products";
-    if (caps_.cooperativeMatrix && mode != "1" && mode != "old") {
+    if (caps_.cooperativeMatrix && mode == "0") {
         caps_.cooperativeMatrix = false;
-        caps_.prefillMatmul = fmt::format("{} (cooperative matrices present: ZINC_VK_COOPMAT=1 uses them)", integer);
+        caps_.prefillMatmul = fmt::format("{} (cooperative matrices present, off: ZINC_VK_COOPMAT=0)", integer);
     }
     if ((mode == "emulate" || mode == "emulate-old") && caps_.shaderFloat16) {
         caps_.cooperativeMatrix = false;
@@ -233,12 +234,12 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
         caps_.prefillMatmul = "16x16 f16 tiles emulated in plain GLSL (ZINC_VK_COOPMAT=emulate, tests only)";
     }
     if (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated) {
-        caps_.coopmatDequant = mode == "1" || mode == "emulate";
+        caps_.coopmatDequant = mode != "old" && mode != "emulate-old";
         caps_.prefillMatmul += caps_.coopmatDequant
                                    ? ", weights dequantized to f16 by a pass of their own (dequant_f16 + matmul_f16; "
                                      "ZINC_VK_COOPMAT=old: decoded in the k loop)"
-                                   : ", weights decoded in the k loop (matmul_coopmat; ZINC_VK_COOPMAT=1: dequantized "
-                                     "to f16 by a pass of their own)";
+                                   : ", weights decoded in the k loop (matmul_coopmat; unset: dequantized to f16 by a "
+                                     "pass of their own)";
     }
     // A/B only, read once, here: the matrix-core matmuls' tile shape (coopmat_tile.h).
     if (const char* env = std::getenv("ZINC_VK_COOPMAT_TILE"); env && (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)) {
@@ -247,6 +248,9 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
             throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_COOPMAT_TILE={} is none of auto, 64x64, 128x64, 128x128", env));
         caps_.coopmatTile = *tile;
     }
+    // A/B only, read once, here: the fewest workgroups an automatic tile must give (coopmatTileFor).
+    if (const char* env = std::getenv("ZINC_VK_COOPMAT_GROUPS"); env && *env)
+        caps_.coopmatMinWorkgroups = std::max<uint32_t>(1, static_cast<uint32_t>(std::strtoul(env, nullptr, 10)));
     if (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)
         caps_.prefillMatmul += fmt::format(", tiles {}", caps_.coopmatTile.automatic()
                                                             ? "auto (128x128, 128x64 or 64x64 by matrix size)"

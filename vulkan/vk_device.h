@@ -32,7 +32,7 @@ struct DeviceCaps {
     // subgroup-scope 16x16x16 f16 x f16 -> f32 shape, shaderFloat16, vulkanMemoryModel (the
     // NV-spelled GLSL brings the Vulkan memory model), subgroups of 32 or 64 threads (the
     // shader's staging holds 8 subgroups of a 256-thread workgroup) and 35.5 KiB of shared
-    // memory. Off when ZINC_VK_COOPMAT=0 (read once, by Device). prefillMatmul says which
+    // memory. On by default; off when ZINC_VK_COOPMAT=0 (read once, by Device). prefillMatmul says which
     // path runs and why, for the tier's describe line.
     bool cooperativeMatrix = false;
     // Tests only (ZINC_VK_COOPMAT=emulate, =emulate-old): the matrix-core matmul with its
@@ -41,13 +41,16 @@ struct DeviceCaps {
     bool cooperativeMatrixEmulated = false;
     // Which matrix-core matmul (with cooperativeMatrix or cooperativeMatrixEmulated): the
     // weights dequantized to f16 rows by a pass of their own, then a pipelined f16 GEMM
-    // (dequant_f16.comp + matmul_f16.comp; ZINC_VK_COOPMAT=1, =emulate), or decoded inside the
+    // (dequant_f16.comp + matmul_f16.comp; the default, =emulate), or decoded inside the
     // GEMM's k loop (matmul_coopmat.comp; =old, =emulate-old). Read once, by Device.
     bool coopmatDequant = false;
     bool shaderFloat16 = false;
     // matmul_coopmat.comp's tile shape, ZINC_VK_COOPMAT_TILE (A/B only, read once by Device):
     // auto (per matrix), 64x64, 128x64 or 128x128 (shapes past sharedMemoryBytes fall back).
     CoopmatTile coopmatTile;
+    // The automatic tile is the largest that still gives this many workgroups for a matrix
+    // (coopmatTileFor); ZINC_VK_COOPMAT_GROUPS (A/B only, read once by Device).
+    uint32_t coopmatMinWorkgroups = 128;
     std::string prefillMatmul;
     // VK_KHR_pipeline_executable_properties enabled: PipelineFactory prints each pipeline's
     // compiler statistics (registers, spills, shared memory: what the driver reports) to stderr
