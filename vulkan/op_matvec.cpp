@@ -301,7 +301,9 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         return;
     }
     const uint32_t tile = expert || c.tokens == 1 ? 1u : kTokenTile;
-    const uint32_t rows = rowsPerGroup(w.rows);
+    // Float weights in a token tile: 4 rows a workgroup, so each activation unit loaded serves
+    // 4 rows (a row's sums do not depend on it).
+    const uint32_t rows = !quantized && tile > 1 ? 4u : rowsPerGroup(w.rows);
     const VkPipeline pipeline =
         pipelines_.get(matVec_, {matVecThreads(w.cols), static_cast<uint32_t>(w.type), tile, rows, c.up ? 1u : 0u});
     const uint32_t groups = groupsFor(m, rows);

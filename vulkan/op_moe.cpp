@@ -55,8 +55,11 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), 0, 0, ctx.mem.routerDone,
               static_cast<uint32_t>(c.nExpert), static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u,
               static_cast<uint32_t>(w.cols), 0, MatVecOp::matVecThreads(w.cols), 0};
-    if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0) {
-        // logits and top k in one dispatch: workgroup (expert, token), the last one of a token ranks
+    if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0 && rows < MatVecOp::kTiledMinTokens) {
+        // Logits and top k in one dispatch: workgroup (expert, token), the last one of a token
+        // ranks. A prefill batch runs the float matvec's tiles (4 experts x 8 tokens a
+        // workgroup, the same sums) and then the top k: a workgroup per (expert, token) read
+        // each router row once per token.
         pc.w = ctx.weights.address(w);
         pc.x = ctx.row0(op.in);
         pc.xStride = ctx.width(op.in);

@@ -10,6 +10,7 @@
 // PAIR: two weights of one type (gate and up) over the same activations, written as
 // silu(gate · x) * (up · x): the SwiGLU of the FFN in the same dispatch.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "dot4.glsl"
 #include "common.glsl"
 #include "weights.glsl"
@@ -44,17 +45,11 @@ layout(push_constant) uniform PC {
 
 const bool kFloatType = TYPE == kF32 || TYPE == kF16 || TYPE == kBF16;
 #include "unit_decode.glsl"
-float floatUnitDot(uint row, uint actRow, uint u) {
-    float r = 0.0;
-    const uint end = min(32u * u + 32u, pc.k);
-    for (uint e = 32u * u; e < end; ++e) {
-        float wv;
-        if (TYPE == kF32) wv = uintBitsToFloat(pc.w32.v[row / 4u + e]);
-        else if (TYPE == kF16) wv = halfBits(rd16(pc.w, row + 2u * e));
-        else wv = uintBitsToFloat(rd16(pc.w, row + 2u * e) << 16);
-        r += wv * uintBitsToFloat(pc.act.v[actRow + e]);
-    }
-    return r;
+// Value e of a float weight row at byte offset row.
+float floatWeight(uint row, uint e) {
+    if (TYPE == kF32) return uintBitsToFloat(pc.w32.v[row / 4u + e]);
+    if (TYPE == kF16) return halfBits(rd16(pc.w, row + 2u * e));
+    return uintBitsToFloat(rd16(pc.w, row + 2u * e) << 16);
 }
 
 const uint kMaxSubgroups = 32u;  // workgroups of at most 128, subgroups of at least 4
@@ -77,27 +72,48 @@ void main() {
         nt = min(NT, pc.nTok - actRow0);
     }
     float acc[RR * NT];
-    for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
+    [[unroll]] for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = (pc.k + 31u) / 32u;
     const uint nBlocks = pc.k / 32u;
     for (uint u = tid; u < nUnits; u += wg) {
         if (kFloatType) {
-            for (uint r = 0u; r < R; ++r) {
+            // Each (row, token) sums its unit from 0 in order, then adds it (moe_topk.comp's
+            // rowDot: the same bits). A whole unit's 32 weights are loaded once per row for the
+            // tile's tokens, in registers; only a row's short last unit is read value by value.
+            const uint e0 = 32u * u, n = min(32u, pc.k - e0);
+            [[unroll]] for (uint r = 0u; r < R; ++r) {
                 const uint base = wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes;
-                for (uint t = 0u; t < NT; ++t)
-                    if (t < nt) acc[r * NT + t] += floatUnitDot(base, (actRow0 + t) * pc.actStride, u);
+                if (n == 32u) {
+                    float wv[32];
+                    [[unroll]] for (uint e = 0u; e < 32u; ++e) wv[e] = floatWeight(base, e0 + e);
+                    [[unroll]] for (uint t = 0u; t < NT; ++t) {
+                        if (t >= nt) break;
+                        const uint a0 = (actRow0 + t) * pc.actStride + e0;
+                        float sum = 0.0;
+                        [[unroll]] for (uint e = 0u; e < 32u; ++e) sum += wv[e] * uintBitsToFloat(pc.act.v[a0 + e]);
+                        acc[r * NT + t] += sum;
+                    }
+                } else {
+                    [[unroll]] for (uint t = 0u; t < NT; ++t) {
+                        if (t >= nt) break;
+                        const uint a0 = (actRow0 + t) * pc.actStride + e0;
+                        float sum = 0.0;
+                        for (uint e = 0u; e < n; ++e) sum += floatWeight(base, e0 + e) * uintBitsToFloat(pc.act.v[a0 + e]);
+                        acc[r * NT + t] += sum;
+                    }
+                }
             }
             continue;
         }
         uint wq[RR * 8u];
         float fa[RR], fb[RR], fm[RR];
-        for (uint r = 0u; r < RR; ++r) {
+        [[unroll]] for (uint r = 0u; r < RR; ++r) {
             // A missing last row decodes the one before; its result is not written.
             uint q[8];
             decodeUnit(r >= R ? pc.w2 : pc.w, r >= R ? pc.w2_32 : pc.w32, wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes, u, q, fa[r], fb[r], fm[r]);
-            for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
+            [[unroll]] for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
         }
-        for (uint t = 0u; t < NT; ++t) {
+        [[unroll]] for (uint t = 0u; t < NT; ++t) {
             if (t >= nt) break;
             const uint a0 = (actRow0 + t) * pc.actStride;
             uint a[8];
@@ -111,7 +127,7 @@ void main() {
                     shi += sdot4(a[i + 4u], 0x01010101u);
                 }
             }
-            for (uint r = 0u; r < RR; ++r) {
+            [[unroll]] for (uint r = 0u; r < RR; ++r) {
                 int dlo = 0, dhi = 0;
                 for (uint i = 0u; i < 4u; ++i) {
                     if (kSignedQuants) {
@@ -134,7 +150,7 @@ void main() {
         }
     }
     // One barrier for all RR * NT sums: subgroups reduce, then thread i adds up sum i.
-    for (uint i = 0u; i < RR * NT; ++i) {
+    [[unroll]] for (uint i = 0u; i < RR * NT; ++i) {
         const float s = subgroupAdd(acc[i]);
         if (subgroupElect()) partials[i * kMaxSubgroups + gl_SubgroupID] = s;
     }
