@@ -100,6 +100,34 @@ const GgmlType kDequantTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0
                                   GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
 // Halves that differ from the cpu tier's, with the first one named.
+// A call on `rows` x `cols` weights of `type` at gate (and up, 0 for none).
+vk::F16MatMul::Call weightCall(GgmlType type, uint32_t rows, uint32_t cols, VkDeviceAddress gate, VkDeviceAddress up) {
+    vk::F16MatMul::Call call;
+    call.type = type;
+    call.rows = rows;
+    call.cols = cols;
+    call.rowBytes = static_cast<uint32_t>(model::rowBytes(type, cols));
+    call.weights = gate;
+    call.upWeights = up;
+    return call;
+}
+
+// The GEMM of `call` on `act` (rows `actStride` words apart) into `out` for `tokens` tokens,
+// with `scratch` for its f16 rows; false where F16MatMul::record declined it.
+bool runGemm(Gpu& gpu, vk::F16MatMul& f16, vk::F16MatMul::Call call, const vk::DeviceBuffer& act, uint32_t actStride,
+             const vk::DeviceBuffer& out, uint32_t outStride, uint32_t tokens, const vk::DeviceBuffer& scratch) {
+    call.act = act.address();
+    call.actStride = actStride;
+    call.out = out.address();
+    call.outStride = outStride;
+    call.tokens = tokens;
+    call.scratch = scratch.address();
+    call.scratchBytes = scratch.bytes();
+    bool recorded = false;
+    gpu.run([&](vk::Recorder& rec) { recorded = f16.record(rec, call); });
+    return recorded;
+}
+
 void expectSameHalves(const uint16_t* got, const std::vector<uint16_t>& want, uint32_t cols, const std::string& what) {
     size_t bad = 0, first = want.size();
     for (size_t i = 0; i < want.size(); ++i)
@@ -120,13 +148,7 @@ TEST(VulkanCoopmatDequant, DecodesEveryTiledTypeAsTheCpuTierInF16) {
         // PAIR, rows 5.. (a chunk past row 0): set 0 then set 1, 32 rows each.
         const uint32_t row0 = 5, n = rows - row0;
         auto out = gpu.buffer(size_t{2} * n * cols * 2);
-        vk::F16MatMul::Call call;
-        call.type = type;
-        call.rows = rows;
-        call.cols = cols;
-        call.rowBytes = static_cast<uint32_t>(model::rowBytes(type, cols));
-        call.weights = gateBuf.address();
-        call.upWeights = upBuf.address();
+        vk::F16MatMul::Call call = weightCall(type, rows, cols, gateBuf.address(), upBuf.address());
         call.scratch = out.address();
         gpu.run([&](vk::Recorder& rec) { f16.recordDequant(rec, call, row0, n); });
         const auto* halves = static_cast<const uint16_t*>(out.mapped());
@@ -150,12 +172,7 @@ TEST(VulkanCoopmatDequant, DecodesOnlyExpertsWithTiles) {
     auto groupBuf = gpu.buffer(group.size() * 4, group.data());
     auto out = gpu.buffer(size_t{experts} * rows * cols * 2);
     std::memset(out.mapped(), 0xFF, out.bytes());  // 0xFFFF: an f16 NaN the decode never writes
-    vk::F16MatMul::Call call;
-    call.type = type;
-    call.rows = rows;
-    call.cols = cols;
-    call.rowBytes = static_cast<uint32_t>(model::rowBytes(type, cols));
-    call.weights = wBuf.address();
+    vk::F16MatMul::Call call = weightCall(type, rows, cols, wBuf.address(), 0);
     call.experts = experts;
     call.maxTiles = 4;
     call.group = groupBuf.address();
@@ -259,24 +276,9 @@ TEST_P(VulkanCoopmatF16GemmTest, DenseMatchesF16Product) {
         auto out = gpu.buffer(before.size() * 4, before.data());
         const uint64_t setBytes = uint64_t{c.scratchRows} * cols * 2;
         auto scratch = gpu.buffer(setBytes * (c.pair ? 2 : 1));
-        vk::F16MatMul::Call call;
-        call.type = c.type;
-        call.rows = rows;
-        call.cols = cols;
-        call.rowBytes = static_cast<uint32_t>(model::rowBytes(c.type, cols));
-        call.weights = gateBuf.address();
-        call.upWeights = c.pair ? upBuf.address() : 0;
-        call.act = actBuf.address();
-        call.actStride = act.stride;
-        call.out = out.address();
-        call.outStride = outStride;
-        call.tokens = tokens;
+        vk::F16MatMul::Call call = weightCall(c.type, rows, cols, gateBuf.address(), c.pair ? upBuf.address() : 0);
         call.accumulate = c.accumulate;
-        call.scratch = scratch.address();
-        call.scratchBytes = scratch.bytes();
-        bool recorded = false;
-        gpu.run([&](vk::Recorder& rec) { recorded = f16.record(rec, call); });
-        ASSERT_TRUE(recorded);
+        ASSERT_TRUE(runGemm(gpu, f16, call, actBuf, act.stride, out, outStride, tokens, scratch));
         const auto* got = static_cast<const float*>(out.mapped());
         size_t bad = 0;
         for (uint32_t t = 0; t < tokens; ++t) {
@@ -346,28 +348,13 @@ TEST(VulkanCoopmatF16Gemm, ExpertPairsMatchF16Product) {
             auto groupBuf = gpu.buffer(group.size() * 4, group.data());
             auto out = gpu.buffer(size_t{pairs} * rows * 4);
             auto scratch = gpu.buffer(size_t{2} * experts * scratchRows * cols * 2);
-            vk::F16MatMul::Call call;
-            call.type = type;
-            call.rows = rows;
-            call.cols = cols;
-            call.rowBytes = static_cast<uint32_t>(model::rowBytes(type, cols));
-            call.weights = gateBuf.address();
-            call.upWeights = upBuf.address();
-            call.act = actBuf.address();
-            call.actStride = act.stride;
-            call.out = out.address();
-            call.outStride = rows;
-            call.tokens = pairs;
+            vk::F16MatMul::Call call = weightCall(type, rows, cols, gateBuf.address(), upBuf.address());
             call.experts = experts;
             call.maxTiles = maxTiles;
             call.actDiv = used;
             call.orderAt = orderAt;
             call.group = groupBuf.address();
-            call.scratch = scratch.address();
-            call.scratchBytes = scratch.bytes();
-            bool recorded = false;
-            gpu.run([&](vk::Recorder& rec) { recorded = f16.record(rec, call); });
-            ASSERT_TRUE(recorded);
+            ASSERT_TRUE(runGemm(gpu, f16, call, actBuf, act.stride, out, rows, pairs, scratch));
             const auto* got = static_cast<const float*>(out.mapped());
             size_t bad = 0;
             for (uint32_t p = 0; p < pairs; ++p) {
