@@ -78,22 +78,27 @@ void main() {
     for (uint u = tid; u < nUnits; u += wg) {
         if (kFloatType) {
             // Each (row, token) sums its unit from 0 in order, then adds it (moe_topk.comp's
-            // rowDot: the same bits). A whole unit's 32 weights are loaded once per row for the
-            // tile's tokens, in registers; only a row's short last unit is read value by value.
+            // rowDot: the same bits). A whole unit goes value by value for all R x NT sums at
+            // once: R weights and NT activations loaded per value, R * NT multiply-adds, all
+            // in registers. Only a row's short last unit is read value by value per sum.
             const uint e0 = 32u * u, n = min(32u, pc.k - e0);
-            [[unroll]] for (uint r = 0u; r < R; ++r) {
-                const uint base = wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes;
-                if (n == 32u) {
-                    float wv[32];
-                    [[unroll]] for (uint e = 0u; e < 32u; ++e) wv[e] = floatWeight(base, e0 + e);
-                    [[unroll]] for (uint t = 0u; t < NT; ++t) {
-                        if (t >= nt) break;
-                        const uint a0 = (actRow0 + t) * pc.actStride + e0;
-                        float sum = 0.0;
-                        [[unroll]] for (uint e = 0u; e < 32u; ++e) sum += wv[e] * uintBitsToFloat(pc.act.v[a0 + e]);
-                        acc[r * NT + t] += sum;
-                    }
-                } else {
+            if (n == 32u) {
+                uint wAt[R], aAt[NT];
+                [[unroll]] for (uint r = 0u; r < R; ++r) wAt[r] = wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes;
+                [[unroll]] for (uint t = 0u; t < NT; ++t) aAt[t] = (actRow0 + min(t, nt - 1u)) * pc.actStride + e0;
+                float sum[R * NT];
+                [[unroll]] for (uint i = 0u; i < R * NT; ++i) sum[i] = 0.0;
+                [[unroll]] for (uint e = 0u; e < 32u; ++e) {
+                    float wv[R], av[NT];
+                    [[unroll]] for (uint r = 0u; r < R; ++r) wv[r] = floatWeight(wAt[r], e0 + e);
+                    [[unroll]] for (uint t = 0u; t < NT; ++t) av[t] = uintBitsToFloat(pc.act.v[aAt[t] + e]);
+                    [[unroll]] for (uint r = 0u; r < R; ++r)
+                        [[unroll]] for (uint t = 0u; t < NT; ++t) sum[r * NT + t] += wv[r] * av[t];
+                }
+                [[unroll]] for (uint i = 0u; i < R * NT; ++i) acc[i] += sum[i];  // tokens past nt: never written
+            } else {
+                [[unroll]] for (uint r = 0u; r < R; ++r) {
+                    const uint base = wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes;
                     [[unroll]] for (uint t = 0u; t < NT; ++t) {
                         if (t >= nt) break;
                         const uint a0 = (actRow0 + t) * pc.actStride + e0;
