@@ -215,7 +215,7 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
                                              fmt::join(caps_.missing, ", ")));
     // Read once, here: where the device has matrix cores the prefill matmuls run on them in two
     // passes (dequant_f16.comp + matmul_f16.comp): on the H200 Qwen3-8B prefills 512 tokens at
-    // 4,011 tok/s against the integer matmul's 1,876 (results/vulkan-h100.md). ZINC_VK_COOPMAT=0
+    // 4,217 tok/s against the integer matmul's 1,876 (results/vulkan-h100.md). ZINC_VK_COOPMAT=0
     // keeps the integer matmul; =old the matrix-core matmul that decodes the weights in its k
     // loop (matmul_coopmat.comp, no scratch), kept for A/B; =emulate and =emulate-old their
     // emulated variants (tests only).
@@ -223,6 +223,8 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
         const char* env = std::getenv("ZINC_VK_COOPMAT");
         return std::string(env ? env : "");
     }();
+    if (!mode.empty() && mode != "0" && mode != "1" && mode != "old" && mode != "emulate" && mode != "emulate-old")
+        throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_COOPMAT={} is none of 0, 1, old, emulate, emulate-old", mode));
     const char* integer = caps_.integerDotProduct ? "integer dot products" : "unpacked integer products";
     if (caps_.cooperativeMatrix && mode == "0") {
         caps_.cooperativeMatrix = false;

@@ -185,6 +185,15 @@ TEST(VulkanCoopmat, DescribeNamesThePrefillMatmul) {
         ::unsetenv("ZINC_VK_COOPMAT");
         return d;
     };
+    ::setenv("ZINC_VK_COOPMAT", "2", 1);
+    try {
+        test::load("qwen3-tiny.gguf", true);
+        ADD_FAILURE() << "ZINC_VK_COOPMAT=2 was accepted";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("ZINC_VK_COOPMAT=2 is none of 0, 1, old, emulate, emulate-old"), std::string::npos)
+            << e.what();
+    }
+    ::unsetenv("ZINC_VK_COOPMAT");
     if (deviceHasCoopmat()) {
         EXPECT_NE(describeWith("0").find("cooperative matrices present, off: ZINC_VK_COOPMAT=0"), std::string::npos);
         // Unset (here =1): the two passes, with the f16 scratch the tier allocated; =old: the in-kernel decode.
