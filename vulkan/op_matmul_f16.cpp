@@ -8,8 +8,6 @@
 namespace zinc::vk {
 namespace {
 
-using model::GgmlType;
-
 struct DequantPc {
     VkDeviceAddress w, w32, w2, w2_32, out, out2, group;
     uint32_t k, rows, row0, rowBytes, sliceBytes, sliceRows;
@@ -19,13 +17,6 @@ struct GemmPc {
     VkDeviceAddress w, w2, act, out, group;
     uint32_t k, m, actStride, outStride, nTok, accumulate, sliceRows, actDiv, orderAt;
 };
-
-// Quantized weights matmul.comp (and so the matrix-core matmuls) can read: Q2_K's per-16 mins
-// stay on the matvec.
-bool tiledType(GgmlType t) {
-    const ActFormat mode = MatVecOp::formatFor(t);
-    return mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16 && t != GgmlType::Q2_K;
-}
 
 }  // namespace
 
@@ -70,7 +61,7 @@ uint64_t F16MatMul::scratchBytesFor(const graph::Graph& graph) {
         if (op.kind == graph::OpKind::Embed) continue;
         const bool pair = op.weight && op.upWeight && MatVecOp::pairable(*op.weight, *op.upWeight);
         for (const model::WeightRef* w : op.weights()) {
-            if (!w || w == op.bias || !w->present() || !tiledType(w->type)) continue;
+            if (!w || w == op.bias || !w->present() || !MatVecOp::tiled(w->type)) continue;
             const uint64_t sets = pair && (w == op.weight || w == op.upWeight) ? 2 : 1;
             const uint64_t rowBytes = sets * static_cast<uint64_t>(w->stack) * static_cast<uint64_t>(w->cols) * 2;
             const auto rows = static_cast<uint32_t>(w->rows);

@@ -121,6 +121,11 @@ MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
 
 MatVecOp::~MatVecOp() = default;
 
+bool MatVecOp::tiled(GgmlType type) {
+    const ActFormat mode = formatFor(type);
+    return mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16 && type != GgmlType::Q2_K;
+}
+
 ActFormat MatVecOp::formatFor(GgmlType weight) {
     if (const auto format = graph::actFormatOf(weight)) return *format;
     throw runtime::TierError(fmt::format("vulkan tier: no matvec shader for {} weights", model::ggmlTypeName(weight)));
@@ -189,9 +194,8 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
         throw runtime::TierError(fmt::format("vulkan tier: {} and {} cannot share a matvec", w.name, up->name));
     const ActFormat mode = formatFor(w.type);
     const bool quantized = mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
-    // matmul.comp keeps one min per 32 values: Q2_K's per-16 mins stay on the matvec.
-    const bool tiledType = w.type != GgmlType::Q2_K;
-    if (expert && expert->maxTiles > 0 && !tiledType)
+    const bool tiledType = tiled(w.type);
+    if (expert && expert->maxTiles > 0 && quantized && !tiledType)
         throw runtime::TierError(fmt::format("vulkan tier: expert weights {} are Q2_K, which the grouped matmul cannot read", w.name));
     if (quantized && (expert ? expert->maxTiles > 0 : tokens >= kTiledMinTokens && tiledType && !ctx.sequenceRows))
         return multiplyTiled(ctx, w, act, out, outStride, tokens, accumulate, up, expert);
@@ -301,7 +305,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         return;
     }
     const uint32_t tile = expert || c.tokens == 1 ? 1u : kTokenTile;
-    // Float weights in a token tile: 4 rows a workgroup, so each activation unit loaded serves
+    // Float weights in a token tile: 4 rows a workgroup, so each activation value loaded serves
     // 4 rows (a row's sums do not depend on it).
     const uint32_t rows = !quantized && tile > 1 ? 4u : rowsPerGroup(w.rows);
     const VkPipeline pipeline =

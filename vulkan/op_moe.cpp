@@ -57,9 +57,9 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
               static_cast<uint32_t>(w.cols), 0, MatVecOp::matVecThreads(w.cols), 0};
     if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0 && rows < MatVecOp::kTiledMinTokens) {
         // Logits and top k in one dispatch: workgroup (expert, token), the last one of a token
-        // ranks. A prefill batch runs the float matvec's tiles (4 experts x 8 tokens a
-        // workgroup, the same sums) and then the top k: a workgroup per (expert, token) read
-        // each router row once per token.
+        // ranks. A prefill batch takes the else branch: the float matvec's tiles of 4 experts x
+        // 8 tokens (the same sums, each router value loaded once per tile, not per token),
+        // then the top k.
         pc.w = ctx.weights.address(w);
         pc.x = ctx.row0(op.in);
         pc.xStride = ctx.width(op.in);

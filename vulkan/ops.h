@@ -130,6 +130,9 @@ public:
     // From this many tokens on prefill uses the tiled matmul (MoeOp: from this many rows on it
     // groups the pairs by expert for it).
     static constexpr uint32_t kTiledMinTokens = 16;
+    // Weights the tiled matmuls (matmul.comp and the matrix-core ones) read: quantized, and not
+    // Q2_K (one min per 32 values there; Q2_K's per-16 mins stay on the matvec).
+    static bool tiled(model::GgmlType type);
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
 
