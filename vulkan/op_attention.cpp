@@ -134,6 +134,28 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
     attend(ctx, op, cache);
 }
 
+void AttentionOp::recordFlash(Recorder& rec, PipelineFactory& pipelines, const FlashArgs& a) {
+    // flash_attention.comp's push constants: FlashArgs without nHead and headDim (the grid's y
+    // and a specialization constant).
+    struct FlashPc {
+        VkDeviceAddress q, kCache, vCache, out, state;
+        uint32_t nTok, group, kvDim, qStride, outStride;
+        float scale, qScale;
+    };
+    const FlashPc pc{a.q, a.kCache, a.vCache, a.out, a.state, a.nTok, a.group, a.kvDim, a.qStride, a.outStride, a.scale, a.qScale};
+    // 16 query rows a subgroup, 128 threads a workgroup; the emulation's subgroups are 32 threads.
+    const bool emulated = pipelines.caps().cooperativeMatrixEmulated;
+    const uint32_t sg = emulated ? 32u : pipelines.caps().subgroupSize, rowsPerGroup = 16u * (128u / sg);
+    rec.dispatch(pipelines.get(emulated ? Shader::FlashAttentionEmulated : Shader::FlashAttention, {a.headDim, sg}), pc,
+                 groupsFor(a.nTok, rowsPerGroup), a.nHead);
+}
+
+bool AttentionOp::flashFits(const PlanContext& ctx, const LayerCache& cache) const {
+    const auto& c = *ctx.graph.config;
+    return pipelines_.caps().flashAttention && ctx.nTokens >= kFlashMinTokens && !ctx.sequenceRows && ctx.firstRow == 0 &&
+           cache.window == 0 && c.headDim % 16 == 0 && c.headDim <= 128 && c.kvDim() % 8 == 0;
+}
+
 void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const {
     const VkDeviceAddress kCache = cache.k, vCache = cache.v;
     const auto& c = *ctx.graph.config;
@@ -143,6 +165,13 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const float qScale = c.preScaleQuery ? scale : 1.0f, scoreScale = c.preScaleQuery ? 1.0f : scale;
     const auto nHead = static_cast<uint32_t>(c.nHead), group = static_cast<uint32_t>(c.nHead / c.nHeadKv);
     const auto headDim = static_cast<uint32_t>(c.headDim);
+    if (flashFits(ctx, cache)) {
+        recordFlash(ctx.rec, pipelines_,
+                    {ctx.row0(op.in), kCache, vCache, ctx.row0(op.out), ctx.mem.state, static_cast<uint32_t>(ctx.rows), nHead, group,
+                     headDim, kvDim, ctx.width(op.in), ctx.width(op.out), scoreScale, qScale});
+        ctx.acts.invalidate(op.out);
+        return;
+    }
     // Decode, prefill and rows of several sequences alike: a (token, head) past attnExactMax keys
     // (kExactAttentionMax, 64, unless ZINC_VK_ATTN_EXACT asks) is split along the KV length in
     // fp32, so no long attention is one F16 chain per (token, head) of its whole length. A

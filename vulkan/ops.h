@@ -59,6 +59,20 @@ public:
     // largest divisor of the GQA group under it that fits the device's shared memory;
     // ZINC_VK_ATTN_HEADS (1..8) asks for another block size.
     uint32_t splitHeads(const model::ModelConfig& c) const;
+    // A prefill batch at least this long attends through flash_attention.comp where
+    // DeviceCaps::flashAttention holds (and flashFits).
+    static constexpr int32_t kFlashMinTokens = 32;
+    // What flash_attention.comp reads: q and out rows of the batch ([token][stride], head h at
+    // h * headDim), the layer's K and V rows (key p in row p of kvDim halves), the token state
+    // (the batch's first position).
+    struct FlashArgs {
+        VkDeviceAddress q, kCache, vCache, out, state;
+        uint32_t nTok, nHead, group, headDim, kvDim, qStride, outStride;
+        float scale, qScale;
+    };
+    // Records flash_attention.comp over nTok tokens x nHead heads (the device's matrix cores, or
+    // their emulation where DeviceCaps::cooperativeMatrixEmulated).
+    static void recordFlash(Recorder& rec, PipelineFactory& pipelines, const FlashArgs& a);
 
 private:
     // One layer's K and V rows (graph::KvLayout) and its window.
@@ -67,6 +81,9 @@ private:
         uint32_t slots, window;
     };
     static LayerCache layerCache(const PlanContext& ctx, const graph::Op& op);
+    // Flash attention takes this layer's batch: one sequence (token t at position + t, key p in
+    // row p), no window, heads of a multiple of 16 up to 128.
+    bool flashFits(const PlanContext& ctx, const LayerCache& cache) const;
     void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const;
     PipelineFactory& pipelines_;
     VkPipeline store_, attend_, args_, fused_;

@@ -243,6 +243,21 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
                                    : ", weights decoded in the k loop (matmul_coopmat; unset: dequantized to f16 by a "
                                      "pass of their own)";
     }
+    // Read once, here: flash attention for prefill batches wherever the matmuls run on matrix
+    // cores (emulated with them); ZINC_VK_FLASH=0 keeps the split attention (A/B).
+    const std::string flash = [] {
+        const char* env = std::getenv("ZINC_VK_FLASH");
+        return std::string(env ? env : "");
+    }();
+    if (!flash.empty() && flash != "0" && flash != "1")
+        throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_FLASH={} is neither 0 nor 1", flash));
+    caps_.flashAttention = (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated) && flash != "0";
+    caps_.prefillAttention =
+        caps_.flashAttention ? (caps_.cooperativeMatrix ? "flash (heads of up to 128, no window), cooperative matrix 16x16x16 f16 (flash_attention)"
+                                                        : "flash (heads of up to 128, no window), 16x16 f16 tiles emulated (flash_attention, ZINC_VK_COOPMAT=emulate)")
+        : caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated
+            ? "split over positions (attention_split; flash off: ZINC_VK_FLASH=0)"
+            : "split over positions (attention_split; flash needs cooperative matrices)";
     // A/B only, read once, here: the matrix-core matmuls' tile shape (coopmat_tile.h).
     if (const char* env = std::getenv("ZINC_VK_COOPMAT_TILE"); env && (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)) {
         const auto tile = parseCoopmatTile(env);

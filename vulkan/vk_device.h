@@ -52,6 +52,11 @@ struct DeviceCaps {
     // (coopmatTileFor); ZINC_VK_COOPMAT_GROUPS (A/B only, read once by Device).
     uint32_t coopmatMinWorkgroups = 128;
     std::string prefillMatmul;
+    // A prefill batch's attention on the matrix cores (or their emulation) the prefill matmul
+    // uses: flash_attention.comp. Off with ZINC_VK_FLASH=0 (attention_split.comp, as without
+    // matrix cores; read once, by Device). prefillAttention says which, for describe.
+    bool flashAttention = false;
+    std::string prefillAttention;
     // VK_KHR_pipeline_executable_properties enabled: PipelineFactory prints each pipeline's
     // compiler statistics (registers, spills, shared memory: what the driver reports) to stderr
     // as it creates it. Only when ZINC_VK_PIPELINE_STATS=1 (read once, by Device).

@@ -10,6 +10,8 @@
 #include "vulkan/shaders/dequant_f16.h"
 #include "vulkan/shaders/elementwise.h"
 #include "vulkan/shaders/embed.h"
+#include "vulkan/shaders/flash_attention.h"
+#include "vulkan/shaders/flash_attention_emulated.h"
 #include "vulkan/shaders/gather_rows.h"
 #include "vulkan/shaders/kv_store.h"
 #include "vulkan/shaders/matmul.h"
@@ -71,6 +73,8 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(DequantF16, kDequantF16)
         ZINC_SHADER(MatMulF16, kMatmulF16)
         ZINC_SHADER(MatMulF16Emulated, kMatmulF16Emulated)
+        ZINC_SHADER(FlashAttention, kFlashAttention)
+        ZINC_SHADER(FlashAttentionEmulated, kFlashAttentionEmulated)
         ZINC_SHADER(MoeTopK, kMoeTopk)
         ZINC_SHADER(MoeCombine, kMoeCombine)
         ZINC_SHADER(MoeGroup, kMoeGroup)
@@ -115,6 +119,8 @@ const char* shaderName(Shader shader) {
         case Shader::DequantF16: return "dequant_f16";
         case Shader::MatMulF16: return "matmul_f16";
         case Shader::MatMulF16Emulated: return "matmul_f16_emulated";
+        case Shader::FlashAttention: return "flash_attention";
+        case Shader::FlashAttentionEmulated: return "flash_attention_emulated";
         case Shader::MoeTopK: return "moe_topk";
         case Shader::MoeCombine: return "moe_combine";
         case Shader::MoeGroup: return "moe_group";

@@ -19,6 +19,7 @@
 #include "model/make_model/weight_gen.h"
 #include "model/quant/dequantize.h"
 #include "model/quant/fp16.h"
+#include "tests/vulkan/gpu_fixture.h"
 #include "tests/vulkan/vulkan_fixture.h"
 #include "vulkan/op_matmul_f16.h"
 #include "vulkan/recorder.h"
@@ -31,36 +32,7 @@ namespace {
 
 using model::GgmlType;
 
-// A device opened with ZINC_VK_COOPMAT=mode (read once, by vk::Device), its queue and pipelines.
-struct Gpu {
-    explicit Gpu(const char* mode) : device(open(mode)), queue(*device), pipelines(*device) {}
-    static std::unique_ptr<vk::Device> open(const char* mode) {
-        if (mode) ::setenv("ZINC_VK_COOPMAT", mode, 1);
-        auto d = std::make_unique<vk::Device>(vk::Instance::shared(), 0);
-        ::unsetenv("ZINC_VK_COOPMAT");
-        return d;
-    }
-    vk::DeviceBuffer buffer(size_t bytes, const void* data = nullptr) {
-        vk::DeviceBuffer b(*device, bytes, vk::MemoryKind::HostVisible, "test buffer");
-        if (data) std::memcpy(b.mapped(), data, bytes);
-        else std::memset(b.mapped(), 0, bytes);
-        return b;
-    }
-    template <typename Fill>
-    void run(Fill&& fill) {
-        queue.runOnce(
-            [&](VkCommandBuffer cmd) {
-                vk::Recorder rec(cmd, pipelines.layout());
-                fill(rec);
-                rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                            VK_ACCESS_HOST_READ_BIT);
-            },
-            std::chrono::seconds(600), "f16 matmul test");
-    }
-    std::unique_ptr<vk::Device> device;
-    vk::Queue queue;
-    vk::PipelineFactory pipelines;
-};
+using test::Gpu;
 
 // `rows` x `cols` random weights of `type` (times `experts`): make-model's generator where it
 // has the type, else random bytes with a sane f16 block scale at `scaleAt` of each block.
