@@ -134,6 +134,14 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
     attend(ctx, op, cache);
 }
 
+uint32_t AttentionOp::flashSharedBytes(uint32_t headDim, uint32_t subgroup) {
+    // flash_attention.comp's arrays: K and V rows of 32 keys (HD / 8 + 1 uvec4 a row), each
+    // subgroup's 16 rows of scores (36 floats) and of P (5 uvec4), alpha, the lanes' partial
+    // sums and the positions. The emulation's are the same.
+    const uint32_t rows = 16u * (128u / subgroup);
+    return 2u * 32u * (headDim / 8u + 1u) * 16u + rows * 36u * 4u + rows * 5u * 16u + rows * 4u + 128u * 4u + rows * 4u;
+}
+
 void AttentionOp::recordFlash(Recorder& rec, PipelineFactory& pipelines, const FlashArgs& a) {
     // flash_attention.comp's push constants: FlashArgs without nHead and headDim (the grid's y
     // and a specialization constant).
@@ -145,7 +153,7 @@ void AttentionOp::recordFlash(Recorder& rec, PipelineFactory& pipelines, const F
     const FlashPc pc{a.q, a.kCache, a.vCache, a.out, a.state, a.nTok, a.group, a.kvDim, a.qStride, a.outStride, a.scale, a.qScale};
     // 16 query rows a subgroup, 128 threads a workgroup; the emulation's subgroups are 32 threads.
     const bool emulated = pipelines.caps().cooperativeMatrixEmulated;
-    const uint32_t sg = emulated ? 32u : pipelines.caps().subgroupSize, rowsPerGroup = 16u * (128u / sg);
+    const uint32_t sg = flashSubgroup(pipelines.caps()), rowsPerGroup = 16u * (128u / sg);
     rec.dispatch(pipelines.get(emulated ? Shader::FlashAttentionEmulated : Shader::FlashAttention, {a.headDim, sg}), pc,
                  groupsFor(a.nTok, rowsPerGroup), a.nHead);
 }
@@ -153,7 +161,9 @@ void AttentionOp::recordFlash(Recorder& rec, PipelineFactory& pipelines, const F
 bool AttentionOp::flashFits(const PlanContext& ctx, const LayerCache& cache) const {
     const auto& c = *ctx.graph.config;
     return pipelines_.caps().flashAttention && ctx.nTokens >= kFlashMinTokens && !ctx.sequenceRows && ctx.firstRow == 0 &&
-           cache.window == 0 && c.headDim % 16 == 0 && c.headDim <= 128 && c.kvDim() % 8 == 0;
+           cache.window == 0 && c.headDim % 16 == 0 && c.headDim <= 128 && c.kvDim() % 8 == 0 &&
+           flashSharedBytes(static_cast<uint32_t>(c.headDim), flashSubgroup(pipelines_.caps())) <=
+               pipelines_.caps().sharedMemoryBytes;
 }
 
 void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const {

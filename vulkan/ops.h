@@ -73,6 +73,9 @@ public:
     // Records flash_attention.comp over nTok tokens x nHead heads (the device's matrix cores, or
     // their emulation where DeviceCaps::cooperativeMatrixEmulated).
     static void recordFlash(Recorder& rec, PipelineFactory& pipelines, const FlashArgs& a);
+    // Its subgroups (the emulation's: 32 threads) and the shared memory it takes.
+    static uint32_t flashSubgroup(const DeviceCaps& caps) { return caps.cooperativeMatrixEmulated ? 32u : caps.subgroupSize; }
+    static uint32_t flashSharedBytes(uint32_t headDim, uint32_t subgroup);
 
 private:
     // One layer's K and V rows (graph::KvLayout) and its window.

@@ -28,6 +28,14 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common.glsl"
 
+// The tile loops unroll on matrix cores (the accumulators then stay in registers); the
+// emulation keeps them rolled, or llvmpipe takes minutes to compile it.
+#ifdef ZINC_COOPMAT_EMULATE
+#define UNROLL [[dont_unroll]]
+#else
+#define UNROLL [[unroll]]
+#endif
+
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const uint HD = 128u;  // head size: a multiple of 16, at most 128
 layout(constant_id = 1) const uint SG = 32u;   // subgroup size: 32 or 64 (the emulation: 32)
@@ -106,10 +114,12 @@ void stash() {
 // (element lane + 32 j: row e % 16, column e / 16), "subgroups" of 32 threads by tid, A and B
 // "fragments" their place in shared memory; runs where there are no matrix cores (lavapipe).
 #define Tile float[8]
-shared uvec4 sQ[BR * LDK];  // q stays where its "fragments" read it
-#define Q_ROWS sQ
+// q's "fragments" read q from global memory, rounded as the real path stages it (sKV holds the
+// keys by then; a copy of its own would pass lavapipe's 32 KiB of shared memory at HD 128):
+// the subgroup's first token and the head's first column.
+uint qToken0_, qColumn0_;
 struct Frag {
-    uint buf;       // 0: sKV, 1: sP, 2: sQ
+    uint buf;       // 0: sKV, 1: sP, 2: q (at: the first column)
     uint at;        // first uvec4
     uint stride;    // uvec4 between rows (column-major: columns)
     bool colMajor;
@@ -121,10 +131,14 @@ Tile zeroTile() { return float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0); }
 BTile loadK(uint at) { return Frag(0u, at, LDK, true); }
 BTile loadV(uint at) { return Frag(0u, at, LDK, false); }
 ATile loadP(uint at) { return Frag(1u, at, LDP, false); }
-ATile loadQ(uint at) { return Frag(2u, at, LDK, false); }
+ATile loadQ(uint rowAt, uint i) { return Frag(2u, 16u * i, 0u, false); }
 float fragAt(Frag f, uint r, uint c) {
+    if (f.buf == 2u) {
+        const uint t = min(qToken0_ + r, pc.nTok - 1u);
+        return unpackHalf2x16(packHalf2x16(vec2(pc.q.v[t * pc.qStride + qColumn0_ + f.at + c] * pc.qScale, 0.0))).x;
+    }
     const uint h = f.colMajor ? 8u * (f.at + c * f.stride) + r : 8u * (f.at + r * f.stride) + c;
-    const uvec4 v = f.buf == 0u ? sKV[h / 8u] : f.buf == 1u ? sP[h / 8u] : sQ[h / 8u];
+    const uvec4 v = f.buf == 0u ? sKV[h / 8u] : sP[h / 8u];
     return float(unpackFloat2x16(v[(h % 8u) / 2u])[h % 2u]);
 }
 Tile mulAdd(ATile a, BTile b, Tile acc) {
@@ -157,7 +171,6 @@ void subgroupSync() {
     barrier();
 }
 #else
-#define Q_ROWS sKV
 #define Tile fcoopmatNV<32, 3, 16, 16>
 #define ATile fcoopmatNV<16, 3, 16, KA>
 #define BTile fcoopmatNV<16, 3, KB, 16>
@@ -174,9 +187,9 @@ BTile loadV(uint at) {
     coopMatLoadNV(b, sKV, at, LDK, false);
     return b;
 }
-ATile loadQ(uint at) {
+ATile loadQ(uint rowAt, uint i) {  // q's columns 16 i.. of the rows from uvec4 rowAt
     ATile a;
-    coopMatLoadNV(a, sKV, at, LDK, false);
+    coopMatLoadNV(a, sKV, rowAt + 2u * i, LDK, false);
     return a;
 }
 ATile loadP(uint at) {
@@ -213,25 +226,28 @@ void main() {
     const uint lastKey = position0 + lastTok;  // the block's keys: 0..lastKey
     const uint kvCol4 = (h / pc.group) * (HD / 8u);
 
-    // The block's q rows as f16 (a missing token repeats the last; not written), in sKV (the
-    // emulation: sQ).
+    // The block's q rows as f16 (a missing token repeats the last; not written), in sKV.
     for (uint i = tid; i < BR * HD / 2u; i += 128u) {
         const uint r = i / (HD / 2u), d = 2u * (i % (HD / 2u));
         const uint at = min(t0 + r, pc.nTok - 1u) * pc.qStride + h * HD + d;
         const uint word = packHalf2x16(vec2(pc.q.v[at], pc.q.v[at + 1u]) * pc.qScale);
         const uint w = r * LDK * 4u + d / 2u;
-        Q_ROWS[w / 4u][w % 4u] = word;
+        sKV[w / 4u][w % 4u] = word;
     }
     if (tid < BR) sPos[tid] = position0 + min(t0 + tid, pc.nTok - 1u);
     barrier();
     ATile qf[DT];
-    [[unroll]] for (uint i = 0u; i < DT; ++i) qf[i] = loadQ(sg * 16u * LDK + 2u * i);
+#ifdef ZINC_COOPMAT_EMULATE
+    qToken0_ = t0 + sg * 16u;
+    qColumn0_ = h * HD;
+#endif
+    UNROLL for (uint i = 0u; i < DT; ++i) qf[i] = loadQ(sg * 16u * LDK, i);
     // rowIndex: element (r, c) = r, through the subgroup's S block.
     for (uint e = lane; e < 256u; e += SG) sS[sg * 16u * LDS + (e / 16u) * LDS + e % 16u] = float(e / 16u);
     subgroupSync();
     const Tile rowIndex = loadS(sg * 16u * LDS, LDS);
     Tile o[DT];
-    [[unroll]] for (uint i = 0u; i < DT; ++i) o[i] = zeroTile();
+    UNROLL for (uint i = 0u; i < DT; ++i) o[i] = zeroTile();
     barrier();  // q read by every subgroup: sKV takes the keys
 
     // This lane's row in the softmax and its running max and sum.
@@ -247,28 +263,28 @@ void main() {
         const bool more = s + 1u < steps;
         if (more) fetch(kb + BC, lastKey, kvCol4);
         // S = q K^T.
-        [[unroll]] for (uint j = 0u; j < BC / 16u; ++j) {
+        UNROLL for (uint j = 0u; j < BC / 16u; ++j) {
             Tile acc = zeroTile();
-            [[unroll]] for (uint i = 0u; i < DT; ++i) acc = mulAdd(qf[i], loadK(j * 16u * LDK + 2u * i), acc);
+            UNROLL for (uint i = 0u; i < DT; ++i) acc = mulAdd(qf[i], loadK(j * 16u * LDK + 2u * i), acc);
             storeS(acc, sg * 16u * LDS + 16u * j, LDS);
         }
         subgroupSync();
         // The softmax of row `row`, columns c0.. (LPR lanes a row, combined through sRed).
         float sv[CPL];
         float mx = -1.0 / 0.0;
-        [[unroll]] for (uint c = 0u; c < CPL; ++c) {
+        UNROLL for (uint c = 0u; c < CPL; ++c) {
             const float x = sS[row * LDS + c0 + c] * pc.scale;
             sv[c] = kb + c0 + c <= rowPos ? x : -1.0 / 0.0;
             mx = max(mx, sv[c]);
         }
         sRed[sg * SG + lane] = mx;
         subgroupSync();
-        [[unroll]] for (uint i = 0u; i < LPR; ++i) mx = max(mx, sRed[sg * SG + (lane / LPR) * LPR + i]);
+        UNROLL for (uint i = 0u; i < LPR; ++i) mx = max(mx, sRed[sg * SG + (lane / LPR) * LPR + i]);
         const float mNew = max(m, mx);  // finite: key 0 is in every row's first step
         const float alpha = exp(m - mNew);
         float sum = 0.0;
         uint words[CPL / 2u];
-        [[unroll]] for (uint c = 0u; c < CPL; c += 2u) {
+        UNROLL for (uint c = 0u; c < CPL; c += 2u) {
             const float p0 = kb + c0 + c <= rowPos ? exp(sv[c] - mNew) : 0.0;
             const float p1 = kb + c0 + c + 1u <= rowPos ? exp(sv[c + 1u] - mNew) : 0.0;
             sum += p0 + p1;
@@ -276,18 +292,18 @@ void main() {
         }
         subgroupSync();  // sRed's maxima read
         sRed[sg * SG + lane] = sum;
-        [[unroll]] for (uint i = 0u; i < CPL / 8u; ++i)
+        UNROLL for (uint i = 0u; i < CPL / 8u; ++i)
             sP[row * LDP + c0 / 8u + i] = uvec4(words[4u * i], words[4u * i + 1u], words[4u * i + 2u], words[4u * i + 3u]);
         if (lane % LPR == 0u) sAlpha[row] = alpha;
         subgroupSync();
         sum = 0.0;
-        [[unroll]] for (uint i = 0u; i < LPR; ++i) sum += sRed[sg * SG + (lane / LPR) * LPR + i];
+        UNROLL for (uint i = 0u; i < LPR; ++i) sum += sRed[sg * SG + (lane / LPR) * LPR + i];
         l = l * alpha + sum;
         m = mNew;
         // O = alpha O + P V.
-        [[unroll]] for (uint i = 0u; i < DT; ++i) {
-            [[unroll]] for (uint e = 0u; e < NE; ++e) o[i][e] *= sAlpha[sg * 16u + uint(rowIndex[e])];
-            [[unroll]] for (uint j = 0u; j < BC / 16u; ++j)
+        UNROLL for (uint i = 0u; i < DT; ++i) {
+            UNROLL for (uint e = 0u; e < NE; ++e) o[i][e] *= sAlpha[sg * 16u + uint(rowIndex[e])];
+            UNROLL for (uint j = 0u; j < BC / 16u; ++j)
                 o[i] = mulAdd(loadP(sg * 16u * LDP + 2u * j), loadV(BC * LDK + j * 16u * LDK + 2u * i), o[i]);
         }
         barrier();  // every subgroup is done with sKV, sRed and sAlpha
@@ -299,7 +315,7 @@ void main() {
     // O / l, a tile at a time through the subgroup's S block; the lanes of a row hold its l.
     if (lane % LPR == 0u) sAlpha[row] = l > 0.0 ? 1.0 / l : 0.0;
     subgroupSync();
-    [[unroll]] for (uint i = 0u; i < DT; ++i) {
+    UNROLL for (uint i = 0u; i < DT; ++i) {
         storeS(o[i], sg * 16u * LDS, LDS);
         subgroupSync();
         for (uint e = lane; e < 256u; e += SG) {
