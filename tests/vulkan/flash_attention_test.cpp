@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "model/quant/fp16.h"
@@ -112,6 +113,38 @@ TEST_P(FlashAttentionTest, MatchesDoublePrecisionSoftmax) {
             }
         std::printf("flash attention (%s) head %u, %u heads / group %u, %u tokens after %u: max |out - fp64| %.3g\n", mode,
                     c.headDim, c.nHead, c.group, c.nTok, c.position0, worst);
+    }
+}
+
+// describe names the prefill attention; ZINC_VK_FLASH=0 turns flash off, another value is refused.
+TEST(VulkanFlashAttention, DescribeNamesThePrefillAttention) {
+    ZINC_REQUIRE_VULKAN();
+    const auto describeWith = [](const char* coopmat, const char* flash) {
+        if (coopmat) ::setenv("ZINC_VK_COOPMAT", coopmat, 1);
+        if (flash) ::setenv("ZINC_VK_FLASH", flash, 1);
+        std::string d;
+        try {
+            d = test::load("qwen3-tiny.gguf", true).tier->describe();
+        } catch (const std::exception& e) {
+            d = e.what();
+        }
+        ::unsetenv("ZINC_VK_COOPMAT");
+        ::unsetenv("ZINC_VK_FLASH");
+        return d;
+    };
+    const auto caps = vk::listDevices()[0];
+    const std::string plain = describeWith(nullptr, nullptr);
+    EXPECT_NE(plain.find(caps.cooperativeMatrix ? "prefill attention: flash (heads of up to 128, no window), cooperative matrix"
+                                                : "prefill attention: split over positions (attention_split; flash needs cooperative matrices)"),
+              std::string::npos) << plain;
+    EXPECT_NE(describeWith(nullptr, "2").find("ZINC_VK_FLASH=2 is neither 0 nor 1"), std::string::npos);
+    if (caps.shaderFloat16) {
+        const std::string emulated = describeWith("emulate", nullptr);
+        EXPECT_NE(emulated.find("prefill attention: flash (heads of up to 128, no window), 16x16 f16 tiles emulated"), std::string::npos)
+            << emulated;
+        const std::string off = describeWith("emulate", "0");
+        EXPECT_NE(off.find("prefill attention: split over positions (attention_split; flash off: ZINC_VK_FLASH=0)"), std::string::npos)
+            << off;
     }
 }
 
