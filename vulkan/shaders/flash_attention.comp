@@ -300,11 +300,14 @@ void main() {
         UNROLL for (uint i = 0u; i < LPR; ++i) sum += sRed[sg * SG + (lane / LPR) * LPR + i];
         l = l * alpha + sum;
         m = mNew;
-        // O = alpha O + P V.
+        // O = alpha O + P V: each element's alpha and the P fragments read once for all DT tiles.
+        float alphaOf[NE];
+        UNROLL for (uint e = 0u; e < NE; ++e) alphaOf[e] = sAlpha[sg * 16u + uint(rowIndex[e])];
+        ATile pf[BC / 16u];
+        UNROLL for (uint j = 0u; j < BC / 16u; ++j) pf[j] = loadP(sg * 16u * LDP + 2u * j);
         UNROLL for (uint i = 0u; i < DT; ++i) {
-            UNROLL for (uint e = 0u; e < NE; ++e) o[i][e] *= sAlpha[sg * 16u + uint(rowIndex[e])];
-            UNROLL for (uint j = 0u; j < BC / 16u; ++j)
-                o[i] = mulAdd(loadP(sg * 16u * LDP + 2u * j), loadV(BC * LDK + j * 16u * LDK + 2u * i), o[i]);
+            UNROLL for (uint e = 0u; e < NE; ++e) o[i][e] *= alphaOf[e];
+            UNROLL for (uint j = 0u; j < BC / 16u; ++j) o[i] = mulAdd(pf[j], loadV(BC * LDK + j * 16u * LDK + 2u * i), o[i]);
         }
         barrier();  // every subgroup is done with sKV, sRed and sAlpha
         if (more) {
