@@ -28,10 +28,9 @@ Submitter::Submitter(const Device& device, Queue& queue, const TierMemory& memor
 }
 
 Submitter::~Submitter() {
-    try {
-        if (queue_.submitted() > 0) queue_.wait(queue_.submitted(), std::chrono::seconds(10), "vulkan tier shutdown");
-    } catch (const std::exception&) {
-    }
+    // Destroyed before the plans, the memory and the pipelines (vulkan_tier.cpp): they may not go
+    // while a submission (one whose wait timed out, say) still runs on them.
+    queue_.drain(std::chrono::seconds(10), "vulkan tier shutdown");
     if (queryPool_) vkDestroyQueryPool(device_.handle(), queryPool_, nullptr);
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "vulkan/vk_error.h"
 
 namespace zinc::vk {
@@ -20,15 +22,7 @@ Queue::Queue(const Device& device) : device_(device) {
 }
 
 Queue::~Queue() {
-    // Never block forever on teardown: give in-flight work a bounded time.
-    if (timeline_ && submitted() > completed()) {
-        VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-        const uint64_t value = submitted();
-        info.semaphoreCount = 1;
-        info.pSemaphores = &timeline_;
-        info.pValues = &value;
-        vkWaitSemaphores(device_.handle(), &info, 10'000'000'000ull);
-    }
+    drain(std::chrono::seconds(10), "the queue's command pool");
     if (timeline_) vkDestroySemaphore(device_.handle(), timeline_, nullptr);
     if (pool_) vkDestroyCommandPool(device_.handle(), pool_, nullptr);
 }
@@ -69,6 +63,23 @@ uint64_t Queue::submit(std::span<const VkCommandBuffer> cmds, SemaphoreWait wait
     return value;
 }
 
+void Queue::drain(std::chrono::milliseconds patience, const std::string& what) noexcept {
+    if (!timeline_ || submitted() == 0) return;
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    const uint64_t value = submitted();
+    info.semaphoreCount = 1;
+    info.pSemaphores = &timeline_;
+    info.pValues = &value;
+    const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(patience).count());
+    if (vkWaitSemaphores(device_.handle(), &info, ns) != VK_TIMEOUT) return;
+    uint64_t done = 0;
+    vkGetSemaphoreCounterValue(device_.handle(), timeline_, &done);
+    std::fprintf(stderr, "vulkan: %s: %llu of %llu submissions still running after %lld ms on %s; waiting for them before freeing what they use\n",
+                 what.c_str(), static_cast<unsigned long long>(value - done), static_cast<unsigned long long>(value),
+                 static_cast<long long>(patience.count()), device_.caps().name.c_str());
+    vkQueueWaitIdle(device_.queue());
+}
+
 uint64_t Queue::completed() const {
     uint64_t value = 0;
     check(vkGetSemaphoreCounterValue(device_.handle(), timeline_, &value), "vkGetSemaphoreCounterValue");
@@ -100,11 +111,14 @@ VkCommandBuffer Queue::begin() {
 }
 
 void Queue::endSubmitWait(VkCommandBuffer cmd, std::chrono::milliseconds timeout, const std::string& what) {
+    uint64_t value = 0;
     try {
         check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", what);
-        wait(submit(std::span<const VkCommandBuffer>(&cmd, 1)), timeout, what);
+        value = submit(std::span<const VkCommandBuffer>(&cmd, 1));
+        wait(value, timeout, what);
     } catch (...) {
-        free(cmd);
+        // Still pending after a timeout: the pool frees it, after the queue drained.
+        if (value == 0) free(cmd);
         throw;
     }
     free(cmd);

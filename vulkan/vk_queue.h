@@ -1,7 +1,9 @@
 #pragma once
 // Command buffers and submissions on the device's one queue, ordered by a timeline
 // semaphore: submission n signals value n. Every wait is bounded; a timeout or a lost device
-// throws a VkError that says which submission it was waiting for.
+// throws a VkError that says which submission it was waiting for. Nothing a submission may
+// still use is freed, though: after a timeout its command buffer stays in the pool, and
+// teardown drains the queue first (drain), as vkFreeCommandBuffers and vkDestroy* require.
 #include <vulkan/vulkan.h>
 
 #include <chrono>
@@ -36,6 +38,11 @@ public:
     void wait(uint64_t value, std::chrono::milliseconds timeout, const std::string& what);
     uint64_t completed() const;
     uint64_t submitted() const { return next_ - 1; }
+    // Before what the submissions use is freed: waits for all of them. Past `patience` it says
+    // on stderr what it waits for (`what`) and keeps waiting: a hung GPU ends its submissions
+    // with the driver's reset (VK_ERROR_DEVICE_LOST), a CPU device (lavapipe, compiling each
+    // pipeline at its first dispatch) when it is done. Never throws.
+    void drain(std::chrono::milliseconds patience, const std::string& what) noexcept;
     // Records with `fill`, submits and waits (uploads, one-off copies).
     template <typename Fill>
     void runOnce(Fill&& fill, std::chrono::milliseconds timeout, const std::string& what) {

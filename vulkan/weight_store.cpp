@@ -57,6 +57,7 @@ public:
         showProgress_ = ::isatty(STDERR_FILENO) == 1;
     }
     ~Uploader() {
+        queue_.drain(std::chrono::seconds(10), "weight upload");  // a wait that timed out: its copies still run
         for (auto& s : slots_) queue_.free(s.cmd);
     }
     void copy(const uint8_t* src, size_t bytes, const DeviceBuffer& dst, size_t dstOffset) {

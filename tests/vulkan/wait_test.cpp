@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
+#include <thread>
 
 #include "tests/vulkan/vulkan_fixture.h"
+#include "vulkan/vk_buffer.h"
 #include "vulkan/vk_error.h"
 #include "vulkan/vk_queue.h"
 
@@ -54,6 +57,41 @@ TEST(VulkanWait, NeverSignalledSemaphoreTimesOutWithQueueState) {
     EXPECT_EQ(queue.completed(), value);
     queue.free(cmd);
     vkDestroySemaphore(device.handle(), never, nullptr);
+}
+
+// A one-off submission (runOnce) whose wait timed out is still running: its command buffer
+// stays in the pool, and the queue's teardown waits for it (its fills land) before the pool
+// goes. The submission waits on an event the host sets later. (The tier's own teardown drains
+// the same way; before, a feed that outlived its wait had its plan and memory freed under it:
+// a use-after-free in lavapipe's queue thread, VulkanCoopmatEmulatedTest on a cold cache.)
+TEST(VulkanWait, TeardownDrainsWhatATimedOutWaitLeftRunning) {
+    ZINC_REQUIRE_VULKAN();
+    vk::Device device(vk::Instance::shared(), 0);
+    VkEventCreateInfo info{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkEvent late = VK_NULL_HANDLE;
+    vk::check(vkCreateEvent(device.handle(), &info, nullptr, &late), "vkCreateEvent");
+    vk::DeviceBuffer filled(device, 4096, vk::MemoryKind::HostVisible, "filled after the event");
+    std::memset(filled.mapped(), 0, 4096);
+    std::thread releaser;
+    const auto start = std::chrono::steady_clock::now();
+    {
+        vk::Queue queue(device);
+        const auto holdBack = [&](VkCommandBuffer cmd) {
+            vkCmdWaitEvents(cmd, 1, &late, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, nullptr, 0,
+                            nullptr, 0, nullptr);
+            for (uint32_t i = 0; i < 64; ++i) vkCmdFillBuffer(cmd, filled.handle(), 64 * i, 64, 0x5a5a0000u + i);
+        };
+        EXPECT_THROW(queue.runOnce(holdBack, std::chrono::milliseconds(100), "held back"), vk::VkError);
+        releaser = std::thread([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            vkSetEvent(device.handle(), late);
+        });
+    }  // ~Queue: drains, then frees the pool
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+    const auto* words = static_cast<const uint32_t*>(filled.mapped());
+    for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(words[16 * i], 0x5a5a0000u + i) << "fill " << i << " did not run";
+    releaser.join();
+    vkDestroyEvent(device.handle(), late, nullptr);
 }
 
 // A value nobody will ever submit: the same bounded error, not a hang.

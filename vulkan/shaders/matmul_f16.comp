@@ -36,6 +36,15 @@
 #include "common.glsl"
 #include "f16_halves.glsl"
 
+// The tile loops unroll on matrix cores (the accumulators then stay in registers); the
+// emulation keeps them rolled, or llvmpipe takes minutes to compile it (EXPERT with PAIR:
+// 193 s of a test here). The sums run in the same order either way.
+#ifdef ZINC_COOPMAT_EMULATE
+#define UNROLL [[dont_unroll]]
+#else
+#define UNROLL [[unroll]]
+#endif
+
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint PAIR = 0u;
 layout(constant_id = 1) const uint EXPERT = 0u;
@@ -187,10 +196,10 @@ float halfAt(bool a, uint at) {
 // acc + A (16 rows of sW from aAt) x B (16 tokens of sB from bAt), 16 values of k.
 Tile mulAdd(ATile aAt, BTile bAt, Tile acc) {
     const uint lane = gl_LocalInvocationID.x % SG;
-    [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+    UNROLL for (uint j = 0u; j < 8u; ++j) {
         const uint e = lane + j * SG, r = e % 16u, c = e / 16u;
         float s = 0.0;
-        [[unroll]] for (uint k = 0u; k < 16u; ++k) s += halfAt(true, 8u * (aAt + r * LD4) + k) * halfAt(false, 8u * (bAt + c * LD4) + k);
+        UNROLL for (uint k = 0u; k < 16u; ++k) s += halfAt(true, 8u * (aAt + r * LD4) + k) * halfAt(false, 8u * (bAt + c * LD4) + k);
         acc[j] += s;
     }
     return acc;
@@ -253,8 +262,8 @@ void main() {
     const uint steps = pc.k / BK;
     Tile acc[TM * TN];
     Tile accUp[PAIR != 0u ? TM * TN : 1u];
-    [[unroll]] for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
-    [[unroll]] for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
+    UNROLL for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
+    UNROLL for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
     fetch(0u, row0);
     stash(0u);
     barrier();
@@ -262,22 +271,22 @@ void main() {
         const bool more = s + 1u < steps;
         if (more) fetch(s + 1u, row0);
         const uint a0 = (s & 1u) * SW, b0 = (s & 1u) * SB;
-        [[unroll]] for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
+        UNROLL for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
             BTile b[TN];
-            [[unroll]] for (uint j = 0u; j < TN; ++j) b[j] = loadB(b0 + (tc0 + j) * 16u * LD4 + kk);
-            [[unroll]] for (uint i = 0u; i < TM; ++i) {
+            UNROLL for (uint j = 0u; j < TN; ++j) b[j] = loadB(b0 + (tc0 + j) * 16u * LD4 + kk);
+            UNROLL for (uint i = 0u; i < TM; ++i) {
                 const ATile a = loadA(a0 + (tr0 + i) * 16u * LD4 + kk);
-                [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
+                UNROLL for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
                 if (PAIR != 0u) {
                     const ATile aUp = loadA(a0 + (BM + (tr0 + i) * 16u) * LD4 + kk);
-                    [[unroll]] for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
+                    UNROLL for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
                 }
             }
         }
         if (more) stash((s + 1u) & 1u);
         barrier();
     }
-    [[unroll]] for (uint i = 0u; i < TM; ++i)
-        [[unroll]] for (uint j = 0u; j < TN; ++j)
+    UNROLL for (uint i = 0u; i < TM; ++i)
+        UNROLL for (uint j = 0u; j < TN; ++j)
             writeTile(sg, tr0 + i, tc0 + j, row0, acc[i * TN + j], accUp[PAIR != 0u ? i * TN + j : 0u]);
 }
