@@ -1,4 +1,5 @@
 #include "pm4/decoder.h"
+#include "pm4/printf_string.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -8,13 +9,6 @@ namespace zinc::pm4 {
 namespace {
 
 namespace H = gfx11::PM4_HEADER;  // identical on gfx12
-
-template <typename... Args>
-std::string format(const char* fmt, Args... args) {
-    char buf[256];
-    const int n = std::snprintf(buf, sizeof buf, fmt, args...);
-    return std::string(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
-}
 
 std::string str(std::string_view s) { return std::string(s); }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "pm4/stream.h"  // CompareFunc, compareHolds
+#include "pm4/printf_string.h"
 
 namespace zinc::pm4 {
 namespace {
@@ -21,13 +22,6 @@ namespace EW = gfx11::EVENT_WRITE;
 namespace DD = gfx11::DISPATCH_DIRECT;
 namespace DI = gfx11::DISPATCH_INDIRECT;
 namespace AM = gfx11::ACQUIRE_MEM;
-
-template <typename... Args>
-std::string format(const char* fmt, Args... args) {
-    char buf[512];
-    const int n = std::snprintf(buf, sizeof buf, fmt, args...);
-    return std::string(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
-}
 
 std::string nameOf(const Field& f, uint32_t value) {
     const std::string_view n = f.nameOf(value);

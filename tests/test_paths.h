@@ -15,6 +15,9 @@ inline std::string sharedPath(const std::string& relative) {
     return (base / relative).string();
 }
 
+// A model file of ../shared/models.
+inline std::string sharedModel(const std::string& file) { return sharedPath("models/" + file); }
+
 inline std::string zincRtBinary() {
     const char* bin = std::getenv("ZINC_RT");
     return bin ? bin : "./tools/zinc-rt";

@@ -30,7 +30,7 @@ namespace {
 
 using kfd::MemoryKind;
 constexpr int kRenderFd = 2000;
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kSimPage = 4096;
 constexpr uint32_t kKernelRingId = 0x1000;       // queue id of the kernel ring (user queues count from 1)
 constexpr uint32_t kKernelRingBytes = 64 * 1024;
 constexpr uint64_t kVaStart = 0x200000, kVaEnd = 0x800000000000;  // amdgpu's 47-bit user range
@@ -175,8 +175,8 @@ Driver::~Driver() {
 
 kfd::Status Driver::init() {
     using B = kfd::SimMemory::Backing;
-    for (auto [m, bytes] : {std::pair{&kernelRing_, uint64_t(kKernelRingBytes)}, std::pair{&kernelPointers_, kPage},
-                            std::pair{&kernelDoorbell_, kPage}, std::pair{&kernelFence_, kPage}}) {
+    for (auto [m, bytes] : {std::pair{&kernelRing_, uint64_t(kKernelRingBytes)}, std::pair{&kernelPointers_, kSimPage},
+                            std::pair{&kernelDoorbell_, kSimPage}, std::pair{&kernelFence_, kSimPage}}) {
         kfd::Result<kfd::Memory> r = memory_.allocate(bytes, MemoryKind::Gtt, B::Anonymous);
         if (!r) return r.error();
         *m = *r;
@@ -252,7 +252,7 @@ int Driver::info(drm_amdgpu_info& a) {
             d.base.gpu_counter_freq = 100000;  // kHz: the 100 MHz GPU clock the simulated CP counts
             d.base.virtual_address_offset = kVaStart;
             d.base.virtual_address_max = kVaEnd;
-            d.base.virtual_address_alignment = uint32_t(kPage);
+            d.base.virtual_address_alignment = uint32_t(kSimPage);
             d.base.wave_front_size = caps_.waveSize;
             d.tail.userq_ip_mask = options_.userQueues ? 1u << AMDGPU_HW_IP_COMPUTE : 0;
             return answer(&d, sizeof d);
@@ -296,7 +296,7 @@ int Driver::gemCreate(drm_amdgpu_gem_create& a) {
         kind = MemoryKind::Doorbell;
     else
         return refuse(EINVAL, "GEM_CREATE: domains " + hexs(domains) + " (the simulator has VRAM, GTT or DOORBELL)");
-    if (kind == MemoryKind::Doorbell && a.in.bo_size != kPage)
+    if (kind == MemoryKind::Doorbell && a.in.bo_size != kSimPage)
         return refuse(EINVAL, "GEM_CREATE: a doorbell BO of " + hexs(a.in.bo_size) + " bytes (the simulator gives one page)");
     const auto backing = kind == MemoryKind::Doorbell ? kfd::SimMemory::Backing::Anonymous : kfd::SimMemory::Backing::Svm;
     kfd::Result<kfd::Memory> m = memory_.allocate(a.in.bo_size, kind, backing);
@@ -340,7 +340,7 @@ int Driver::gemVa(drm_amdgpu_gem_va& a) {
     }
     if (a.operation != AMDGPU_VA_OP_MAP) return refuse(EINVAL, "GEM_VA: operation " + std::to_string(a.operation));
     // amdgpu_gem_va_ioctl: page-aligned address and size inside the VA range, the BO big enough.
-    if (a.va_address % kPage || a.map_size % kPage || a.offset_in_bo % kPage)
+    if (a.va_address % kSimPage || a.map_size % kSimPage || a.offset_in_bo % kSimPage)
         return refuse(EINVAL, "GEM_VA: address " + hexs(a.va_address) + ", size " + hexs(a.map_size) + " or offset not page aligned");
     if (a.va_address < kVaStart || a.va_address + a.map_size > kVaEnd) return refuse(EINVAL, "GEM_VA: " + hexs(a.va_address) + " outside the VA range");
     if (a.offset_in_bo + a.map_size > bo.memory.size) return refuse(EINVAL, "GEM_VA: the mapping runs past the BO");

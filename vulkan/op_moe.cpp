@@ -23,7 +23,7 @@ struct GroupPc {
     uint32_t nPairs, nExpert, orderAt;
 };
 
-constexpr uint32_t kMatMulTile = 64;        // matmul.comp's pairs per tile
+constexpr uint32_t kPairTile = 64;        // matmul.comp's pairs per tile
 
 struct CombinePc {
     VkDeviceAddress down, weights, out;
@@ -43,7 +43,7 @@ MoeOp::MoeOp(PipelineFactory& pipelines, MatVecOp& matVec, ElementwiseOp& elemen
       combine_(pipelines.get(Shader::MoeCombine)),
       group_(pipelines.get(Shader::MoeGroup)) {}
 
-uint32_t MoeOp::maxTiles(uint32_t pairs, uint32_t nExpert) { return pairs / kMatMulTile + std::min(pairs, nExpert); }
+uint32_t MoeOp::maxTiles(uint32_t pairs, uint32_t nExpert) { return pairs / kPairTile + std::min(pairs, nExpert); }
 
 void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     const auto& c = *ctx.graph.config;

@@ -1,4 +1,5 @@
 #include "kfd/device/gpu_list.h"
+#include "kfd/device/hex.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,12 +14,6 @@ std::string size(uint64_t bytes) {
         std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(uint64_t(1) << 30));
     else
         std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
-    return text;
-}
-
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
     return text;
 }
 

@@ -13,17 +13,12 @@
 #include "kfd/device/dispatch_packets.h"
 #include "kfd/device/queue_writer.h"
 #include "pm4/stream.h"
+#include "kfd/device/hex.h"
 
 namespace zinc::kfd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
 
 template <class T> T load(const T* p) { return std::atomic_ref<T>(*const_cast<T*>(p)).load(std::memory_order_acquire); }
 

@@ -1,4 +1,5 @@
 #include "kfd/device/queue_writer.h"
+#include "kfd/device/hex.h"
 
 #include <atomic>
 #include <cerrno>
@@ -14,12 +15,6 @@ using Clock = std::chrono::steady_clock;
 uint32_t loadRptr(const Queue& q) { return std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(q.rptr())).load(std::memory_order_acquire); }
 
 uint64_t loadFence(const Fence& f) { return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(f.value)).load(std::memory_order_acquire); }
-
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
 
 // Short sleeps: a host poll must not starve the simulated CP it waits for on a small machine.
 void pause() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }

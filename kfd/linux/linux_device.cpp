@@ -21,18 +21,13 @@
 #include "kfd/linux/host_gpus.h"
 #include "kfd/linux/linux_device.h"
 #include "kfd/linux/topology.h"
+#include "kfd/device/hex.h"
 
 namespace zinc::kfd {
 namespace {
 
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
 
 // One ioctl, retried while the kernel says "interrupted, try again" (libhsakmt kmtIoctl does
 // the same); any other failure keeps its errno.

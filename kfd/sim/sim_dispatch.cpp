@@ -8,15 +8,10 @@
 
 #include "kernels/pocl_runner.h"
 #include "kfd/sim/isa/launch.h"
+#include "kfd/device/hex.h"
 
 namespace zinc::kfd {
 namespace {
-
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
 
 pm4::DispatchResult refuse(std::string why) { return pm4::DispatchResult{false, std::move(why)}; }
 

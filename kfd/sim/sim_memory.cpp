@@ -1,6 +1,7 @@
 #include "kfd/sim/sim_memory.h"
 
 #include "kernels/svm_allocator.h"
+#include "kfd/device/hex.h"
 
 #include <sys/mman.h>
 
@@ -24,12 +25,6 @@ void PoclSvm::release(void* base) { svm_.free(base); }
 namespace {
 
 constexpr uint64_t kPage = 4096;
-
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
 
 }  // namespace
 

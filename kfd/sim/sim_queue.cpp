@@ -1,4 +1,5 @@
 #include "kfd/sim/sim_queue.h"
+#include "kfd/device/hex.h"
 
 #include <chrono>
 #include <cstdio>
@@ -20,12 +21,6 @@ public:
     // so sleep rather than spin. 50 us is well under any fence a test or a token waits for.
     void idle() override { std::this_thread::sleep_for(std::chrono::microseconds(50)); }
 };
-
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
 
 }  // namespace
 

@@ -23,7 +23,6 @@ using graph::OpKind;
 using runtime::TierError;
 namespace ka = zinc::kernels;
 
-uint32_t ceilDiv(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 const char* typeSuffix(const model::WeightRef& w, const char* what) {
     using model::GgmlType;

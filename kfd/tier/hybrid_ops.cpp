@@ -19,7 +19,6 @@ using runtime::TierError;
 
 constexpr int32_t kMaxDeltaHeadDim = 128;  // delta_net: one thread per state row
 
-uint32_t ceilDiv(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 void requireF32(const graph::Op& op, const model::WeightRef* w) {
     if (w && w->type != model::GgmlType::F32)

@@ -12,6 +12,9 @@
 
 namespace zinc::kfd {
 
+// Workgroups along an extent: ceil(a / b).
+inline uint32_t ceilDiv(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
 // The rows a recorded op covers: tokens [firstRow, firstRow + rows) of the plan.
 struct OpRows {
     int32_t firstRow = 0;

@@ -7,11 +7,11 @@
 #include <cstring>
 
 #include "runtime/tier.h"
+#include "kfd/device/load_acquire.h"
 
 namespace zinc::kfd {
 namespace {
 
-template <class T> T loadAcquire(const T* p) { return std::atomic_ref<T>(*const_cast<T*>(p)).load(std::memory_order_acquire); }
 
 uint32_t bitsOf(float f) {
     uint32_t u;

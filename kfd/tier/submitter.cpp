@@ -8,6 +8,7 @@
 
 #include "kfd/tier/plan_builder.h"
 #include "runtime/tier.h"
+#include "kfd/device/load_acquire.h"
 
 namespace zinc::kfd {
 
@@ -15,7 +16,6 @@ using runtime::TierError;
 
 namespace {
 
-template <class T> T loadAcquire(const T* p) { return std::atomic_ref<T>(*const_cast<T*>(p)).load(std::memory_order_acquire); }
 
 void writeDwords(const std::filesystem::path& path, std::span<const uint32_t> dwords) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

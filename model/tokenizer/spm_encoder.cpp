@@ -13,14 +13,14 @@ namespace zinc::model {
 
 namespace {
 
-struct Symbol {
+struct SpmSymbol {
     int32_t prev;
     int32_t next;
     uint32_t start;
     uint32_t length;  // 0 once merged into its left neighbour
 };
 
-struct Bigram {
+struct SpmBigram {
     int32_t left;
     int32_t right;
     float score;
@@ -29,8 +29,8 @@ struct Bigram {
 
 // Highest score first; on equal scores the leftmost pair, which makes merging deterministic
 // and identical to llama.cpp (and to SentencePiece's own BPE mode).
-struct LowerPriority {
-    bool operator()(const Bigram& a, const Bigram& b) const {
+struct SpmLowerPriority {
+    bool operator()(const SpmBigram& a, const SpmBigram& b) const {
         return a.score < b.score || (a.score == b.score && a.left > b.left);
     }
 };
@@ -43,10 +43,10 @@ public:
         splitCharacters();
         for (size_t i = 1; i < symbols_.size(); ++i) tryAddBigram(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
         while (!queue_.empty()) {
-            const Bigram b = queue_.top();
+            const SpmBigram b = queue_.top();
             queue_.pop();
-            Symbol& left = symbols_[b.left];
-            Symbol& right = symbols_[b.right];
+            SpmSymbol& left = symbols_[b.left];
+            SpmSymbol& right = symbols_[b.right];
             // Stale entry: one side was merged away or grew since the pair was queued.
             if (left.length == 0 || right.length == 0 || left.length + right.length != b.length) continue;
             left.length += right.length;
@@ -80,7 +80,7 @@ private:
         queue_.push({left, right, vocab_.score(id), length});
     }
 
-    void emit(const Symbol& s, int32_t unk, std::vector<int32_t>& out) const {
+    void emit(const SpmSymbol& s, int32_t unk, std::vector<int32_t>& out) const {
         const std::string_view piece = text_.substr(s.start, s.length);
         // Merged symbols are always tokens (pairs are only queued when they are); what is left
         // is a single character the vocabulary lacks.
@@ -104,8 +104,8 @@ private:
 
     const Vocab& vocab_;
     std::string_view text_;
-    std::vector<Symbol> symbols_;
-    std::priority_queue<Bigram, std::vector<Bigram>, LowerPriority> queue_;
+    std::vector<SpmSymbol> symbols_;
+    std::priority_queue<SpmBigram, std::vector<SpmBigram>, SpmLowerPriority> queue_;
 };
 
 }  // namespace

@@ -23,10 +23,9 @@ namespace {
 using test::RunResult;
 using test::runZinc;
 
-std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
 
 TEST(Cli, ScorePrintsTheGoldenFormat) {
-    const auto r = runZinc("score " + model("stories260K.gguf") + " --text \"Once upon a time\" --top 5 --greedy 8 --threads 2");
+    const auto r = runZinc("score " + test::sharedModel("stories260K.gguf") + " --text \"Once upon a time\" --top 5 --greedy 8 --threads 2");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const auto golden = test::readGolden(test::sharedPath("reference/stories260K.golden"));
     std::istringstream in(r.output);
@@ -48,13 +47,13 @@ TEST(Cli, ScorePrintsTheGoldenFormat) {
 }
 
 TEST(Cli, ScoreTakesTokenIds) {
-    const auto r = runZinc("score " + model("tiny-qwen3-q8_0.gguf") + " --tokens \"1 2 3 4 5\" --top 1");
+    const auto r = runZinc("score " + test::sharedModel("tiny-qwen3-q8_0.gguf") + " --tokens \"1 2 3 4 5\" --top 1");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("pos 4 in 5 top 5:"), std::string::npos) << r.output;
 }
 
 TEST(Cli, UnknownTierIsAClearError) {
-    const auto r = runZinc("--tier=gpu score " + model("stories260K.gguf") + " --tokens 1");
+    const auto r = runZinc("--tier=gpu score " + test::sharedModel("stories260K.gguf") + " --tokens 1");
     EXPECT_NE(r.output.find("unknown tier 'gpu'"), std::string::npos) << r.output;
 }
 
@@ -76,11 +75,11 @@ TEST(Cli, EveryGpuTierFailsWithOneLineWithoutItsDevice) {
                                    "user queue's doorbell (use --tier=kfd --submit=cs)\n"},
     };
     for (const auto& [args, want] : cases) {
-        const auto r = runZinc(args + " score " + model("stories260K.gguf") + " --tokens 1");
+        const auto r = runZinc(args + " score " + test::sharedModel("stories260K.gguf") + " --tokens 1");
         EXPECT_EQ(r.exitCode, 1) << args;
         EXPECT_EQ(r.output, want) << args;
     }
-    const auto v = runZinc("--tier=vulkan --device 99 score " + model("stories260K.gguf") + " --tokens 1");
+    const auto v = runZinc("--tier=vulkan --device 99 score " + test::sharedModel("stories260K.gguf") + " --tokens 1");
     EXPECT_EQ(v.exitCode, 1);
     EXPECT_EQ(v.output.rfind("zinc-rt: error: vulkan tier: no Vulkan device 99 (devices 0..", 0), 0u) << v.output;
     EXPECT_EQ(std::count(v.output.begin(), v.output.end(), '\n'), 1) << v.output;
@@ -89,7 +88,7 @@ TEST(Cli, EveryGpuTierFailsWithOneLineWithoutItsDevice) {
 // --tier=auto here: no AMD doors, lavapipe is a CPU driver, so the cpu tier, and one line why.
 TEST(Cli, AutoChoosesTheCpuTierHereAndSaysWhy) {
     if (hasGpuDeviceNodes()) GTEST_SKIP() << "this machine has /dev/kfd or /dev/dri";
-    const std::string args = " score " + model("stories260K.gguf") + " --tokens \"1 2 3\" --top 2 --threads 2";
+    const std::string args = " score " + test::sharedModel("stories260K.gguf") + " --tokens \"1 2 3\" --top 2 --threads 2";
     const auto cpu = runZinc("--tier=cpu" + args);
     const auto r = runZinc("--tier=auto" + args);
     ASSERT_EQ(r.exitCode, 0) << r.output;
@@ -102,7 +101,7 @@ TEST(Cli, AutoChoosesTheCpuTierHereAndSaysWhy) {
 }
 
 TEST(Cli, AutoWithSimChoosesTheSimulatedKfdTier) {
-    const auto r = runZinc("--tier=auto --sim score " + model("stories260K.gguf") + " --tokens \"1 2\" --top 1");
+    const auto r = runZinc("--tier=auto --sim score " + test::sharedModel("stories260K.gguf") + " --tokens \"1 2\" --top 1");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_EQ(r.output.rfind("tier auto: chose kfd (--sim: the kfd tier on the simulated gfx1100, the simulator's reference path; "
                              "--tier=umq --sim runs its user queues)\n",
@@ -129,7 +128,7 @@ std::string readBytes(const std::string& p) {
 
 TEST(Cli, BadFilesGiveOneErrorLineAndNonZeroExit) {
     const auto dir = test::scratchDir();
-    const std::string good = readBytes(model("qwen3-tiny.gguf"));
+    const std::string good = readBytes(test::sharedModel("qwen3-tiny.gguf"));
     std::string badMagic = good;
     badMagic[0] = 'X';
     std::string absurdCount = good;
@@ -158,27 +157,27 @@ TEST(Cli, BadFilesGiveOneErrorLineAndNonZeroExit) {
 }
 
 TEST(Cli, ModelWithoutTokenizerRefusesText) {
-    const auto r = runZinc("score " + model("tiny-qwen3-q8_0.gguf") + " --text hello");
+    const auto r = runZinc("score " + test::sharedModel("tiny-qwen3-q8_0.gguf") + " --text hello");
     EXPECT_EQ(r.exitCode, 1);
     EXPECT_NE(r.output.find("no tokenizer"), std::string::npos) << r.output;
 }
 
 // The qwen35moe hybrid runs on the cpu tier: first line of ../shared/reference/qwen35moe-tiny.golden.
 TEST(Cli, ScoresTheQwen35Hybrid) {
-    const auto r = runZinc("score " + model("qwen35moe-tiny.gguf") + " --tokens 71 --tier=cpu --threads 2");
+    const auto r = runZinc("score " + test::sharedModel("qwen35moe-tiny.gguf") + " --tokens 71 --tier=cpu --threads 2");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("pos 0 in 71 top 355:6.26"), std::string::npos) << r.output;
 }
 
 TEST(Cli, RunGeneratesStoryText) {
-    const auto r = runZinc("run " + model("stories260K.gguf") + " -p \"Once upon a time\" -n 24 --temp 0 --threads 2");
+    const auto r = runZinc("run " + test::sharedModel("stories260K.gguf") + " -p \"Once upon a time\" -n 24 --temp 0 --threads 2");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("Once upon a time, there was a little girl named Lily"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("decode: "), std::string::npos);
 }
 
 TEST(Cli, BenchPrintsJson) {
-    const auto r = runZinc("bench " + model("stories260K.gguf") + " -p 16 -n 8 -r 2 --threads 2 2>/dev/null");
+    const auto r = runZinc("bench " + test::sharedModel("stories260K.gguf") + " -p 16 -n 8 -r 2 --threads 2 2>/dev/null");
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("\"decode_tok_s\""), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("\"prompt_tokens\": 16"), std::string::npos) << r.output;
@@ -187,7 +186,7 @@ TEST(Cli, BenchPrintsJson) {
 // bench --kernels (vulkan tier): JSON with the copy kernel's rate and a row per matvec shape,
 // token count and kernel; on the cpu tier a one-line error. Structure only (lavapipe here).
 TEST(Cli, BenchKernelsPrintsARowPerMatVecShapeWithTheCopyRate) {
-    const auto r = runZinc("--tier=vulkan bench " + model("qwen3-tiny.gguf") +
+    const auto r = runZinc("--tier=vulkan bench " + test::sharedModel("qwen3-tiny.gguf") +
                            " --kernels --kernels-tokens 1,2 --kernels-variants v1,v2:r=1 2>/dev/null");
     if (r.exitCode != 0 && runZinc("devices").output.find("vulkan tier: usable") == std::string::npos)
         GTEST_SKIP() << "no usable Vulkan device";
@@ -205,7 +204,7 @@ TEST(Cli, BenchKernelsPrintsARowPerMatVecShapeWithTheCopyRate) {
     EXPECT_EQ(kernels, (std::set<std::string>{"v1", "v2:r=1"}));
     ASSERT_EQ(j["decode_step_matvecs"].size(), 4u) << r.output;  // 2 kernels x 2 token counts
     for (const auto& step : j["decode_step_matvecs"]) EXPECT_GT(step["matvec_us"].get<double>(), 0.0) << step.dump();
-    const auto cpu = runZinc("--tier=cpu bench " + model("qwen3-tiny.gguf") + " --kernels");
+    const auto cpu = runZinc("--tier=cpu bench " + test::sharedModel("qwen3-tiny.gguf") + " --kernels");
     EXPECT_EQ(cpu.exitCode, 2);
     EXPECT_EQ(cpu.output, "zinc-rt: error: --kernels: times the vulkan tier's kernels: needs --tier=vulkan (the tier is cpu)\n");
 }
@@ -215,7 +214,7 @@ TEST(Cli, BenchKernelsPrintsARowPerMatVecShapeWithTheCopyRate) {
 // by name rather than ignored.
 TEST(Cli, PipelineStatisticsArePrintedOrRefusedByName) {
     if (runZinc("devices").output.find("vulkan tier: usable") == std::string::npos) GTEST_SKIP() << "no usable Vulkan device";
-    const std::string args = "--tier=vulkan score " + model("stories260K.gguf") + " --tokens 1";
+    const std::string args = "--tier=vulkan score " + test::sharedModel("stories260K.gguf") + " --tokens 1";
     const auto r = test::runZincCli(args, "", "ZINC_VK_PIPELINE_STATS=1");
     if (r.exitCode == 0) {
         EXPECT_NE(r.output.find("vulkan pipeline rms_norm []: "), std::string::npos) << r.output;
@@ -236,7 +235,7 @@ namespace {
 TEST(Cli, ChatKeepsTheCacheBetweenTurns) {
     const auto input = test::scratchDir() / "chat-input.txt";
     std::ofstream(input) << "Hello there\nWhat next?\n";
-    const auto r = runZinc("chat " + model("qwen3-tiny.gguf") + " -n 8 --seed 3 --threads 2 < " + input.string());
+    const auto r = runZinc("chat " + test::sharedModel("qwen3-tiny.gguf") + " -n 8 --seed 3 --threads 2 < " + input.string());
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("+ 0 cached tokens"), std::string::npos) << r.output;
     const auto second = r.output.find("cached tokens", r.output.find("+ 0 cached tokens") + 10);
@@ -270,7 +269,7 @@ TEST(Cli, ChatShowsPrefillProgressOnlyOnATerminal) {
         for (int i = 0; i < 100; ++i) in << "hello ";
         in << "\n/exit\n";
     }
-    const std::string chat = test::zincRtBinary() + " --threads 2 --batch 32 chat " + model("qwen3-tiny.gguf") +
+    const std::string chat = test::zincRtBinary() + " --threads 2 --batch 32 chat " + test::sharedModel("qwen3-tiny.gguf") +
                              " -n 2 --seed 1 < " + input.string();
     FILE* pipe = popen(("script -qec '" + chat + "' /dev/null").c_str(), "r");
     ASSERT_NE(pipe, nullptr);
@@ -280,7 +279,7 @@ TEST(Cli, ChatShowsPrefillProgressOnlyOnATerminal) {
     EXPECT_EQ(pclose(pipe), 0) << onTerminal;
     EXPECT_NE(onTerminal.find("\rprefill 32/"), std::string::npos) << onTerminal;
     EXPECT_NE(onTerminal.find("\r\033[K"), std::string::npos) << "the progress line is erased";
-    const auto piped = runZinc("chat " + model("qwen3-tiny.gguf") + " --threads 2 --batch 32 -n 2 --seed 1 < " +
+    const auto piped = runZinc("chat " + test::sharedModel("qwen3-tiny.gguf") + " --threads 2 --batch 32 -n 2 --seed 1 < " +
                                input.string());
     ASSERT_EQ(piped.exitCode, 0) << piped.output;
     EXPECT_EQ(piped.output.find("prefill "), std::string::npos) << piped.output;

@@ -22,8 +22,7 @@ namespace {
 using test::RunResult;
 using test::runZinc;
 
-std::string model(const std::string& file) { return test::sharedPath("models/" + file); }
-const std::string kStories = model("stories260K.gguf");
+const std::string kStoriesModel = test::sharedModel("stories260K.gguf");
 
 std::string errorLine(const RunResult& r) { return test::cliErrorLine(r); }
 
@@ -32,7 +31,7 @@ std::string errorLine(const RunResult& r) { return test::cliErrorLine(r); }
 std::string rewrittenModel(const std::string& name, const std::vector<std::pair<std::string, std::string>>& strings,
                            const std::string& retypeTensor = "", model::GgmlType newType = model::GgmlType::F32,
                            const std::function<void(model::GgufWriter&)>& addMore = {}) {
-    const auto source = model::GgufFile::open(kStories);
+    const auto source = model::GgufFile::open(kStoriesModel);
     const std::string path = (test::scratchDir() / name).string();
     model::GgufWriter out(path, source->alignment());
     for (const auto& [key, value] : source->metadata()) {
@@ -61,27 +60,27 @@ std::string rewrittenModel(const std::string& name, const std::vector<std::pair<
 bool vulkanDevicePresent() { return runZinc("devices").output.find("vulkan tier: usable") != std::string::npos; }
 
 TEST(Limits, PromptLongerThanTheContextIsRefused) {
-    const auto r = runZinc("--ctx 8 run " + kStories + " -p \"Once upon a time there was a little girl named\" -n 4");
+    const auto r = runZinc("--ctx 8 run " + kStoriesModel + " -p \"Once upon a time there was a little girl named\" -n 4");
     EXPECT_EQ(r.exitCode, 1) << r.output;
     EXPECT_EQ(errorLine(r), "zinc-rt: error: context full: 0 tokens cached + 13 new > context length 8 (use --ctx to raise it)");
 }
 
 TEST(Limits, GenerationStopsWhenTheContextIsFull) {
-    const auto r = runZinc("--ctx 16 run " + kStories + " -p \"Once upon a time\" -n 40 --temp 0");
+    const auto r = runZinc("--ctx 16 run " + kStoriesModel + " -p \"Once upon a time\" -n 40 --temp 0");
     EXPECT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("decode: 11 tokens"), std::string::npos) << "5 prompt + 11 generated = 16: " << r.output;
     EXPECT_NE(r.output.find(", context full"), std::string::npos) << r.output;
 }
 
 TEST(Limits, ChatRefusesATurnThatDoesNotFitAndGoesOn) {
-    const auto r = runZinc("--ctx 24 chat " + kStories + " --temp 0 -n 4", "Once upon a time there was a little girl\\n/exit\\n");
+    const auto r = runZinc("--ctx 24 chat " + kStoriesModel + " --temp 0 -n 4", "Once upon a time there was a little girl\\n/exit\\n");
     EXPECT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(errorLine(r).find("zinc-rt: error: context full: "), std::string::npos);
     EXPECT_NE(r.output.find("the turn was dropped, /reset to start over"), std::string::npos) << r.output;
 }
 
 TEST(Limits, PromptLongerThanTheBatchIsSplitIntoBatches) {
-    const std::string args = "run " + kStories + " -p \"Once upon a time there was a little girl named\" -n 8 --temp 0";
+    const std::string args = "run " + kStoriesModel + " -p \"Once upon a time there was a little girl named\" -n 8 --temp 0";
     const auto whole = runZinc(args);
     const auto split = runZinc("--batch 3 " + args);
     ASSERT_EQ(whole.exitCode, 0) << whole.output;
@@ -97,19 +96,19 @@ TEST(Limits, PromptLongerThanTheBatchIsSplitIntoBatches) {
 // In the sanitized build (test.sh) LeakSanitizer checks zinc-rt at exit and makes it fail on a
 // leak; a long generation must leave nothing behind.
 TEST(Limits, LongGenerationEndsCleanly) {
-    const auto r = runZinc("--ctx 600 run " + kStories + " -p \"Once upon a time\" -n 500 --seed 3");
+    const auto r = runZinc("--ctx 600 run " + kStoriesModel + " -p \"Once upon a time\" -n 500 --seed 3");
     EXPECT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("decode: 499 tokens"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("LeakSanitizer"), std::string::npos) << r.output;
 }
 
 TEST(Limits, NonsenseSizesAreErrors) {
-    EXPECT_EQ(errorLine(runZinc("--batch 0 run " + kStories + " -n 1")), "zinc-rt: error: --batch: 0 is out of range (allowed: >= 1)");
-    EXPECT_EQ(errorLine(runZinc("--ctx -5 run " + kStories + " -n 1")), "zinc-rt: error: --ctx: -5 is out of range (allowed: >= 0)");
+    EXPECT_EQ(errorLine(runZinc("--batch 0 run " + kStoriesModel + " -n 1")), "zinc-rt: error: --batch: 0 is out of range (allowed: >= 1)");
+    EXPECT_EQ(errorLine(runZinc("--ctx -5 run " + kStoriesModel + " -n 1")), "zinc-rt: error: --ctx: -5 is out of range (allowed: >= 0)");
 }
 
 TEST(Limits, ModelLargerThanTheSimulatedGpusMemory) {
-    const auto r = runZinc("--tier=kfd --sim --device-memory 1 score " + kStories + " --tokens 1");
+    const auto r = runZinc("--tier=kfd --sim --device-memory 1 score " + kStoriesModel + " --tokens 1");
     EXPECT_EQ(r.exitCode, 1) << r.output;
     const std::string e = errorLine(r);
     for (const char* part : {"kfd tier: the model needs ", "MiB of VRAM (weights ", "but simulated", "has 1.0 MiB to use (--device-memory"})
@@ -118,7 +117,7 @@ TEST(Limits, ModelLargerThanTheSimulatedGpusMemory) {
 
 TEST(Limits, ModelLargerThanTheVulkanDevicesMemory) {
     if (!vulkanDevicePresent()) GTEST_SKIP() << "no usable Vulkan device";
-    const auto r = runZinc("--tier=vulkan --device-memory 1 score " + kStories + " --tokens 1");
+    const auto r = runZinc("--tier=vulkan --device-memory 1 score " + kStoriesModel + " --tokens 1");
     EXPECT_EQ(r.exitCode, 1) << r.output;
     const std::string e = errorLine(r);
     for (const char* part : {"vulkan tier: the model needs ", "MiB of device memory (weights ", "KV cache", "has 1.0 MiB to use (--device-memory"})
@@ -174,7 +173,7 @@ TEST(Limits, ChatTemplateOfNoKnownFamilyIsAnError) {
     EXPECT_NE(e.find("--template"), std::string::npos) << "says how to choose one: " << e;
     const auto named = runZinc("chat " + path + " --template chatml -n 2 --temp 0", "hello\\n");
     EXPECT_EQ(named.exitCode, 0) << named.output;
-    EXPECT_EQ(errorLine(runZinc("chat " + kStories + " --template jinja", "hello\\n")),
+    EXPECT_EQ(errorLine(runZinc("chat " + kStoriesModel + " --template jinja", "hello\\n")),
               "zinc-rt: error: unknown chat template name 'jinja'; known: chatml, qwen3, llama3, llama2, gemma, phi3");
 }
 

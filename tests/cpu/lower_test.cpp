@@ -17,13 +17,13 @@ using graph::ActFormat;
 using graph::LoweredOp;
 using graph::OpKind;
 
-struct Loaded {
+struct LoweredModel {
     std::unique_ptr<model::Model> model;
     graph::Graph graph;
 };
 
-Loaded load(const std::string& file) {
-    Loaded l;
+LoweredModel loadLowered(const std::string& file) {
+    LoweredModel l;
     l.model = model::Model::load(test::sharedPath("models/" + file));
     l.graph = graph::buildDecodeGraph(l.model->config(), l.model->weights());
     return l;
@@ -75,7 +75,7 @@ void expectQuantizeSteps(const graph::Lowered& lowered) {
 TEST(Lower, QuantizeStepsLastRowCutAndScratchBuffers) {
     for (const char* file : {"qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf"}) {
         SCOPED_TRACE(file);
-        const Loaded m = load(file);
+        const LoweredModel m = loadLowered(file);
         const graph::Lowered lowered = graph::lower(m.graph, formatOf);
         expectCoversEveryOpOnce(lowered);
         expectQuantizeSteps(lowered);
@@ -91,7 +91,7 @@ TEST(Lower, QuantizeStepsLastRowCutAndScratchBuffers) {
 }
 
 TEST(Lower, StoriesIsF32AndGetsNoQuantizeStep) {
-    const Loaded m = load("stories260K.gguf");
+    const LoweredModel m = loadLowered("stories260K.gguf");
     const graph::Lowered lowered = graph::lower(m.graph, formatOf);
     EXPECT_EQ(lowered.ops.size(), m.graph.ops.size());
 }
@@ -105,14 +105,14 @@ std::map<OpKind, int> kinds(const graph::Lowered& lowered) {
 // A tier whose MoE op quantizes the expert rows into a scratch of its own (the vulkan tier) keeps
 // the FFN input's quantized copy: qwen35moe's shared expert reads it without a second Quantize.
 TEST(Lower, ExpertRowsInTheirOwnBufferKeepTheFfnInputsCopy) {
-    const Loaded m = load("qwen35moe-tiny.gguf");
+    const LoweredModel m = loadLowered("qwen35moe-tiny.gguf");
     const auto clobbered = kinds(graph::lower(m.graph, formatOf));
     const auto kept = kinds(graph::lower(m.graph, formatOf, graph::LowerOptions{.expertRowsInActBuffer = false}));
     EXPECT_EQ(kept.at(OpKind::Quantize), clobbered.at(OpKind::Quantize) - m.model->config().nLayer);
 }
 
 TEST(Fuse, AcceptingEverythingFusesEachLayerAsTheTableSays) {
-    const Loaded m = load("qwen3-tiny.gguf");
+    const LoweredModel m = loadLowered("qwen3-tiny.gguf");
     const int layers = m.model->config().nLayer;
     graph::Lowered lowered = graph::lower(m.graph, formatOf);
     const auto before = kinds(lowered);
@@ -136,7 +136,7 @@ TEST(Fuse, AcceptingEverythingFusesEachLayerAsTheTableSays) {
 }
 
 TEST(Fuse, DecliningEverythingChangesNothing) {
-    const Loaded m = load("qwen3moe-tiny.gguf");
+    const LoweredModel m = loadLowered("qwen3moe-tiny.gguf");
     graph::Lowered lowered = graph::lower(m.graph, formatOf);
     const auto before = kinds(lowered);
     graph::fuse(lowered, [](const LoweredOp&) { return false; });
@@ -144,7 +144,7 @@ TEST(Fuse, DecliningEverythingChangesNothing) {
 }
 
 TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
-    const Loaded m = load("qwen3moe-tiny.gguf");
+    const LoweredModel m = loadLowered("qwen3moe-tiny.gguf");
     graph::Lowered lowered = graph::lower(m.graph, formatOf);
     graph::fuse(lowered, [](const LoweredOp& l) { return l.op.kind == OpKind::MoeFfnAdd; });
     auto n = kinds(lowered);
@@ -160,7 +160,7 @@ TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
 // their projection; the shared expert's input gate, its sigmoid and both adds join the expert
 // sum (MoeExperts + MoeSharedAdd); no Add is left.
 TEST(Fuse, Qwen35MoeGatesQuantizeAndTheSharedExpertJoinsTheExpertSum) {
-    const Loaded m = load("qwen35moe-tiny.gguf");
+    const LoweredModel m = loadLowered("qwen35moe-tiny.gguf");
     const auto& c = m.model->config();
     int recurrent = 0;
     for (int il = 0; il < c.nLayer; ++il) recurrent += c.hybrid.recurrent(il) ? 1 : 0;
@@ -190,7 +190,7 @@ TEST(Fuse, Qwen35MoeGatesQuantizeAndTheSharedExpertJoinsTheExpertSum) {
 // leaves each op that carries one of them unfused, so no fused kernel drops it.
 TEST(Fuse, OpsWithFieldsTheFusedKernelsLackStayUnfused) {
     for (const char* file : {"qwen2-tiny.gguf", "llama3-tiny.gguf", "gemma3-tiny.gguf"}) {
-        const Loaded m = load(file);
+        const LoweredModel m = loadLowered(file);
         graph::Lowered lowered = graph::lower(m.graph, formatOf);
         graph::fuse(lowered, [](const LoweredOp&) { return true; });
         expectCoversEveryOpOnce(lowered);

@@ -26,7 +26,7 @@ std::vector<uint8_t> patched(std::initializer_list<std::pair<std::string, std::s
     return b;
 }
 
-std::string errorOf(const std::vector<uint8_t>& b) {
+std::string fuzzedErrorOf(const std::vector<uint8_t>& b) {
     try {
         CodeObject::parse(b, "fuzzed.hsaco", {.hiddenArgs = {"hidden_block_count_x"}});
     } catch (const CodeObjectError& e) {
@@ -38,14 +38,14 @@ std::string errorOf(const std::vector<uint8_t>& b) {
 // fuzz_code_object: metadata naming two kernels 'embed_q5_k' (msgpack fixstr 0xAA + the name)
 // was accepted, and find() returned only the first. Now refused.
 TEST(FuzzRegression, KernelListedTwiceIsRefused) {
-    const std::string e = errorOf(patched({{"\xAA" "embed_q4_k", "\xAA" "embed_q5_k"}}));
+    const std::string e = fuzzedErrorOf(patched({{"\xAA" "embed_q4_k", "\xAA" "embed_q5_k"}}));
     EXPECT_NE(e.find("code object fuzzed.hsaco: kernel 'embed_q5_k' is listed twice in amdhsa.kernels"), std::string::npos) << e;
 }
 
 // The same input's second change: two kernels whose .symbol is matvec_f32.kd share an entry
 // address, so the simulated CP (findByEntry) would run one with the other's arguments.
 TEST(FuzzRegression, TwoKernelsAtOneEntryAreRefused) {
-    const std::string e = errorOf(patched({{"\xAD" "matvec_f16.kd", "\xAD" "matvec_f32.kd"}}));
+    const std::string e = fuzzedErrorOf(patched({{"\xAD" "matvec_f16.kd", "\xAD" "matvec_f32.kd"}}));
     EXPECT_NE(e.find("have the same entry address"), std::string::npos) << e;
     EXPECT_NE(e.find("(descriptor 'matvec_f32.kd')"), std::string::npos) << e;
 }

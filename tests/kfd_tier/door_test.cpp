@@ -18,7 +18,6 @@ namespace {
 
 using test::Door;
 
-std::string doorName(Door d) { return d == Door::Umq ? "umq" : d == Door::Cs ? "cs" : "kfd"; }
 
 class DoorGoldenTest : public testing::TestWithParam<std::tuple<Door, test::GoldenCase>> {};
 

@@ -21,7 +21,6 @@ constexpr uint32_t kTierTimeoutMs = 4000;  // the tier's bound on a wait: the ha
                                            // 10-token sampled chunk under ASan beside the vulkan suite on 2 cores)
 constexpr uint32_t kJobTimeoutMs = 300;    // the simulated amdgpu's job timeout (its TDR), below the tier's
 
-std::string doorName(Door d) { return d == Door::Umq ? "umq" : d == Door::Cs ? "cs" : "kfd"; }
 
 // A simulated amdgpu node of its own, whose kernel ring resets a job after kJobTimeoutMs.
 std::shared_ptr<kfd::Device> drmDevice() {

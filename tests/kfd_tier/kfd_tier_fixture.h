@@ -72,6 +72,7 @@ struct Loaded {
 // The doors to the simulated GPU: a KFD queue + doorbell, an amdgpu user queue + doorbell (the
 // umq tier), the amdgpu CS ioctl (the kfd tier's cs route).
 enum class Door { Kfd, Umq, Cs };
+inline std::string doorName(Door d) { return d == Door::Umq ? "umq" : d == Door::Cs ? "cs" : "kfd"; }
 
 inline Loaded loadOnDoor(const std::string& file, Door door, int32_t contextLength = 256) {
     Loaded l;

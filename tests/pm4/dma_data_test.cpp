@@ -9,8 +9,8 @@
 namespace zinc::pm4 {
 namespace {
 
-constexpr uint64_t kBase = 0x0000'7F00'0000'0000ull;
-constexpr uint64_t kBytes = 64 * 1024;
+constexpr uint64_t kDmaBase = 0x0000'7F00'0000'0000ull;
+constexpr uint64_t kDmaBytes = 64 * 1024;
 
 class Pm4DmaData : public ::testing::TestWithParam<Gfx> {
 protected:
@@ -21,7 +21,7 @@ protected:
         return ex.execute(s.dwords());
     }
 
-    LinearMemory memory{kBase, kBytes};
+    LinearMemory memory{kDmaBase, kDmaBytes};
     test::SteppingClock clock;
 
 private:
@@ -40,7 +40,7 @@ TEST_P(Pm4DmaData, EncodesEveryDword) {
 
 TEST_P(Pm4DmaData, DecodesByName) {
     Stream s = stream();
-    s.dmaData({.destination = kBase, .bytes = 64, .fill = true, .data = 0xCAFE, .wrConfirm = false});
+    s.dmaData({.destination = kDmaBase, .bytes = 64, .fill = true, .data = 0xCAFE, .wrConfirm = false});
     const Decoded d = decode(s.dwords(), gfx());
     ASSERT_FALSE(d.error) << d.error->reason;
     const std::string text = formatStream(d, gfx());
@@ -50,20 +50,20 @@ TEST_P(Pm4DmaData, DecodesByName) {
 }
 
 TEST_P(Pm4DmaData, CopiesAndFills) {
-    for (uint32_t i = 0; i < 1024; ++i) memory.store(kBase + 4 * i, 0x1000 + i);
+    for (uint32_t i = 0; i < 1024; ++i) memory.store(kDmaBase + 4 * i, 0x1000 + i);
     Stream s = stream();
-    s.dmaData({.source = kBase, .destination = kBase + 0x8000, .bytes = 4096})
-        .dmaData({.destination = kBase + 0xC000, .bytes = 16, .fill = true, .data = 0xABCD});
+    s.dmaData({.source = kDmaBase, .destination = kDmaBase + 0x8000, .bytes = 4096})
+        .dmaData({.destination = kDmaBase + 0xC000, .bytes = 16, .fill = true, .data = 0xABCD});
     const ExecResult r = run(s);
     ASSERT_TRUE(r.ok()) << r.fault->describe();
-    for (uint32_t i = 0; i < 1024; ++i) ASSERT_EQ(memory.load(kBase + 0x8000 + 4 * i), 0x1000 + i) << i;
-    EXPECT_EQ(memory.load(kBase + 0xC00C), 0xABCDu);
-    EXPECT_EQ(memory.load(kBase + 0xC010), 0u);
+    for (uint32_t i = 0; i < 1024; ++i) ASSERT_EQ(memory.load(kDmaBase + 0x8000 + 4 * i), 0x1000 + i) << i;
+    EXPECT_EQ(memory.load(kDmaBase + 0xC00C), 0xABCDu);
+    EXPECT_EQ(memory.load(kDmaBase + 0xC010), 0u);
 }
 
 TEST_P(Pm4DmaData, UnmappedDestinationFaultsWithTheAddress) {
     Stream s = stream();
-    s.dmaData({.source = kBase, .destination = 0xDEAD'0000ull, .bytes = 256});
+    s.dmaData({.source = kDmaBase, .destination = 0xDEAD'0000ull, .bytes = 256});
     const ExecResult r = run(s);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.fault->kind, FaultKind::BadAddress);
@@ -73,7 +73,7 @@ TEST_P(Pm4DmaData, UnmappedDestinationFaultsWithTheAddress) {
 
 TEST_P(Pm4DmaData, UnalignedCopyIsRefusedByName) {
     Stream s = stream();
-    s.dmaData({.source = kBase + 2, .destination = kBase + 0x100, .bytes = 6});
+    s.dmaData({.source = kDmaBase + 2, .destination = kDmaBase + 0x100, .bytes = 6});
     const ExecResult r = run(s);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.fault->kind, FaultKind::Unsupported);

@@ -9,7 +9,7 @@ namespace zinc::trace {
 namespace {
 
 // Every kind a graph (not a lowered graph) holds: those before the lowered-only ones (graph.h).
-constexpr size_t kOpKinds = static_cast<size_t>(graph::OpKind::Quantize);
+constexpr size_t kGraphOpKinds = static_cast<size_t>(graph::OpKind::Quantize);
 double ms(int64_t ns) { return static_cast<double>(ns) * 1e-6; }
 
 std::string bar(double share) {
@@ -42,14 +42,14 @@ Summary summarize(const Timeline& t) {
     s.tokens = static_cast<int32_t>(t.tokens.size());
     if (t.tokens.empty()) return s;
     const graph::Graph& g = *t.graph;
-    std::vector<double> kindMs(kOpKinds, 0);
-    std::vector<int32_t> kindOps(kOpKinds, 0);
+    std::vector<double> kindMs(kGraphOpKinds, 0);
+    std::vector<int32_t> kindOps(kGraphOpKinds, 0);
     int32_t nLayers = 0;
     for (const auto& op : g.ops) nLayers = std::max(nLayers, op.layer + 1);
     std::vector<LayerTime> layers(static_cast<size_t>(nLayers) + 1);
     for (size_t l = 0; l < layers.size(); ++l) {
         layers[l].layer = l < static_cast<size_t>(nLayers) ? static_cast<int32_t>(l) : -1;
-        layers[l].msByKind.assign(kOpKinds, 0);
+        layers[l].msByKind.assign(kGraphOpKinds, 0);
     }
     size_t opEvents = 0;
     for (const TokenRecord& token : t.tokens) {
@@ -90,7 +90,7 @@ Summary summarize(const Timeline& t) {
     }
     s.opsMs = s.layersMs + s.outsideMs;
     s.byLayer = std::move(layers);
-    for (size_t k = 0; k < kOpKinds; ++k)
+    for (size_t k = 0; k < kGraphOpKinds; ++k)
         if (kindOps[k] > 0) s.byKind.push_back({graph::opKindName(static_cast<graph::OpKind>(k)), kindMs[k] / n, kindOps[k]});
     std::stable_sort(s.byKind.begin(), s.byKind.end(), [](const KindTime& a, const KindTime& b) { return a.msPerToken > b.msPerToken; });
     addGaps(t, s);

@@ -13,9 +13,9 @@ namespace {
 using runtime::Event;
 using runtime::EventKind;
 
-constexpr size_t kOpKinds = static_cast<size_t>(graph::OpKind::MoeFfn) + 1;
+constexpr size_t kColouredKinds = static_cast<size_t>(graph::OpKind::MoeFfn) + 1;
 // One colour per graph::OpKind, in its order (embed .. moe_ffn).
-constexpr std::array<const char*, kOpKinds> kKindColours = {"#8c564b", "#17becf", "#1f77b4", "#9edae5", "#bcbd22",
+constexpr std::array<const char*, kColouredKinds> kKindColours = {"#8c564b", "#17becf", "#1f77b4", "#9edae5", "#bcbd22",
                                                              "#d62728", "#2ca02c", "#7f7f7f", "#e377c2", "#9467bd"};
 constexpr const char* kStepColour = "#d9d9d9";
 constexpr const char* kSubmitColour = "#ff7f0e";
@@ -86,10 +86,10 @@ double legend(std::string& out, double y, const std::vector<std::pair<std::strin
 }
 
 std::vector<std::pair<std::string, const char*>> kindLegend(const graph::Graph& g) {
-    std::array<bool, kOpKinds> present{};
+    std::array<bool, kColouredKinds> present{};
     for (const auto& op : g.ops) present[static_cast<size_t>(op.kind)] = true;
     std::vector<std::pair<std::string, const char*>> items;
-    for (size_t k = 0; k < kOpKinds; ++k)
+    for (size_t k = 0; k < kColouredKinds; ++k)
         if (present[k]) items.emplace_back(graph::opKindName(static_cast<graph::OpKind>(k)), kKindColours[k]);
     return items;
 }
@@ -228,7 +228,7 @@ std::string layerBarsSvg(const Summary& s, const std::string& title) {
         const std::string name = l.layer >= 0 ? fmt::format("layer {}", l.layer) : "outside layers";
         body += text(kLeft - 8, y + 13, name, "end", 12);
         double x = kLeft;
-        for (size_t k = 0; k < l.msByKind.size() && k < kOpKinds; ++k) {
+        for (size_t k = 0; k < l.msByKind.size() && k < kColouredKinds; ++k) {
             const double w = l.msByKind[k] * scale;
             if (l.msByKind[k] <= 0) continue;
             body += rect(x, y, w, 16, kKindColours[k],
@@ -239,7 +239,7 @@ std::string layerBarsSvg(const Summary& s, const std::string& title) {
     }
     std::string out;
     std::vector<std::pair<std::string, const char*>> kinds;
-    for (size_t k = 0; k < kOpKinds; ++k)
+    for (size_t k = 0; k < kColouredKinds; ++k)
         for (const LayerTime& l : s.byLayer)
             if (k < l.msByKind.size() && l.msByKind[k] > 0) {
                 kinds.emplace_back(graph::opKindName(static_cast<graph::OpKind>(k)), kKindColours[k]);
