@@ -23,7 +23,7 @@ struct GroupPc {
     uint32_t nPairs, nExpert, orderAt;
 };
 
-constexpr uint32_t kPairTile = 64;        // matmul.comp's pairs per tile
+constexpr uint32_t kPairTile = 64;  // matmul.comp's pairs per tile
 
 struct CombinePc {
     VkDeviceAddress down, weights, out;
