@@ -26,12 +26,6 @@
 
 namespace zinc::umq {
 
-std::string hex(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
-}
-
 kfd::Status drmIoctl(DrmSyscalls& sys, int fd, unsigned long request, void* arg, const char* name, const std::string& what) {
     int rc;
     do {

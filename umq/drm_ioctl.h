@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kfd/device/hex.h"
 #include "kfd/device/kernel_ring.h"
 #include "umq/drm_device.h"
 
@@ -21,6 +22,6 @@ kfd::Status drmIoctl(DrmSyscalls& sys, int fd, unsigned long request, void* arg,
 kfd::Result<std::unique_ptr<kfd::KernelRing>> openCsRing(DrmSyscalls& sys, int fd, std::string renderPath,
                                                          std::function<std::vector<uint32_t>()> liveHandles);
 
-std::string hex(uint64_t v);
+using kfd::hex;  // "0x1f", as the kfd doors write values
 
 }  // namespace zinc::umq
