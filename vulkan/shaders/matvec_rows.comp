@@ -16,6 +16,7 @@
 // (one token): no staging, activations read from global memory beside the weights.
 // PAIR: gate and up over the same activations, written as silu(gate · x) * (up · x).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "dot4.glsl"
 #include "common.glsl"
 #include "weights.glsl"
@@ -96,7 +97,7 @@ void decodeQ4KVec(UintBuf w32, U128Buf w128, uint row, uint u, out uint wq[8], o
     const uint q = (row + b * 144u + 16u + 32u * (j / 2u)) / 16u;
     const uvec4 lo = w128.v[q], hi = w128.v[q + 1u];
     const uint shift = 4u * (j & 1u);
-    for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
         wq[i] = (lo[i] >> shift) & 0x0F0F0F0Fu;
         wq[i + 4u] = (hi[i] >> shift) & 0x0F0F0F0Fu;
     }
@@ -109,7 +110,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Ac
 // kOffset (Q2_K: 1) times the sums of each half of a unit's activation quants.
 void halfSums(uvec4 lo, uvec4 hi, out int olo, out int ohi) {
     int slo = 0, shi = 0;
-    for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
         slo += sdot4(lo[i], 0x01010101u);
         shi += sdot4(hi[i], 0x01010101u);
     }
@@ -171,7 +172,7 @@ void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi,
         alo = act4.v[a0 / 4u + 2u * u];
         ahi = act4.v[a0 / 4u + 2u * u + 1u];
     } else {
-        for (uint i = 0u; i < 4u; ++i) {
+        [[unroll]] for (uint i = 0u; i < 4u; ++i) {
             alo[i] = pc.act.v[a0 + 8u * u + i];
             ahi[i] = pc.act.v[a0 + 8u * u + 4u + i];
         }
@@ -196,7 +197,7 @@ void weightUnit(uint r, uint wBase, uint row0, uint u, out uint q[8], out float 
 float unitSum(float v, uvec4 wlo, uvec4 whi, float fa, float fb, float fm, float mlo, float mhi, uvec4 alo, uvec4 ahi, float da,
               float sa, int olo, int ohi) {
     int dlo = 0, dhi = 0;
-    for (uint i = 0u; i < 4u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
         if (kSignedQuants) {
             dlo += sdot4(alo[i], wlo[i]);
             dhi += sdot4(ahi[i], whi[i]);
@@ -243,7 +244,7 @@ void main() {
         nt = min(NT, pc.nTok - actRow0);
     }
     float acc[RR * NT];
-    for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
+    [[unroll]] for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = pc.k / 32u;
     for (uint c0 = 0u; c0 < nUnits; c0 += C) {
         const uint cu = min(C, nUnits - c0);
@@ -262,18 +263,18 @@ void main() {
                 uvec4 alo[PF], ahi[PF];
                 float da[PF], sa[PF];
                 int olo[PF], ohi[PF];
-                for (uint p = 0u; p < PF; ++p) {
+                [[unroll]] for (uint p = 0u; p < PF; ++p) {
                     const uint j = min(j0 + p * TK, cu - 1u);
-                    for (uint r = 0u; r < RR; ++r) {
+                    [[unroll]] for (uint r = 0u; r < RR; ++r) {
                         uint q[8];
                         weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
-                        for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
+                        [[unroll]] for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
                     }
                     actUnit(0u, j, c0 + j, actRow0, alo[p], ahi[p], da[p], sa[p], olo[p], ohi[p]);
                 }
-                for (uint p = 0u; p < PF; ++p) {
+                [[unroll]] for (uint p = 0u; p < PF; ++p) {
                     if (j0 + p * TK >= cu) break;
-                    for (uint r = 0u; r < RR; ++r) {
+                    [[unroll]] for (uint r = 0u; r < RR; ++r) {
                         const uint w = (p * RR + r) * 8u, f = p * RR + r;
                         float mlo, mhi;
                         unitMins(r, wBase, row0, c0 + j0 + p * TK, mlo, mhi);
@@ -289,18 +290,18 @@ void main() {
             const uint u = c0 + j;
             uint wq[RR * 8u];
             float fa[RR], fb[RR], fm[RR];
-            for (uint r = 0u; r < RR; ++r) {
+            [[unroll]] for (uint r = 0u; r < RR; ++r) {
                 uint q[8];
                 weightUnit(r, wBase, row0, u, q, fa[r], fb[r], fm[r]);
-                for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
+                [[unroll]] for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
             }
-            for (uint t = 0u; t < NT; ++t) {
+            [[unroll]] for (uint t = 0u; t < NT; ++t) {
                 if (t >= nt) break;
                 uvec4 alo, ahi;
                 float da, sa;
                 int olo, ohi;  // kOffset times the half sums (Q2_K: the plain sums)
                 actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
-                for (uint r = 0u; r < RR; ++r) {
+                [[unroll]] for (uint r = 0u; r < RR; ++r) {
                     float mlo, mhi;
                     unitMins(r, wBase, row0, u, mlo, mhi);
                     acc[r * NT + t] = unitSum(acc[r * NT + t], uvec4(wq[r * 8u], wq[r * 8u + 1u], wq[r * 8u + 2u], wq[r * 8u + 3u]),
@@ -312,7 +313,7 @@ void main() {
     }
     // The TK partial sums of each (row, token), added in one order; lane kk == 0 keeps them.
     const bool bySubgroup = gl_SubgroupSize == TK;
-    for (uint i = 0u; i < RR * NT; ++i) {
+    [[unroll]] for (uint i = 0u; i < RR * NT; ++i) {
         if (bySubgroup) {
             acc[i] = subgroupAdd(acc[i]);
         } else {
@@ -327,9 +328,9 @@ void main() {
         }
     }
     if (kk != 0u) return;
-    for (uint r = 0u; r < R; ++r) {
+    [[unroll]] for (uint r = 0u; r < R; ++r) {
         const uint row = row0 + r;
-        for (uint t = 0u; t < NT; ++t) {
+        [[unroll]] for (uint t = 0u; t < NT; ++t) {
             if (t >= nt || row >= pc.m) break;
             float s = acc[r * NT + t];
             if (PAIR != 0u) {
