@@ -72,6 +72,7 @@ layout(constant_id = 9) const uint STAGE = 1u;
 // plan's step between barriers) then takes several round trips longer than its bytes need.
 layout(constant_id = 10) const uint PF = 1u;
 const uint SC = STAGE != 0u ? NT * C : 1u;
+const uint UPT = (C + TK - 1u) / TK;  // a staged pass's units per thread
 shared uvec4 shQ[STAGE != 0u ? NT * 2u * C : 1u];  // [token][half unit][unit]: lanes read consecutive 16 bytes
 shared float shD[SC];
 shared float shS[kHasMin ? SC : 1u];
@@ -249,9 +250,42 @@ void main() {
     for (uint c0 = 0u; c0 < nUnits; c0 += C) {
         const uint cu = min(C, nUnits - c0);
         if (STAGE == 1u) {
+            // The pass's weight units are loaded before the staging and its barriers, so the
+            // two memory round trips overlap. A unit past the pass reloads its last; it is
+            // not added. Sums in the same order as a unit at a time.
+            uint pq[UPT * RR * 8u];
+            float pa[UPT * RR], pb[UPT * RR], pm[UPT * RR];
+            [[unroll]] for (uint p = 0u; p < UPT; ++p) {
+                const uint j = min(kk + p * TK, cu - 1u);
+                [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                    uint q[8];
+                    weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
+                    [[unroll]] for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
+                }
+            }
             barrier();  // the previous pass is done with the shared activations
             stage(c0, cu, actRow0, nt);
             barrier();
+            [[unroll]] for (uint p = 0u; p < UPT; ++p) {
+                const uint j = kk + p * TK, u = c0 + j;
+                if (j >= cu) break;
+                [[unroll]] for (uint t = 0u; t < NT; ++t) {
+                    if (t >= nt) break;
+                    uvec4 alo, ahi;
+                    float da, sa;
+                    int olo, ohi;
+                    actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
+                    [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                        const uint w = (p * RR + r) * 8u, f = p * RR + r;
+                        float mlo, mhi;
+                        unitMins(r, wBase, row0, u, mlo, mhi);
+                        acc[r * NT + t] = unitSum(acc[r * NT + t], uvec4(pq[w], pq[w + 1u], pq[w + 2u], pq[w + 3u]),
+                                                  uvec4(pq[w + 4u], pq[w + 5u], pq[w + 6u], pq[w + 7u]), pa[f], pb[f], pm[f],
+                                                  mlo, mhi, alo, ahi, da, sa, olo, ohi);
+                    }
+                }
+            }
+            continue;
         }
         if (PF > 1u && STAGE == 0u && NT == 1u) {
             // PF units a thread in flight: every load of PF units is issued before the first
