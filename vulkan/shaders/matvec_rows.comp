@@ -199,13 +199,8 @@ float unitSum(float v, uvec4 wlo, uvec4 whi, float fa, float fb, float fm, float
               float sa, int olo, int ohi) {
     int dlo = 0, dhi = 0;
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        if (kSignedQuants) {
-            dlo += sdot4(alo[i], wlo[i]);
-            dhi += sdot4(ahi[i], whi[i]);
-        } else {
-            dlo += sudot4(alo[i], wlo[i]);
-            dhi += sudot4(ahi[i], whi[i]);
-        }
+        dlo += sdot4(alo[i], wlo[i]);
+        dhi += sdot4(ahi[i], whi[i]);
     }
     // Explicit fmas: no contraction left to the driver, which could fuse differently in the
     // 1-token and the tile pipelines.
