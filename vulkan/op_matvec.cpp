@@ -295,7 +295,11 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
         const uint32_t tokens = expert ? 1u : c.tokens;
         const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), tokens, w.type, expert, c.up != nullptr, kernel);
-        const Shader shader = matVec_ == Shader::MatVecDot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
+        // A tile with PF units in flight (stage 0) has a module of its own (matvec_rows.comp's NA).
+        const bool tilePrefetch = g.tile > 1 && g.stage == 0 && g.prefetch > 1;
+        const bool dot4 = matVec_ == Shader::MatVecDot4;
+        const Shader shader = tilePrefetch ? (dot4 ? Shader::MatVecRowsTilesDot4 : Shader::MatVecRowsTiles)
+                                           : (dot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows);
         const VkPipeline pipeline =
             pipelines_.get(shader, rowsSpec(w.type, static_cast<uint32_t>(w.cols), tokens, expert, c.up != nullptr, vec, act4, kernel));
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);

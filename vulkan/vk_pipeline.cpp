@@ -24,6 +24,8 @@
 #include "vulkan/shaders/matvec_dot4.h"
 #include "vulkan/shaders/matvec_rows.h"
 #include "vulkan/shaders/matvec_rows_dot4.h"
+#include "vulkan/shaders/matvec_rows_tiles.h"
+#include "vulkan/shaders/matvec_rows_tiles_dot4.h"
 #include "vulkan/shaders/copy.h"
 #include "vulkan/shaders/sync_probe.h"
 #include "vulkan/shaders/moe_combine.h"
@@ -66,6 +68,8 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MatVecDot4, kMatvecDot4)
         ZINC_SHADER(MatVecRows, kMatvecRows)
         ZINC_SHADER(MatVecRowsDot4, kMatvecRowsDot4)
+        ZINC_SHADER(MatVecRowsTiles, kMatvecRowsTiles)
+        ZINC_SHADER(MatVecRowsTilesDot4, kMatvecRowsTilesDot4)
         ZINC_SHADER(MatMul, kMatmul)
         ZINC_SHADER(MatMulDot4, kMatmulDot4)
         ZINC_SHADER(MatMulCoopmat, kMatmulCoopmat)
@@ -112,6 +116,8 @@ const char* shaderName(Shader shader) {
         case Shader::MatVecDot4: return "matvec_dot4";
         case Shader::MatVecRows: return "matvec_rows";
         case Shader::MatVecRowsDot4: return "matvec_rows_dot4";
+        case Shader::MatVecRowsTiles: return "matvec_rows_tiles";
+        case Shader::MatVecRowsTilesDot4: return "matvec_rows_tiles_dot4";
         case Shader::MatMul: return "matmul";
         case Shader::MatMulDot4: return "matmul_dot4";
         case Shader::MatMulCoopmat: return "matmul_coopmat";

@@ -73,6 +73,15 @@ layout(constant_id = 9) const uint STAGE = 1u;
 layout(constant_id = 10) const uint PF = 1u;
 const uint SC = STAGE != 0u ? NT * C : 1u;
 const uint UPT = (C + TK - 1u) / TK;  // a staged pass's units per thread
+// Tokens whose activation units the prefetching path (PF > 1, STAGE 0) holds in flight: a tile's
+// in matvec_rows_tiles (ZINC_TILE_PREFETCH), one token's otherwise. A module of its own: with
+// the tile path's code in it, NVIDIA's compiler made the staged tiles of the same module 2x
+// slower (H200, run 60), though their spec constants leave that code dead.
+#ifdef ZINC_TILE_PREFETCH
+const uint NA = NT;
+#else
+const uint NA = 1u;
+#endif
 shared uvec4 shQ[STAGE != 0u ? NT * 2u * C : 1u];  // [token][half unit][unit]: lanes read consecutive 16 bytes
 shared float shD[SC];
 shared float shS[kHasMin ? SC : 1u];
@@ -282,16 +291,17 @@ void main() {
             }
             continue;
         }
-        if (PF > 1u && STAGE == 0u && NT == 1u) {
-            // PF units a thread in flight: every load of PF units is issued before the first
-            // multiply waits for one. A unit past the end reloads the last one; it is not added.
-            // The sums are the same as one unit at a time, in the same order.
+        if (PF > 1u && STAGE == 0u && NT == NA) {
+            // PF units a thread in flight: every load of PF units (weights, and each token's
+            // activation units) is issued before the first multiply waits for one. A unit past
+            // the end reloads the last one, a token past the tile the tile's last; neither is
+            // added. The sums are the same as one unit at a time, in the same order.
             for (uint j0 = kk; j0 < cu; j0 += TK * PF) {
                 uint pq[PF * RR * 8u];
                 float pa[PF * RR], pb[PF * RR], pm[PF * RR];
-                uvec4 alo[PF], ahi[PF];
-                float da[PF], sa[PF];
-                int olo[PF], ohi[PF];
+                uvec4 alo[PF * NA], ahi[PF * NA];
+                float da[PF * NA], sa[PF * NA];
+                int olo[PF * NA], ohi[PF * NA];
                 [[unroll]] for (uint p = 0u; p < PF; ++p) {
                     const uint j = min(j0 + p * TK, cu - 1u);
                     [[unroll]] for (uint r = 0u; r < RR; ++r) {
@@ -299,17 +309,25 @@ void main() {
                         weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
                         [[unroll]] for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
                     }
-                    actUnit(0u, j, c0 + j, actRow0, alo[p], ahi[p], da[p], sa[p], olo[p], ohi[p]);
+                    [[unroll]] for (uint t = 0u; t < NA; ++t) {
+                        const uint a = p * NA + t;
+                        actUnit(min(t, nt - 1u), j, c0 + j, actRow0, alo[a], ahi[a], da[a], sa[a], olo[a], ohi[a]);
+                    }
                 }
                 [[unroll]] for (uint p = 0u; p < PF; ++p) {
+                    const uint u = c0 + j0 + p * TK;
                     if (j0 + p * TK >= cu) break;
-                    [[unroll]] for (uint r = 0u; r < RR; ++r) {
-                        const uint w = (p * RR + r) * 8u, f = p * RR + r;
-                        float mlo, mhi;
-                        unitMins(r, wBase, row0, c0 + j0 + p * TK, mlo, mhi);
-                        acc[r] = unitSum(acc[r], uvec4(pq[w], pq[w + 1u], pq[w + 2u], pq[w + 3u]),
-                                         uvec4(pq[w + 4u], pq[w + 5u], pq[w + 6u], pq[w + 7u]), pa[f], pb[f], pm[f], mlo, mhi,
-                                         alo[p], ahi[p], da[p], sa[p], olo[p], ohi[p]);
+                    [[unroll]] for (uint t = 0u; t < NA; ++t) {
+                        if (t >= nt) break;
+                        const uint a = p * NA + t;
+                        [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                            const uint w = (p * RR + r) * 8u, f = p * RR + r;
+                            float mlo, mhi;
+                            unitMins(r, wBase, row0, u, mlo, mhi);
+                            acc[r * NT + t] = unitSum(acc[r * NT + t], uvec4(pq[w], pq[w + 1u], pq[w + 2u], pq[w + 3u]),
+                                                      uvec4(pq[w + 4u], pq[w + 5u], pq[w + 6u], pq[w + 7u]), pa[f], pb[f], pm[f],
+                                                      mlo, mhi, alo[a], ahi[a], da[a], sa[a], olo[a], ohi[a]);
+                        }
                     }
                 }
             }
