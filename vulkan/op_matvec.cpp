@@ -59,12 +59,20 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     // one token. H200, bench --kernels on Qwen3-8B / 30B-A3B Q4_K_M, a decode step's matvecs with
     // their barriers: one token 4,219 / 2,260 us at 2 rows a group, 3,673 / 2,213 at 1 (4,342 /
     // 2,469 with v1); 8 tokens 10,372 / 7,999 at 2 rows, 12,589 / 7,759 at 1 (17,149 with v1).
-    const uint32_t threads = choice.threads ? choice.threads : tile > 1 ? 256 : 128;
+    // A tile of 2 (two sequences decoding together) runs as one token does, 128 threads a
+    // workgroup, 1 row a group, no staging, 2 units in flight, in matvec_rows_tiles (a module of
+    // its own: rowsShader). H200, Qwen3-8B Q4_K_M, bench --sequences 2 -p 64 -n 128 -r 2, twice
+    // (run 62): 297.5 / 298.5 tok/s staged, 384.0 / 383.8 so (one sequence: 246.8 / 248.1). From
+    // 3 tokens on the staging wins (3: 482 staged, 500 / 483 with 2 / 1 rows a group; 4: 610
+    // against 505 / 550): a tile's activation loads in flight cost registers (run 61: 128-195 at 4
+    // tokens, 211-255 at 8).
+    const bool pairTile = tile == 2 && !expert;
+    const uint32_t threads = choice.threads ? choice.threads : tile > 1 && !pairTile ? 256 : 128;
     // A SwiGLU pair of Q5_K or Q2_K rows in a tile keeps 1 row a group: at 2 (4 weight units
     // and 32 sums a thread) RDNA3's compiler spills (RADV/ACO, gfx1100: 132 VGPRs, 14 spilled
     // to scratch; tests/vulkan/radv_compile_test.cpp). Rows a group change no bits.
     const bool heavyPair = up && (type == GgmlType::Q5_K || type == GgmlType::Q2_K);
-    const uint32_t rows = choice.rows ? choice.rows : tile > 1 && !heavyPair ? 2 : 1;
+    const uint32_t rows = choice.rows ? choice.rows : tile > 1 && !heavyPair && !pairTile ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
@@ -75,7 +83,7 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     // against 748.0 without, the lm_head of a step 895 -> 649 us; Qwen3-30B-A3B 618.0 / 611.5.
     const uint32_t perUnit = tile * 12;
     const uint32_t budget = (12u << 10) / 4 - threads;
-    const uint32_t stage = choice.stage >= 0 ? uint32_t(choice.stage) : tile == 1 ? 0 : 1;
+    const uint32_t stage = choice.stage >= 0 ? uint32_t(choice.stage) : tile == 1 || pairTile ? 0 : 1;
     // A chosen `c` is held to 32 KiB of staging (NVIDIA's Vulkan driver allows 48 KiB a
     // workgroup, RADV 64); the default stays under the tier's 16 KiB minimum.
     const uint32_t most = stage ? ((32u << 10) / 4 - threads) / perUnit : nUnits;
@@ -87,8 +95,10 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     // ffn_down 16.18 -> 12.80, gate+up 20.90 -> 20.02. Q6_K (18 loads a unit already) gained
     // nothing and its lm_head lost (200 -> 218 us); expert slices lost (30B-A3B gate+up 7.96 ->
     // 8.82); 4 in flight lost everywhere (registers).
-    const uint32_t prefetch =
-        choice.prefetch ? choice.prefetch : stage == 0 && tile == 1 && !expert && type == GgmlType::Q4_K ? 2 : 1;
+    const uint32_t prefetch = choice.prefetch               ? choice.prefetch
+                              : stage == 0 && pairTile         ? 2
+                              : stage == 0 && tile == 1 && !expert && type == GgmlType::Q4_K ? 2
+                                                                : 1;
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage, prefetch};
 }
 
@@ -266,6 +276,12 @@ std::vector<uint32_t> MatVecOp::rowsSpec(GgmlType type, uint32_t k, uint32_t tok
             g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage, g.prefetch};
 }
 
+Shader MatVecOp::rowsShader(const std::vector<uint32_t>& spec, bool dot4) {
+    const bool tilePrefetch = spec[2] > 1 && spec[9] == 0 && spec[10] > 1;  // tile, stage, prefetch
+    if (tilePrefetch) return dot4 ? Shader::MatVecRowsTilesDot4 : Shader::MatVecRowsTiles;
+    return dot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
+}
+
 void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     const model::WeightRef& w = *c.w;
     const ActFormat mode = formatFor(w.type);
@@ -295,13 +311,8 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
         const uint32_t tokens = expert ? 1u : c.tokens;
         const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), tokens, w.type, expert, c.up != nullptr, kernel);
-        // A tile with PF units in flight (stage 0) has a module of its own (matvec_rows.comp's NA).
-        const bool tilePrefetch = g.tile > 1 && g.stage == 0 && g.prefetch > 1;
-        const bool dot4 = matVec_ == Shader::MatVecDot4;
-        const Shader shader = tilePrefetch ? (dot4 ? Shader::MatVecRowsTilesDot4 : Shader::MatVecRowsTiles)
-                                           : (dot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows);
-        const VkPipeline pipeline =
-            pipelines_.get(shader, rowsSpec(w.type, static_cast<uint32_t>(w.cols), tokens, expert, c.up != nullptr, vec, act4, kernel));
+        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), tokens, expert, c.up != nullptr, vec, act4, kernel);
+        const VkPipeline pipeline = pipelines_.get(rowsShader(spec, matVec_ == Shader::MatVecDot4), spec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         MatVecPc p = pc;
         p.groupsX = std::min<uint32_t>(groups, 65535);

@@ -191,6 +191,10 @@ public:
     // builds for real shapes).
     static std::vector<uint32_t> rowsSpec(model::GgmlType type, uint32_t k, uint32_t tokens, bool expert, bool up, bool vec,
                                           bool act4, const Kernel& kernel);
+    // The module a rowsSpec runs in: matvec_rows, or matvec_rows_tiles for a token tile with
+    // units in flight (stage 0, prefetch > 1); the dot4 build of either where the device has
+    // integer dot products.
+    static Shader rowsShader(const std::vector<uint32_t>& spec, bool dot4);
 
 private:
     // Many tokens (prefill), quantized weights: the tiled matmul (matmul.comp; on matrix cores

@@ -114,19 +114,22 @@ std::vector<GgmlType> quantizedTypes() {
 }
 
 // The decode matvecs of real models as MatVecOp::rowsSpec chooses them: an expert's down
-// projection of Qwen3.6-35B-A3B (k 512) and Qwen3-8B's projections (k 4096); one token, an
-// 8-token tile (several sequences, short prefills), an expert slot; alone and as a SwiGLU pair.
+// projection of Qwen3.6-35B-A3B (k 512) and Qwen3-8B's projections (k 4096); one token, a
+// 2-token tile (two sequences: matvec_rows_tiles), an 8-token one (several sequences, short
+// prefills), an expert slot; alone and as a SwiGLU pair.
 TEST_F(RadvCompile, DecodeMatvecsOfRealShapesCompileWithoutSpills) {
     const MatVecOp::Kernel kernel = MatVecOp::Kernel::parse("v2");
     const auto types = quantizedTypes();
     ASSERT_GE(types.size(), 8u);
-    for (Shader shader : {Shader::MatVecRows, Shader::MatVecRowsDot4}) {
-        if (shader == Shader::MatVecRowsDot4 && !factory()->caps().integerDotProduct) continue;
+    for (bool dot4 : {false, true}) {
+        if (dot4 && !factory()->caps().integerDotProduct) continue;
         for (GgmlType type : types)
             for (uint32_t k : {512u, 4096u})  // 16 and 32 threads along k; a longer k changes only loop bounds
-                for (auto [tokens, expert] : {std::pair{1u, false}, std::pair{8u, false}, std::pair{1u, true}})
-                    for (bool up : {false, true})
-                        compile(shader, MatVecOp::rowsSpec(type, k, tokens, expert, up, type == GgmlType::Q4_K, true, kernel));
+                for (auto [tokens, expert] : {std::pair{1u, false}, std::pair{2u, false}, std::pair{8u, false}, std::pair{1u, true}})
+                    for (bool up : {false, true}) {
+                        const auto spec = MatVecOp::rowsSpec(type, k, tokens, expert, up, type == GgmlType::Q4_K, true, kernel);
+                        compile(MatVecOp::rowsShader(spec, dot4), spec);
+                    }
     }
 }
 

@@ -64,6 +64,13 @@ TEST(VulkanSequenceRowsDecode, ARowPastTheExactLengthSplitsAsItDoesAlone) {
     test::expectALongRowBesideAShortOneEqualsItselfAlone(VulkanRows("stories260K.gguf").tier, "stories260K.gguf", 260, 272);
 }
 
+// Two sequences a step on quantized weights (Q8_0, Q4_K, Q5_K, Q6_K): the 2-token tiles of
+// matvec_rows_tiles (units in flight, no staging), bit for bit each row alone.
+TEST(VulkanSequenceRowsDecode, TwoSequencesOnQuantizedWeightsEqualEachAlone) {
+    ZINC_REQUIRE_VULKAN();
+    test::expectALongRowBesideAShortOneEqualsItselfAlone(VulkanRows("qwen3-tiny.gguf").tier, "qwen3-tiny.gguf", 70, 80);
+}
+
 TEST(VulkanSequenceRowsErrors, ARecurrentModelRefusesSeveralSlots) {
     ZINC_REQUIRE_VULKAN();
     test::expectSeveralSlotsRefused(VulkanRows("qwen35moe-tiny.gguf").tier);
