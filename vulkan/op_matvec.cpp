@@ -51,7 +51,7 @@ uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 struct RowsConfig {
     uint32_t threads, alongK, rows, tile, units, stage, prefetch;
 };
-RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, bool up, const MatVecOp::Kernel& choice) {
+RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, bool up, bool dot4, const MatVecOp::Kernel& choice) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
@@ -65,8 +65,9 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     // (run 62): 297.5 / 298.5 tok/s staged, 384.0 / 383.8 so (one sequence: 246.8 / 248.1). From
     // 3 tokens on the staging wins (3: 482 staged, 500 / 483 with 2 / 1 rows a group; 4: 610
     // against 505 / 550): a tile's activation loads in flight cost registers (run 61: 128-195 at 4
-    // tokens, 211-255 at 8).
-    const bool pairTile = tile == 2 && !expert;
+    // tokens, 211-255 at 8). Without integer dot products (4 multiplies a product) those
+    // registers make RADV spill on gfx1100 (radv_compile_test): that build keeps the staging.
+    const bool pairTile = tile == 2 && !expert && dot4;
     const uint32_t threads = choice.threads ? choice.threads : tile > 1 && !pairTile ? 256 : 128;
     // A SwiGLU pair of Q5_K or Q2_K rows in a tile keeps 1 row a group: at 2 (4 weight units
     // and 32 sums a thread) RDNA3's compiler spills (RADV/ACO, gfx1100: 132 VGPRs, 14 spilled
@@ -88,7 +89,9 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     // workgroup, RADV 64); the default stays under the tier's 16 KiB minimum.
     const uint32_t most = stage ? ((32u << 10) / 4 - threads) / perUnit : nUnits;
     const uint32_t fit = std::min(choice.units ? choice.units : stage ? budget / perUnit : nUnits, most);
-    const uint32_t units = std::max(alongK, fit / alongK * alongK);
+    // A staged pass loads all its weight units (units / alongK a thread) before its barrier:
+    // without integer dot products more than one a thread makes RADV spill (gfx1100).
+    const uint32_t units = stage && !dot4 && !choice.units ? alongK : std::max(alongK, fit / alongK * alongK);
     // One token (stage 0): Q4_K rows keep 2 units a thread in flight. A matvec between two
     // barriers waits a memory round trip per unit it loads in turn; H200, bench --kernels on
     // Qwen3-8B Q4_K_M, with the barrier: attn_k 6.44 -> 4.45 us, attn_q 7.29 -> 6.68,
@@ -269,9 +272,9 @@ MatVecOp::Kernel MatVecOp::kernelFromEnvironment() {
     return kernel;
 }
 
-std::vector<uint32_t> MatVecOp::rowsSpec(GgmlType type, uint32_t k, uint32_t tokens, bool expert, bool up, bool vec, bool act4,
+std::vector<uint32_t> MatVecOp::rowsSpec(GgmlType type, uint32_t k, uint32_t tokens, bool expert, bool up, bool vec, bool act4, bool dot4,
                                          const Kernel& kernel) {
-    const RowsConfig g = rowsConfig(k, tokens, type, expert, up, kernel);
+    const RowsConfig g = rowsConfig(k, tokens, type, expert, up, dot4, kernel);
     return {g.threads, static_cast<uint32_t>(type), g.tile, g.rows, up ? 1u : 0u, g.alongK,
             g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage, g.prefetch};
 }
@@ -310,9 +313,10 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
         const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
         const uint32_t tokens = expert ? 1u : c.tokens;
-        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), tokens, w.type, expert, c.up != nullptr, kernel);
-        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), tokens, expert, c.up != nullptr, vec, act4, kernel);
-        const VkPipeline pipeline = pipelines_.get(rowsShader(spec, matVec_ == Shader::MatVecDot4), spec);
+        const bool dot4 = matVec_ == Shader::MatVecDot4;
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), tokens, w.type, expert, c.up != nullptr, dot4, kernel);
+        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
+        const VkPipeline pipeline = pipelines_.get(rowsShader(spec, dot4), spec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         MatVecPc p = pc;
         p.groupsX = std::min<uint32_t>(groups, 65535);

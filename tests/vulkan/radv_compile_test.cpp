@@ -115,8 +115,8 @@ std::vector<GgmlType> quantizedTypes() {
 
 // The decode matvecs of real models as MatVecOp::rowsSpec chooses them: an expert's down
 // projection of Qwen3.6-35B-A3B (k 512) and Qwen3-8B's projections (k 4096); one token, a
-// 2-token tile (two sequences: matvec_rows_tiles), an 8-token one (several sequences, short
-// prefills), an expert slot; alone and as a SwiGLU pair.
+// 2-token tile (two sequences: matvec_rows_tiles), a 3-token one (two staged units a thread), an
+// 8-token one (several sequences, short prefills), an expert slot; alone and as a SwiGLU pair.
 TEST_F(RadvCompile, DecodeMatvecsOfRealShapesCompileWithoutSpills) {
     const MatVecOp::Kernel kernel = MatVecOp::Kernel::parse("v2");
     const auto types = quantizedTypes();
@@ -125,9 +125,10 @@ TEST_F(RadvCompile, DecodeMatvecsOfRealShapesCompileWithoutSpills) {
         if (dot4 && !factory()->caps().integerDotProduct) continue;
         for (GgmlType type : types)
             for (uint32_t k : {512u, 4096u})  // 16 and 32 threads along k; a longer k changes only loop bounds
-                for (auto [tokens, expert] : {std::pair{1u, false}, std::pair{2u, false}, std::pair{8u, false}, std::pair{1u, true}})
+                for (auto [tokens, expert] : {std::pair{1u, false}, std::pair{2u, false}, std::pair{3u, false}, std::pair{8u, false},
+                                               std::pair{1u, true}})
                     for (bool up : {false, true}) {
-                        const auto spec = MatVecOp::rowsSpec(type, k, tokens, expert, up, type == GgmlType::Q4_K, true, kernel);
+                        const auto spec = MatVecOp::rowsSpec(type, k, tokens, expert, up, type == GgmlType::Q4_K, true, dot4, kernel);
                         compile(MatVecOp::rowsShader(spec, dot4), spec);
                     }
     }

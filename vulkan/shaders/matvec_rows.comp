@@ -18,6 +18,16 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "dot4.glsl"
+// The loops over spec-constant counts (rows, tokens, units in flight) unroll in the dot4 build:
+// NVIDIA's compiler left them rolled and kept a tile's sums in local memory (H200: 64-288 bytes
+// a thread at 8 tokens; 8 sequences of Qwen3-8B 841 -> 873 tok/s, run 56). Without dot4 (4
+// multiplies a product) the forced unroll makes RADV spill on gfx1100 (radv_compile_test), so
+// that build leaves it to the compiler, as before.
+#ifdef ZINC_DOT4
+#define UNROLL [[unroll]]
+#else
+#define UNROLL
+#endif
 #include "common.glsl"
 #include "weights.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -107,7 +117,7 @@ void decodeQ4KVec(UintBuf w32, U128Buf w128, uint row, uint u, out uint wq[8], o
     const uint q = (row + b * 144u + 16u + 32u * (j / 2u)) / 16u;
     const uvec4 lo = w128.v[q], hi = w128.v[q + 1u];
     const uint shift = 4u * (j & 1u);
-    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    UNROLL for (uint i = 0u; i < 4u; ++i) {
         wq[i] = (lo[i] >> shift) & 0x0F0F0F0Fu;
         wq[i + 4u] = (hi[i] >> shift) & 0x0F0F0F0Fu;
     }
@@ -120,7 +130,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Ac
 // kOffset (Q2_K: 1) times the sums of each half of a unit's activation quants.
 void halfSums(uvec4 lo, uvec4 hi, out int olo, out int ohi) {
     int slo = 0, shi = 0;
-    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    UNROLL for (uint i = 0u; i < 4u; ++i) {
         slo += sdot4(lo[i], 0x01010101u);
         shi += sdot4(hi[i], 0x01010101u);
     }
@@ -182,7 +192,7 @@ void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi,
         alo = act4.v[a0 / 4u + 2u * u];
         ahi = act4.v[a0 / 4u + 2u * u + 1u];
     } else {
-        [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+        UNROLL for (uint i = 0u; i < 4u; ++i) {
             alo[i] = pc.act.v[a0 + 8u * u + i];
             ahi[i] = pc.act.v[a0 + 8u * u + 4u + i];
         }
@@ -207,7 +217,7 @@ void weightUnit(uint r, uint wBase, uint row0, uint u, out uint q[8], out float 
 float unitSum(float v, uvec4 wlo, uvec4 whi, float fa, float fb, float fm, float mlo, float mhi, uvec4 alo, uvec4 ahi, float da,
               float sa, int olo, int ohi) {
     int dlo = 0, dhi = 0;
-    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    UNROLL for (uint i = 0u; i < 4u; ++i) {
         dlo += sdot4(alo[i], wlo[i]);
         dhi += sdot4(ahi[i], whi[i]);
     }
@@ -249,7 +259,7 @@ void main() {
         nt = min(NT, pc.nTok - actRow0);
     }
     float acc[RR * NT];
-    [[unroll]] for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
+    UNROLL for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = pc.k / 32u;
     for (uint c0 = 0u; c0 < nUnits; c0 += C) {
         const uint cu = min(C, nUnits - c0);
@@ -259,27 +269,27 @@ void main() {
             // not added. Sums in the same order as a unit at a time.
             uint pq[UPT * RR * 8u];
             float pa[UPT * RR], pb[UPT * RR], pm[UPT * RR];
-            [[unroll]] for (uint p = 0u; p < UPT; ++p) {
+            UNROLL for (uint p = 0u; p < UPT; ++p) {
                 const uint j = min(kk + p * TK, cu - 1u);
-                [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                UNROLL for (uint r = 0u; r < RR; ++r) {
                     uint q[8];
                     weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
-                    [[unroll]] for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
+                    UNROLL for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
                 }
             }
             barrier();  // the previous pass is done with the shared activations
             stage(c0, cu, actRow0, nt);
             barrier();
-            [[unroll]] for (uint p = 0u; p < UPT; ++p) {
+            UNROLL for (uint p = 0u; p < UPT; ++p) {
                 const uint j = kk + p * TK, u = c0 + j;
                 if (j >= cu) break;
-                [[unroll]] for (uint t = 0u; t < NT; ++t) {
+                UNROLL for (uint t = 0u; t < NT; ++t) {
                     if (t >= nt) break;
                     uvec4 alo, ahi;
                     float da, sa;
                     int olo, ohi;
                     actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
-                    [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                    UNROLL for (uint r = 0u; r < RR; ++r) {
                         const uint w = (p * RR + r) * 8u, f = p * RR + r;
                         float mlo, mhi;
                         unitMins(r, wBase, row0, u, mlo, mhi);
@@ -302,25 +312,25 @@ void main() {
                 uvec4 alo[PF * NA], ahi[PF * NA];
                 float da[PF * NA], sa[PF * NA];
                 int olo[PF * NA], ohi[PF * NA];
-                [[unroll]] for (uint p = 0u; p < PF; ++p) {
+                UNROLL for (uint p = 0u; p < PF; ++p) {
                     const uint j = min(j0 + p * TK, cu - 1u);
-                    [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                    UNROLL for (uint r = 0u; r < RR; ++r) {
                         uint q[8];
                         weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
-                        [[unroll]] for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
+                        UNROLL for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
                     }
-                    [[unroll]] for (uint t = 0u; t < NA; ++t) {
+                    UNROLL for (uint t = 0u; t < NA; ++t) {
                         const uint a = p * NA + t;
                         actUnit(min(t, nt - 1u), j, c0 + j, actRow0, alo[a], ahi[a], da[a], sa[a], olo[a], ohi[a]);
                     }
                 }
-                [[unroll]] for (uint p = 0u; p < PF; ++p) {
+                UNROLL for (uint p = 0u; p < PF; ++p) {
                     const uint u = c0 + j0 + p * TK;
                     if (j0 + p * TK >= cu) break;
-                    [[unroll]] for (uint t = 0u; t < NA; ++t) {
+                    UNROLL for (uint t = 0u; t < NA; ++t) {
                         if (t >= nt) break;
                         const uint a = p * NA + t;
-                        [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                        UNROLL for (uint r = 0u; r < RR; ++r) {
                             const uint w = (p * RR + r) * 8u, f = p * RR + r;
                             float mlo, mhi;
                             unitMins(r, wBase, row0, u, mlo, mhi);
@@ -337,18 +347,18 @@ void main() {
             const uint u = c0 + j;
             uint wq[RR * 8u];
             float fa[RR], fb[RR], fm[RR];
-            [[unroll]] for (uint r = 0u; r < RR; ++r) {
+            UNROLL for (uint r = 0u; r < RR; ++r) {
                 uint q[8];
                 weightUnit(r, wBase, row0, u, q, fa[r], fb[r], fm[r]);
-                [[unroll]] for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
+                UNROLL for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
             }
-            [[unroll]] for (uint t = 0u; t < NT; ++t) {
+            UNROLL for (uint t = 0u; t < NT; ++t) {
                 if (t >= nt) break;
                 uvec4 alo, ahi;
                 float da, sa;
                 int olo, ohi;  // kOffset times the half sums (Q2_K: the plain sums)
                 actUnit(t, j, u, actRow0, alo, ahi, da, sa, olo, ohi);
-                [[unroll]] for (uint r = 0u; r < RR; ++r) {
+                UNROLL for (uint r = 0u; r < RR; ++r) {
                     float mlo, mhi;
                     unitMins(r, wBase, row0, u, mlo, mhi);
                     acc[r * NT + t] = unitSum(acc[r * NT + t], uvec4(wq[r * 8u], wq[r * 8u + 1u], wq[r * 8u + 2u], wq[r * 8u + 3u]),
@@ -360,7 +370,7 @@ void main() {
     }
     // The TK partial sums of each (row, token), added in one order; lane kk == 0 keeps them.
     const bool bySubgroup = gl_SubgroupSize == TK;
-    [[unroll]] for (uint i = 0u; i < RR * NT; ++i) {
+    UNROLL for (uint i = 0u; i < RR * NT; ++i) {
         if (bySubgroup) {
             acc[i] = subgroupAdd(acc[i]);
         } else {
@@ -375,9 +385,9 @@ void main() {
         }
     }
     if (kk != 0u) return;
-    [[unroll]] for (uint r = 0u; r < R; ++r) {
+    UNROLL for (uint r = 0u; r < R; ++r) {
         const uint row = row0 + r;
-        [[unroll]] for (uint t = 0u; t < NT; ++t) {
+        UNROLL for (uint t = 0u; t < NT; ++t) {
             if (t >= nt || row >= pc.m) break;
             float s = acc[r * NT + t];
             if (PAIR != 0u) {
