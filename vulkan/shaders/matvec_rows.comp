@@ -13,7 +13,8 @@
 // the subgroup is exactly the TK threads of a row group, else lane 0 adds them in lane order):
 // a row of a batched step gets the bits it gets alone.
 // VEC: the weight rows are 16-byte aligned: Q4_K's quants are read 16 bytes a load. STAGE 0
-// (one token): no staging, activations read from global memory beside the weights.
+// (one token; a tile of 2 in matvec_rows_tiles): no staging, activations read from global memory
+// beside the weights.
 // PAIR: gate and up over the same activations, written as silu(gate · x) * (up · x).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -77,7 +78,7 @@ layout(constant_id = 8) const uint ACT4 = 0u;  // activation rows 16-byte aligne
 // rowsConfig says why not double-buffered). Same values, same arithmetic: the bits do not
 // change with STAGE.
 layout(constant_id = 9) const uint STAGE = 1u;
-// PF (STAGE 0, one token): units of k a thread loads before it multiplies the first. One at a
+// PF (STAGE 0): units of k a thread loads before it multiplies the first. One at a
 // time, a thread's loop waits a memory round trip per unit: a matvec alone on an idle GPU (a
 // plan's step between barriers) then takes several round trips longer than its bytes need.
 layout(constant_id = 10) const uint PF = 1u;
