@@ -65,8 +65,12 @@ public:
     // its f16 rows capped at kScratchCap (such matrices run in chunks).
     static uint64_t scratchBytesFor(const graph::Graph& graph);
     // MatVecOp takes this path from this many tokens (EXPERT: pairs per expert, on average) on,
-    // the integer matmul below: a matrix is dequantized whole for whatever number of tokens.
-    static constexpr uint32_t kMinTokens = 32, kMinPairsPerExpert = 8;
+    // the integer matmul below (EXPERT: the one-pass matrix-core matmul, from
+    // MatVecOp::kOnePassMinPairsPerExpert): a matrix is dequantized whole for whatever number of
+    // tokens. H200, prefill 512 (results/vulkan-h100.md, twelfth session): with 16 pairs an
+    // expert (Qwen3.6-35B-A3B's shape) one pass ran at 2,458 tok/s against two passes' 2,270, with
+    // 32 (Qwen3-30B-A3B) 4,263-4,268 against 4,246-4,257.
+    static constexpr uint32_t kMinTokens = 32, kMinPairsPerExpert = 32;
     static constexpr uint32_t kChunkAlign = 128;              // the largest tile's rows
     static constexpr uint64_t kScratchCap = uint64_t{512} << 20;
 

@@ -127,8 +127,10 @@ MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
               : integerDotProduct                          ? Shader::MatMulDot4
                                                            : Shader::MatMul) {
     const auto& caps = pipelines.caps();
-    if (caps.coopmatDequant && (caps.cooperativeMatrix || caps.cooperativeMatrixEmulated))
+    if (caps.coopmatDequant && (caps.cooperativeMatrix || caps.cooperativeMatrixEmulated)) {
         f16_ = std::make_unique<F16MatMul>(pipelines);
+        expertOnePass_ = caps.cooperativeMatrix ? Shader::MatMulCoopmat : Shader::MatMulCoopmatEmulated;
+    }
 }
 
 MatVecOp::~MatVecOp() = default;
@@ -369,14 +371,18 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
         call.scratchBytes = ctx.mem.f16WeightBytes;
         if (f16_->record(ctx.rec, call)) return;
     }
+    // Experts with fewer pairs each than the two-pass path wants: matrix cores in one pass
+    // (weights decoded in the k loop, no f16 round trip), from kOnePassMinPairsPerExpert on.
+    const bool onePass = expert && expertOnePass_ != matMul_ && expert->slots >= kOnePassMinPairsPerExpert * w.stack;
+    const Shader shader = onePass ? expertOnePass_ : matMul_;
     std::vector<uint32_t> spec = {static_cast<uint32_t>(w.type), up ? 1u : 0u, expert ? 1u : 0u};
     CoopmatTile tile{kMatMulTile, kMatMulTile};
-    if (matMul_ == Shader::MatMulCoopmat || matMul_ == Shader::MatMulCoopmatEmulated) {
+    if (shader == Shader::MatMulCoopmat || shader == Shader::MatMulCoopmatEmulated) {
         const auto& caps = pipelines_.caps();
         tile = coopmatTileFor(caps, rows, slots, up != nullptr, expert != nullptr, false);
-        spec.insert(spec.end(), {tile.rows, tile.tokens, matMul_ == Shader::MatMulCoopmat ? caps.subgroupSize : 32u});
+        spec.insert(spec.end(), {tile.rows, tile.tokens, shader == Shader::MatMulCoopmat ? caps.subgroupSize : 32u});
     }
-    const VkPipeline pipeline = pipelines_.get(matMul_, spec);
+    const VkPipeline pipeline = pipelines_.get(shader, spec);
     const VkDeviceAddress weights = ctx.weights.address(w);
     const VkDeviceAddress upWeights = up ? ctx.weights.address(*up) : weights;
     const MatMulPc pc{weights,

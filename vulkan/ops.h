@@ -207,6 +207,10 @@ private:
     PipelineFactory& pipelines_;
     VkPipeline quantize_;
     Shader matVec_, matMul_;  // matMul_: matmul_coopmat.comp where the device has matrix cores (=old)
+    // Where prefill runs in two passes (f16_): the one-pass matrix-core matmul for MoE experts
+    // of kOnePassMinPairsPerExpert to F16MatMul::kMinPairsPerExpert pairs each; else matMul_.
+    Shader expertOnePass_ = matMul_;
+    static constexpr uint32_t kOnePassMinPairsPerExpert = 8;
     std::unique_ptr<F16MatMul> f16_;  // the two-pass matrix-core matmul (DeviceCaps::coopmatDequant)
     Kernel kernel_ = kernelFromEnvironment();
 };

@@ -32,6 +32,15 @@
 #include "weights.glsl"
 #include "f16_halves.glsl"
 
+// The tile loops unroll on matrix cores (the accumulators then stay in registers); the
+// emulation keeps them rolled, or llvmpipe takes minutes to compile its EXPERT variants, as
+// matmul_f16.comp's. The sums run in the same order either way.
+#ifdef ZINC_COOPMAT_EMULATE
+#define UNROLL [[dont_unroll]]
+#else
+#define UNROLL [[unroll]]
+#endif
+
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint TYPE = 12u;
 layout(constant_id = 1) const uint PAIR = 0u;
@@ -239,28 +248,28 @@ void main() {
     const uint nUnits = (pc.k + 31u) / 32u;
     Tile acc[TM * TN];
     Tile accUp[PAIR != 0u ? TM * TN : 1u];
-    [[unroll]] for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
-    [[unroll]] for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
+    UNROLL for (uint i = 0u; i < TM * TN; ++i) acc[i] = zeroTile();
+    UNROLL for (uint i = 0u; i < (PAIR != 0u ? TM * TN : 1u); ++i) accUp[i] = zeroTile();
     for (uint unit0 = 0u; unit0 < nUnits; unit0 += U) {
         for (uint job = tid; job < NW * BM * U; job += 256u) loadWeights(job, row0, unit0, nUnits);
         // The activation jobs start where the weight jobs left off (64x64: threads 128..255).
         for (uint job = (tid + 256u - (NW * BM * U) % 256u) % 256u; job < BN * U; job += 256u) loadActivations(job, unit0, nUnits);
         barrier();
-        [[unroll]] for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
+        UNROLL for (uint kk = 0u; kk < BK / 8u; kk += 2u) {  // 16 values of k: 2 uvec4
             BTile b[TN];
-            [[unroll]] for (uint j = 0u; j < TN; ++j) b[j] = loadB((tc0 + j) * 16u * LD4 + kk);
-            [[unroll]] for (uint i = 0u; i < TM; ++i) {
+            UNROLL for (uint j = 0u; j < TN; ++j) b[j] = loadB((tc0 + j) * 16u * LD4 + kk);
+            UNROLL for (uint i = 0u; i < TM; ++i) {
                 const ATile a = loadA((tr0 + i) * 16u * LD4 + kk);
-                [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
+                UNROLL for (uint j = 0u; j < TN; ++j) acc[i * TN + j] = mulAdd(a, b[j], acc[i * TN + j]);
                 if (PAIR != 0u) {
                     const ATile aUp = loadA((BM + (tr0 + i) * 16u) * LD4 + kk);
-                    [[unroll]] for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
+                    UNROLL for (uint j = 0u; j < TN; ++j) accUp[i * TN + j] = mulAdd(aUp, b[j], accUp[i * TN + j]);
                 }
             }
         }
         barrier();
     }
-    [[unroll]] for (uint i = 0u; i < TM; ++i)
-        [[unroll]] for (uint j = 0u; j < TN; ++j)
+    UNROLL for (uint i = 0u; i < TM; ++i)
+        UNROLL for (uint j = 0u; j < TN; ++j)
             writeTile(sg, tr0 + i, tc0 + j, row0, acc[i * TN + j], accUp[PAIR != 0u ? i * TN + j : 0u]);
 }
