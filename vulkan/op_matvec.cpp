@@ -280,8 +280,13 @@ std::vector<uint32_t> MatVecOp::rowsSpec(GgmlType type, uint32_t k, uint32_t tok
             g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage, g.prefetch};
 }
 
+namespace {
+// rowsSpec's entries rowsShader reads (matvec_rows.comp's constant_id of NT, STAGE, PF).
+constexpr size_t kSpecTile = 2, kSpecStage = 9, kSpecPrefetch = 10;
+}  // namespace
+
 Shader MatVecOp::rowsShader(const std::vector<uint32_t>& spec, bool dot4) {
-    const bool tilePrefetch = spec[2] > 1 && spec[9] == 0 && spec[10] > 1;  // tile, stage, prefetch
+    const bool tilePrefetch = spec.at(kSpecTile) > 1 && spec.at(kSpecStage) == 0 && spec.at(kSpecPrefetch) > 1;
     if (tilePrefetch) return dot4 ? Shader::MatVecRowsTilesDot4 : Shader::MatVecRowsTiles;
     return dot4 ? Shader::MatVecRowsDot4 : Shader::MatVecRows;
 }

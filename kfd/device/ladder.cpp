@@ -14,13 +14,12 @@
 #include "kfd/device/queue_writer.h"
 #include "pm4/stream.h"
 #include "kfd/device/hex.h"
+#include "kfd/device/load_acquire.h"
 
 namespace zinc::kfd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-template <class T> T load(const T* p) { return std::atomic_ref<T>(*const_cast<T*>(p)).load(std::memory_order_acquire); }
 
 // The resources the rungs share, released in the destructor whatever rung failed.
 class Climber {
@@ -99,17 +98,17 @@ Result<std::string> Climber::nopRetired() {
     s.nop().nop(4).nop();
     if (Status w = writer_->submit(s.dwords()); !w) return w.error();
     if (Status idle = writer_->waitIdle(o_.timeoutMs); !idle) return idle.error();
-    return "rptr moved to " + hex(load(queue_.rptr())) + " (wptr " + hex(writer_->wptr()) + ")";
+    return "rptr moved to " + hex(loadAcquire(queue_.rptr())) + " (wptr " + hex(writer_->wptr()) + ")";
 }
 
 Result<std::string> Climber::doorbellObserved() {
     // The CP has gone idle after the NOPs; a second doorbell must wake it again.
-    const uint32_t before = load(queue_.rptr());
+    const uint32_t before = loadAcquire(queue_.rptr());
     pm4::Stream s = stream();
     s.nop(8);
     if (Status w = writer_->submit(s.dwords()); !w) return w.error();
     if (Status idle = writer_->waitIdle(o_.timeoutMs); !idle) return idle.error();
-    return "doorbell " + hex(writer_->wptr()) + " moved rptr " + hex(before) + " -> " + hex(load(queue_.rptr()));
+    return "doorbell " + hex(writer_->wptr()) + " moved rptr " + hex(before) + " -> " + hex(loadAcquire(queue_.rptr()));
 }
 
 Result<std::string> Climber::fenceRetired() {
@@ -118,9 +117,9 @@ Result<std::string> Climber::fenceRetired() {
     s.releaseMem({.data = pm4::ReleaseData::Value64, .address = gtt_.gpuVa, .value = value});
     s.releaseMem({.data = pm4::ReleaseData::GpuClock, .address = gtt_.gpuAddress(8)});
     if (Status w = submitAndWait(s); !w) return w.error();
-    const uint64_t landed = load(gtt_.as<uint64_t>());
+    const uint64_t landed = loadAcquire(gtt_.as<uint64_t>());
     if (landed != value) return withState("fence retired", "the event fired but the fence at " + hex(gtt_.gpuVa) + " holds " + hex(landed));
-    return "fence " + hex(value) + " landed at " + hex(gtt_.gpuVa) + ", timestamp " + hex(load(gtt_.as<uint64_t>(8))) + ", event " +
+    return "fence " + hex(value) + " landed at " + hex(gtt_.gpuVa) + ", timestamp " + hex(loadAcquire(gtt_.as<uint64_t>(8))) + ", event " +
            std::to_string(event_.id) + " signalled";
 }
 
@@ -134,10 +133,10 @@ Result<std::string> Climber::gpuWaitReleased() {
                   .address = event_.mailboxGpuVa, .value = event_.id, .intCtxId = event_.id});
     if (Status w = writer_->submit(s.dwords()); !w) return w.error();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (load(marker) != 0) return withState("GPU wait", "the CP passed WAIT_REG_MEM before the CPU released it");
+    if (loadAcquire(marker) != 0) return withState("GPU wait", "the CP passed WAIT_REG_MEM before the CPU released it");
     std::atomic_ref<uint32_t>(*flag).store(1, std::memory_order_release);
     if (Status w = d_.waitEvents({&event_, 1}, o_.timeoutMs); !w) return w.error();
-    if (load(marker) != 0x600D) return withState("GPU wait", "WRITE_DATA after the wait did not land");
+    if (loadAcquire(marker) != 0x600D) return withState("GPU wait", "WRITE_DATA after the wait did not land");
     return "held at WAIT_REG_MEM until the CPU wrote " + hex(gtt_.gpuAddress(64));
 }
 
@@ -146,8 +145,8 @@ Result<std::string> Climber::copied() {
     s.writeData({.address = gtt_.gpuAddress(128)}, {0xC0FFEE01, 0xC0FFEE02});
     s.copyData({.source = gtt_.gpuAddress(128), .destination = vram_.gpuVa, .count64 = true});
     if (Status w = submitAndWait(s); !w) return w.error();
-    if (load(vram_.as<uint32_t>()) != 0xC0FFEE01 || load(vram_.as<uint32_t>(4)) != 0xC0FFEE02)
-        return withState("copy", "VRAM " + hex(vram_.gpuVa) + " holds " + hex(load(vram_.as<uint64_t>())) + " after COPY_DATA");
+    if (loadAcquire(vram_.as<uint32_t>()) != 0xC0FFEE01 || loadAcquire(vram_.as<uint32_t>(4)) != 0xC0FFEE02)
+        return withState("copy", "VRAM " + hex(vram_.gpuVa) + " holds " + hex(loadAcquire(vram_.as<uint64_t>())) + " after COPY_DATA");
     return std::string("WRITE_DATA to GTT, COPY_DATA GTT -> VRAM");
 }
 

@@ -1,5 +1,6 @@
 #include "kfd/device/queue_writer.h"
 #include "kfd/device/hex.h"
+#include "kfd/device/load_acquire.h"
 
 #include <atomic>
 #include <cerrno>
@@ -12,9 +13,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-uint32_t loadRptr(const Queue& q) { return std::atomic_ref<uint32_t>(*const_cast<uint32_t*>(q.rptr())).load(std::memory_order_acquire); }
+uint32_t loadRptr(const Queue& q) { return loadAcquire(q.rptr()); }
 
-uint64_t loadFence(const Fence& f) { return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(f.value)).load(std::memory_order_acquire); }
+uint64_t loadFence(const Fence& f) { return loadAcquire(f.value); }
 
 // Short sleeps: a host poll must not starve the simulated CP it waits for on a small machine.
 void pause() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
@@ -22,7 +23,7 @@ void pause() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
 }  // namespace
 
 QueueWriter::QueueWriter(Device& device, const Queue& queue)
-    : device_(device), queue_(queue), wptr_(std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(queue.wptr())).load(std::memory_order_acquire)) {}
+    : device_(device), queue_(queue), wptr_(loadAcquire(queue.wptr())) {}
 
 uint32_t QueueWriter::space() const {
     const uint32_t n = queue_.ringDwords();

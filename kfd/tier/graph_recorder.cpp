@@ -23,7 +23,6 @@ using graph::OpKind;
 using runtime::TierError;
 namespace ka = zinc::kernels;
 
-
 const char* typeSuffix(const model::WeightRef& w, const char* what) {
     using model::GgmlType;
     switch (w.type) {

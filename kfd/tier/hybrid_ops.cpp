@@ -19,7 +19,6 @@ using runtime::TierError;
 
 constexpr int32_t kMaxDeltaHeadDim = 128;  // delta_net: one thread per state row
 
-
 void requireF32(const graph::Op& op, const model::WeightRef* w) {
     if (w && w->type != model::GgmlType::F32)
         throw TierError(fmt::format("kfd tier: op {}: weight {} is {}, the hybrid kernels read F32", op.label, w->name,

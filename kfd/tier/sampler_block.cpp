@@ -12,7 +12,6 @@
 namespace zinc::kfd {
 namespace {
 
-
 uint32_t bitsOf(float f) {
     uint32_t u;
     std::memcpy(&u, &f, 4);

@@ -16,7 +16,6 @@ using runtime::TierError;
 
 namespace {
 
-
 void writeDwords(const std::filesystem::path& path, std::span<const uint32_t> dwords) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(dwords.data()), std::streamsize(dwords.size() * 4));
