@@ -386,6 +386,10 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
         const auto& caps = pipelines_.caps();
         tile = coopmatTileFor(caps, rows, slots, up != nullptr, expert != nullptr, false);
         spec.insert(spec.end(), {tile.rows, tile.tokens, shader == Shader::MatMulCoopmat ? caps.subgroupSize : 32u});
+        // Q4_K rows at 16-byte boundaries: the quants read 16 bytes a load (q4k_vec.glsl).
+        const bool vec = w.type == GgmlType::Q4_K && w.rowBytes % 16 == 0 && ctx.weights.address(w) % 16 == 0 &&
+                         (!up || ctx.weights.address(*up) % 16 == 0);
+        spec.push_back(vec ? 1u : 0u);
     }
     const VkPipeline pipeline = pipelines_.get(shader, spec);
     const VkDeviceAddress weights = ctx.weights.address(w);

@@ -27,6 +27,7 @@
 #extension GL_NV_cooperative_matrix : require
 #endif
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 #include "dot4.glsl"
 #include "common.glsl"
 #include "weights.glsl"
@@ -48,6 +49,7 @@ layout(constant_id = 2) const uint EXPERT = 0u;
 layout(constant_id = 3) const uint BM = 64u;   // weight rows per set: 64 or 128
 layout(constant_id = 4) const uint BN = 64u;   // tokens: 64 or 128 (EXPERT: 64, moe_group.comp's tile)
 layout(constant_id = 5) const uint SG = 32u;   // subgroup size: 32 or 64 (the emulation: 32)
+layout(constant_id = 6) const uint VEC = 0u;   // Q4_K rows 16-byte aligned: quants read 16 bytes a load
 // K of the A and of the B matrices, 16 both: two spec constants so that A's and B's NV types
 // differ and the KHR rewrite can give each its one Use. Never specialized.
 layout(constant_id = 10) const uint KA = 16u;
@@ -74,6 +76,7 @@ layout(push_constant) uniform PC {
 } pc;
 
 #include "unit_decode.glsl"
+#include "q4k_vec.glsl"
 
 const uint U = 2u, BK = 32u * U;          // units and values of k per step
 const uint NW = PAIR != 0u ? 2u : 1u;     // weight sets
@@ -102,7 +105,10 @@ void loadWeights(uint job, uint row0, uint unit0, uint nUnits) {
     float fa = 0.0, fb = 0.0, fm = 0.0;
     if (unit < nUnits) {
         const uint row = wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes;  // a missing row decodes the last; not written
-        decodeUnit(set == 0u ? pc.w : pc.w2, set == 0u ? pc.w32 : pc.w2_32, row, unit, q, fa, fb, fm);
+        if (VEC != 0u && TYPE == kQ4_K)
+            decodeQ4KVec(set == 0u ? pc.w32 : pc.w2_32, U128Buf(uvec2(set == 0u ? pc.w32 : pc.w2_32)), row, unit, q, fa, fb, fm);
+        else
+            decodeUnit(set == 0u ? pc.w : pc.w2, set == 0u ? pc.w32 : pc.w2_32, row, unit, q, fa, fb, fm);
     } else {
         for (uint i = 0u; i < 8u; ++i) q[i] = 0u;
     }

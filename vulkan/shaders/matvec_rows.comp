@@ -43,7 +43,6 @@ layout(constant_id = 6) const uint C = 32u;    // units staged per pass (a multi
 layout(constant_id = 7) const uint VEC = 0u;
 const uint RR = R * (PAIR != 0u ? 2u : 1u);
 
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer U128Buf { uvec4 v[]; };
 
 layout(push_constant) uniform PC {
     U16Buf w;
@@ -101,30 +100,7 @@ shared float shS[kHasMin ? SC : 1u];
 shared int shLo[kNeedsSums ? SC : 1u], shHi[kNeedsSums ? SC : 1u];
 shared float red[gl_WorkGroupSize.x];
 
-// Q4_K unit u of `row` with the 32 quant bytes read as two 16-byte loads (VEC).
-void decodeQ4KVec(UintBuf w32, U128Buf w128, uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
-    const uint b = u / 8u, j = u % 8u;
-    const uint blk = (row + b * 144u) / 4u;
-    const vec2 dm = unpackHalf2x16(w32.v[blk]);
-    const uint s0 = w32.v[blk + 1u], s1 = w32.v[blk + 2u], s2 = w32.v[blk + 3u];
-    uint sc, mn;
-    if (j < 4u) {
-        sc = byteOf(s0, j) & 63u;
-        mn = byteOf(s1, j) & 63u;
-    } else {
-        sc = (byteOf(s2, j - 4u) & 0xFu) | ((byteOf(s0, j - 4u) >> 6) << 4);
-        mn = (byteOf(s2, j - 4u) >> 4) | ((byteOf(s1, j - 4u) >> 6) << 4);
-    }
-    const uint q = (row + b * 144u + 16u + 32u * (j / 2u)) / 16u;
-    const uvec4 lo = w128.v[q], hi = w128.v[q + 1u];
-    const uint shift = 4u * (j & 1u);
-    UNROLL for (uint i = 0u; i < 4u; ++i) {
-        wq[i] = (lo[i] >> shift) & 0x0F0F0F0Fu;
-        wq[i + 4u] = (hi[i] >> shift) & 0x0F0F0F0Fu;
-    }
-    fa = fb = dm.x * float(sc);
-    fm = -dm.y * float(mn);
-}
+#include "q4k_vec.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Act4Buf { uvec4 v[]; };
 

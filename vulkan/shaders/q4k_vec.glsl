@@ -1,0 +1,29 @@
+// Q4_K's 32-value unit with 16-byte loads, for rows 16-byte aligned (the host's VEC): the 32
+// quant bytes as two loads instead of eight. The same values as unit_decode.glsl's decodeUnit.
+// Needs common.glsl, GL_EXT_buffer_reference_uvec2 and UNROLL defined by the includer.
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer U128Buf { uvec4 v[]; };
+
+// Q4_K unit u of `row`; w128 is w32 as 16-byte words.
+void decodeQ4KVec(UintBuf w32, U128Buf w128, uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
+    const uint b = u / 8u, j = u % 8u;
+    const uint blk = (row + b * 144u) / 4u;
+    const vec2 dm = unpackHalf2x16(w32.v[blk]);
+    const uint s0 = w32.v[blk + 1u], s1 = w32.v[blk + 2u], s2 = w32.v[blk + 3u];
+    uint sc, mn;
+    if (j < 4u) {
+        sc = byteOf(s0, j) & 63u;
+        mn = byteOf(s1, j) & 63u;
+    } else {
+        sc = (byteOf(s2, j - 4u) & 0xFu) | ((byteOf(s0, j - 4u) >> 6) << 4);
+        mn = (byteOf(s2, j - 4u) >> 4) | ((byteOf(s1, j - 4u) >> 6) << 4);
+    }
+    const uint q = (row + b * 144u + 16u + 32u * (j / 2u)) / 16u;
+    const uvec4 lo = w128.v[q], hi = w128.v[q + 1u];
+    const uint shift = 4u * (j & 1u);
+    UNROLL for (uint i = 0u; i < 4u; ++i) {
+        wq[i] = (lo[i] >> shift) & 0x0F0F0F0Fu;
+        wq[i + 4u] = (hi[i] >> shift) & 0x0F0F0F0Fu;
+    }
+    fa = fb = dm.x * float(sc);
+    fm = -dm.y * float(mn);
+}
