@@ -67,10 +67,11 @@ public:
     // MatVecOp takes this path from this many tokens (EXPERT: pairs per expert, on average) on,
     // the integer matmul below (EXPERT: the one-pass matrix-core matmul, from
     // MatVecOp::kOnePassMinPairsPerExpert): a matrix is dequantized whole for whatever number of
-    // tokens. H200, prefill 512 (results/vulkan-h100.md, twelfth session): with 16 pairs an
-    // expert (Qwen3.6-35B-A3B's shape) one pass ran at 2,458 tok/s against two passes' 2,270, with
-    // 32 (Qwen3-30B-A3B) 4,263-4,268 against 4,246-4,257.
-    static constexpr uint32_t kMinTokens = 32, kMinPairsPerExpert = 32;
+    // tokens. Experts take two passes from 128 pairs an expert: since the one-pass kernel reads
+    // Q4_K 16 bytes a load it wins below that (H200, run 75, prefill tok/s one pass / two:
+    // Qwen3-30B-A3B 4,978 / 4,206 at 32 pairs, 6,152 / 5,716 at 64, 6,668 / 6,749 at 128; the
+    // Qwen3.6-35B-A3B shape 3,515 / 3,094 at 32, 3,689 / 3,470 at 64).
+    static constexpr uint32_t kMinTokens = 32, kMinPairsPerExpert = 128;
     static constexpr uint32_t kChunkAlign = 128;              // the largest tile's rows
     static constexpr uint64_t kScratchCap = uint64_t{512} << 20;
 

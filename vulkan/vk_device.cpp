@@ -239,7 +239,7 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
         caps_.coopmatDequant = mode != "old" && mode != "emulate-old";
         caps_.prefillMatmul += caps_.coopmatDequant
                                    ? ", weights dequantized to f16 by a pass of their own (dequant_f16 + matmul_f16; "
-                                     "MoE experts with 8-31 pairs each decoded in the k loop, matmul_coopmat; "
+                                     "MoE experts with 8-127 pairs each decoded in the k loop, matmul_coopmat; "
                                      "ZINC_VK_COOPMAT=old: decoded in the k loop)"
                                    : ", weights decoded in the k loop (matmul_coopmat; unset: dequantized to f16 by a "
                                      "pass of their own)";
