@@ -98,15 +98,17 @@ shared uint sOutRow[BN];
 uint wBase = 0u;
 uint tileTokens = 0u;
 
+// Job (set, row, unit) with the unit fastest: the U units of a row are neighbouring threads, so
+// a warp's loads touch BM * U / 32 rows' lines, not 32 rows'.
 void loadWeights(uint job, uint row0, uint unit0, uint nUnits) {
-    const uint set = job / (BM * U), r = job % BM, u = (job / BM) % U;
+    const uint set = job / (BM * U), r = (job / U) % BM, u = job % U;
     const uint unit = unit0 + u;
     uint q[8];
     float fa = 0.0, fb = 0.0, fm = 0.0;
     if (unit < nUnits) {
         const uint row = wBase + min(row0 + r, pc.m - 1u) * pc.rowBytes;  // a missing row decodes the last; not written
         if (VEC != 0u && TYPE == kQ4_K)
-            decodeQ4KVec(set == 0u ? pc.w32 : pc.w2_32, U128Buf(uvec2(set == 0u ? pc.w32 : pc.w2_32)), row, unit, q, fa, fb, fm);
+            decodeQ4KVec(U128Buf(uvec2(set == 0u ? pc.w32 : pc.w2_32)), row, unit, q, fa, fb, fm);
         else
             decodeUnit(set == 0u ? pc.w : pc.w2, set == 0u ? pc.w32 : pc.w2_32, row, unit, q, fa, fb, fm);
     } else {
@@ -119,7 +121,7 @@ void loadWeights(uint job, uint row0, uint unit0, uint nUnits) {
 }
 
 void loadActivations(uint job, uint unit0, uint nUnits) {
-    const uint t = job % BN, u = job / BN;
+    const uint t = job / U, u = job % U;
     const uint unit = unit0 + u;
     const uint a0 = sActRow[t] * pc.actStride;
     const float da = unit < nUnits ? uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + unit]) : 0.0;

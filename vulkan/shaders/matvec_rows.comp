@@ -184,7 +184,7 @@ void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi,
 // is not written.
 void weightUnit(uint r, uint wBase, uint row0, uint u, out uint q[8], out float fa, out float fb, out float fm) {
     const uint row = wBase + min(row0 + r % R, pc.m - 1u) * pc.rowBytes;
-    if (VEC != 0u && TYPE == kQ4_K) decodeQ4KVec(r >= R ? pc.w2_32 : pc.w32, U128Buf(uvec2(r >= R ? pc.w2_32 : pc.w32)), row, u, q, fa, fb, fm);
+    if (VEC != 0u && TYPE == kQ4_K) decodeQ4KVec(U128Buf(uvec2(r >= R ? pc.w2_32 : pc.w32)), row, u, q, fa, fb, fm);
     else decodeUnit(r >= R ? pc.w2 : pc.w, r >= R ? pc.w2_32 : pc.w32, row, u, q, fa, fb, fm);
 }
 

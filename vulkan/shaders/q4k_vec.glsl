@@ -1,14 +1,16 @@
 // Q4_K's 32-value unit with 16-byte loads, for rows 16-byte aligned (the host's VEC): the 32
-// quant bytes as two loads instead of eight. The same values as unit_decode.glsl's decodeUnit.
+// quant bytes as two loads instead of eight, the block's header (d, dmin, 12 bytes of scales:
+// a block is 144 bytes, so it starts 16-byte aligned too) as one instead of four. The same
+// values as unit_decode.glsl's decodeUnit.
 // Needs common.glsl, GL_EXT_buffer_reference_uvec2 and UNROLL defined by the includer.
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer U128Buf { uvec4 v[]; };
 
-// Q4_K unit u of `row`; w128 is w32 as 16-byte words.
-void decodeQ4KVec(UintBuf w32, U128Buf w128, uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
+// Q4_K unit u of `row` (a byte offset) of the weights w128.
+void decodeQ4KVec(U128Buf w128, uint row, uint u, out uint wq[8], out float fa, out float fb, out float fm) {
     const uint b = u / 8u, j = u % 8u;
-    const uint blk = (row + b * 144u) / 4u;
-    const vec2 dm = unpackHalf2x16(w32.v[blk]);
-    const uint s0 = w32.v[blk + 1u], s1 = w32.v[blk + 2u], s2 = w32.v[blk + 3u];
+    const uvec4 head = w128.v[(row + b * 144u) / 16u];
+    const vec2 dm = unpackHalf2x16(head.x);
+    const uint s0 = head.y, s1 = head.z, s2 = head.w;
     uint sc, mn;
     if (j < 4u) {
         sc = byteOf(s0, j) & 63u;
