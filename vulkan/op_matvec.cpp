@@ -390,6 +390,8 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
         const bool vec = w.type == GgmlType::Q4_K && w.rowBytes % 16 == 0 && ctx.weights.address(w) % 16 == 0 &&
                          (!up || ctx.weights.address(*up) % 16 == 0);
         spec.push_back(vec ? 1u : 0u);
+        // Activation rows at 16-byte boundaries: a unit's quants as two 16-byte loads.
+        spec.push_back(act.address % 16 == 0 && act.stride % 4 == 0 ? 1u : 0u);
     }
     const VkPipeline pipeline = pipelines_.get(shader, spec);
     const VkDeviceAddress weights = ctx.weights.address(w);

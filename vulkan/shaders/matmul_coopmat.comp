@@ -50,6 +50,7 @@ layout(constant_id = 3) const uint BM = 64u;   // weight rows per set: 64 or 128
 layout(constant_id = 4) const uint BN = 64u;   // tokens: 64 or 128 (EXPERT: 64, moe_group.comp's tile)
 layout(constant_id = 5) const uint SG = 32u;   // subgroup size: 32 or 64 (the emulation: 32)
 layout(constant_id = 6) const uint VEC = 0u;   // Q4_K rows 16-byte aligned: quants read 16 bytes a load
+layout(constant_id = 7) const uint ACT4 = 0u;  // activation rows 16-byte aligned: a unit's quants as two 16-byte loads
 // K of the A and of the B matrices, 16 both: two spec constants so that A's and B's NV types
 // differ and the KHR rewrite can give each its one Use. Never specialized.
 layout(constant_id = 10) const uint KA = 16u;
@@ -126,11 +127,15 @@ void loadActivations(uint job, uint unit0, uint nUnits) {
     const uint a0 = sActRow[t] * pc.actStride;
     const float da = unit < nUnits ? uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + unit]) : 0.0;
     const uint base = t * LD4 + u * 4u;
-    for (uint i = 0u; i < 4u; ++i) {
-        const uint w0 = unit < nUnits ? pc.act.v[a0 + 8u * unit + 2u * i] : 0u;
-        const uint w1 = unit < nUnits ? pc.act.v[a0 + 8u * unit + 2u * i + 1u] : 0u;
-        sA[base + i] = halvesOf(w0 ^ 0x80808080u, w1 ^ 0x80808080u, float16_t(1024 + 128), da, 0.0);
+    uint w[8];
+    if (ACT4 != 0u && unit < nUnits) {
+        const uvec4 lo = U128Buf(uvec2(pc.act)).v[(a0 + 8u * unit) / 4u], hi = U128Buf(uvec2(pc.act)).v[(a0 + 8u * unit) / 4u + 1u];
+        w = uint[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+    } else {
+        for (uint i = 0u; i < 8u; ++i) w[i] = unit < nUnits ? pc.act.v[a0 + 8u * unit + i] : 0u;
     }
+    for (uint i = 0u; i < 4u; ++i)
+        sA[base + i] = halvesOf(w[2u * i] ^ 0x80808080u, w[2u * i + 1u] ^ 0x80808080u, float16_t(1024 + 128), da, 0.0);
 }
 
 // The tile's columns: tokens y * BN.. or one expert's pairs; false if the tile is empty.
