@@ -11,6 +11,7 @@
 // silu(gate · x) * (up · x): the SwiGLU of the FFN in the same dispatch.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 #include "dot4.glsl"
 #include "common.glsl"
 #include "weights.glsl"
@@ -47,7 +48,6 @@ layout(push_constant) uniform PC {
 } pc;
 
 const bool kFloatType = TYPE == kF32 || TYPE == kF16 || TYPE == kBF16;
-#extension GL_EXT_buffer_reference_uvec2 : require
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer F32x4Buf { vec4 v[]; };
 #include "unit_decode.glsl"
 // Value e of a float weight row at byte offset row.

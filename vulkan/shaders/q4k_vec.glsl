@@ -2,7 +2,8 @@
 // quant bytes as two loads instead of eight, the block's header (d, dmin, 12 bytes of scales:
 // a block is 144 bytes, so it starts 16-byte aligned too) as one instead of four. The same
 // values as unit_decode.glsl's decodeUnit.
-// Needs common.glsl, GL_EXT_buffer_reference_uvec2 and UNROLL defined by the includer.
+// Needs common.glsl, unit_decode.glsl, GL_EXT_buffer_reference_uvec2 and UNROLL defined by the
+// includer.
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer U128Buf { uvec4 v[]; };
 
 // Q4_K unit u of `row` (a byte offset) of the weights w128.
@@ -10,15 +11,8 @@ void decodeQ4KVec(U128Buf w128, uint row, uint u, out uint wq[8], out float fa, 
     const uint b = u / 8u, j = u % 8u;
     const uvec4 head = w128.v[(row + b * 144u) / 16u];
     const vec2 dm = unpackHalf2x16(head.x);
-    const uint s0 = head.y, s1 = head.z, s2 = head.w;
     uint sc, mn;
-    if (j < 4u) {
-        sc = byteOf(s0, j) & 63u;
-        mn = byteOf(s1, j) & 63u;
-    } else {
-        sc = (byteOf(s2, j - 4u) & 0xFu) | ((byteOf(s0, j - 4u) >> 6) << 4);
-        mn = (byteOf(s2, j - 4u) >> 4) | ((byteOf(s1, j - 4u) >> 6) << 4);
-    }
+    scaleMinK4Words(head.y, head.z, head.w, j, sc, mn);
     const uint q = (row + b * 144u + 16u + 32u * (j / 2u)) / 16u;
     const uvec4 lo = w128.v[q], hi = w128.v[q + 1u];
     const uint shift = 4u * (j & 1u);

@@ -11,6 +11,18 @@ const bool kHalfMins = TYPE == kQ2_K;
 // Byte j (0..3) of word w.
 uint byteOf(uint w, uint j) { return (w >> (8u * j)) & 0xFFu; }
 
+// K-quant 6-bit scale and min of sub-block j from the 12 scale bytes as words s0, s1, s2
+// (weights.glsl's scaleMinK4, ggml's get_scale_min_k4).
+void scaleMinK4Words(uint s0, uint s1, uint s2, uint j, out uint sc, out uint mn) {
+    if (j < 4u) {
+        sc = byteOf(s0, j) & 63u;
+        mn = byteOf(s1, j) & 63u;
+    } else {
+        sc = (byteOf(s2, j - 4u) & 0xFu) | ((byteOf(s0, j - 4u) >> 6) << 4);
+        mn = (byteOf(s2, j - 4u) >> 4) | ((byteOf(s1, j - 4u) >> 6) << 4);
+    }
+}
+
 // Four IQ4 levels from the nibbles (at `shift`) of the 4 bytes of `word`, as signed bytes.
 uint iq4Word(uint word, uint shift) {
     uint r = 0u;
@@ -57,15 +69,8 @@ void decodeUnit(U16Buf w, UintBuf w32, uint row, uint u, out uint wq[8], out flo
         const uint b = u / 8u, j = u % 8u, c = j / 2u;
         const uint blk = (row + b * (TYPE == kQ4_K ? 144u : 176u)) / 4u;
         const vec2 dm = unpackHalf2x16(w32.v[blk]);
-        const uint s0 = w32.v[blk + 1u], s1 = w32.v[blk + 2u], s2 = w32.v[blk + 3u];
         uint sc, mn;
-        if (j < 4u) {
-            sc = byteOf(s0, j) & 63u;
-            mn = byteOf(s1, j) & 63u;
-        } else {
-            sc = (byteOf(s2, j - 4u) & 0xFu) | ((byteOf(s0, j - 4u) >> 6) << 4);
-            mn = (byteOf(s2, j - 4u) >> 4) | ((byteOf(s1, j - 4u) >> 6) << 4);
-        }
+        scaleMinK4Words(w32.v[blk + 1u], w32.v[blk + 2u], w32.v[blk + 3u], j, sc, mn);
         const uint qs = blk + (TYPE == kQ4_K ? 4u : 12u) + 8u * c;
         for (uint i = 0u; i < 8u; ++i) {
             wq[i] = (w32.v[qs + i] >> (4u * (j & 1u))) & 0x0F0F0F0Fu;
