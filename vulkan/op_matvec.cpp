@@ -108,6 +108,10 @@ uint32_t actRowWords(ActFormat mode, uint32_t k) {
     return mode == ActFormat::Q8_0 || mode == ActFormat::Q8_1 || mode == ActFormat::Q8_K ? k / 4 + k / 16 : k;
 }
 
+// Rows from `base`, `strideBytes` apart, all at 16-byte boundaries: the shaders may read them 16
+// bytes a load (matvec_rows' VEC and ACT4, matmul_coopmat's VEC and ACT4, matvec's VEC4).
+bool rows16(VkDeviceAddress base, uint64_t strideBytes) { return base % 16 == 0 && strideBytes % 16 == 0; }
+
 }  // namespace
 
 // Threads along k: enough for every 32-value unit of a row, 32 to 128.
@@ -316,8 +320,8 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
                       c.accumulate ? 1u : 0u,
                       0u};
     if (kernel.v2 && quantized) {
-        const bool vec = w.type == GgmlType::Q4_K && c.weights % 16 == 0 && c.upWeights % 16 == 0;
-        const bool act4 = c.act % 16 == 0 && c.actStride % 4 == 0;
+        const bool vec = w.type == GgmlType::Q4_K && rows16(c.weights, w.rowBytes) && rows16(c.upWeights, w.rowBytes);
+        const bool act4 = rows16(c.act, 4 * uint64_t{c.actStride});
         const uint32_t tokens = expert ? 1u : c.tokens;
         const bool dot4 = matVec_ == Shader::MatVecDot4;
         const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), tokens, w.type, expert, c.up != nullptr, dot4, kernel);
@@ -335,8 +339,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     const uint32_t rows = !quantized && tile > 1 ? 4u : rowsPerGroup(w.rows);
     // F32 weights and activations at 16-byte boundaries: read 16 bytes a load (matvec.comp's
     // VEC4; the batched MoE router's 4 x 8 tiles, 30B-A3B: 26.6 us a prompt token before).
-    const bool vec4 = w.type == GgmlType::F32 && c.weights % 16 == 0 && w.rowBytes % 16 == 0 && c.act % 16 == 0 &&
-                      c.actStride % 4 == 0 && !c.up;
+    const bool vec4 = w.type == GgmlType::F32 && rows16(c.weights, w.rowBytes) && rows16(c.act, 4 * uint64_t{c.actStride}) && !c.up;
     const VkPipeline pipeline = pipelines_.get(
         matVec_, {matVecThreads(w.cols), static_cast<uint32_t>(w.type), tile, rows, c.up ? 1u : 0u, vec4 ? 1u : 0u});
     const uint32_t groups = groupsFor(m, rows);
@@ -391,11 +394,11 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
         tile = coopmatTileFor(caps, rows, slots, up != nullptr, expert != nullptr, false);
         spec.insert(spec.end(), {tile.rows, tile.tokens, shader == Shader::MatMulCoopmat ? caps.subgroupSize : 32u});
         // Q4_K rows at 16-byte boundaries: the quants read 16 bytes a load (q4k_vec.glsl).
-        const bool vec = w.type == GgmlType::Q4_K && w.rowBytes % 16 == 0 && ctx.weights.address(w) % 16 == 0 &&
-                         (!up || ctx.weights.address(*up) % 16 == 0);
+        const bool vec = w.type == GgmlType::Q4_K && rows16(ctx.weights.address(w), w.rowBytes) &&
+                         (!up || rows16(ctx.weights.address(*up), up->rowBytes));
         spec.push_back(vec ? 1u : 0u);
         // Activation rows at 16-byte boundaries: a unit's quants as two 16-byte loads.
-        spec.push_back(act.address % 16 == 0 && act.stride % 4 == 0 ? 1u : 0u);
+        spec.push_back(rows16(act.address, 4 * uint64_t{act.stride}) ? 1u : 0u);
     }
     const VkPipeline pipeline = pipelines_.get(shader, spec);
     const VkDeviceAddress weights = ctx.weights.address(w);
