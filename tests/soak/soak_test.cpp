@@ -142,7 +142,7 @@ TEST(Soak, SimulatedGpu) { Soak("kfd", 128).run(3, 96); }
 
 TEST(Soak, Lavapipe) {
     if (!vulkanDeviceExists()) GTEST_SKIP() << "no Vulkan device on this machine";
-    Soak("vulkan", 256).run(6, 200);
+    Soak("vulkan", 256).run(4, 200);  // lavapipe's tokens cost ~4x the cpu tier's under ASan
 }
 
 }  // namespace

@@ -114,23 +114,32 @@ std::vector<GgmlType> quantizedTypes() {
 }
 
 // The decode matvecs of real models as MatVecOp::rowsSpec chooses them: an expert's down
-// projection of Qwen3.6-35B-A3B (k 512) and Qwen3-8B's projections (k 4096); one token, a
-// 2-token tile (two sequences: matvec_rows_tiles), a 3-token one (two staged units a thread), an
-// 8-token one (several sequences, short prefills), an expert slot; alone and as a SwiGLU pair.
+// projection of Qwen3.6-35B-A3B (k 512: 16 threads along k) and Qwen3-8B's projections (k 4096:
+// 32; a longer k changes only loop bounds); one token, a 2-token tile (two sequences:
+// matvec_rows_tiles), a 3-token one (two staged units a thread), an 8-token one (several
+// sequences, short prefills), an expert slot; alone and as a SwiGLU pair. With integer dot
+// products (what RDNA3 and RDNA4 run) every shape; without them (a card lacking them) one token,
+// 8 tokens and an expert slot, the variants whose code differs most (half the compile time).
 TEST_F(RadvCompile, DecodeMatvecsOfRealShapesCompileWithoutSpills) {
     const MatVecOp::Kernel kernel = MatVecOp::Kernel::parse("v2");
     const auto types = quantizedTypes();
     ASSERT_GE(types.size(), 8u);
+    struct Shape {
+        uint32_t k, tokens;
+        bool expert;
+    };
+    const std::vector<Shape> dot4Shapes = {{512, 1, false}, {4096, 1, false}, {4096, 2, false}, {4096, 3, false},
+                                           {512, 8, false}, {4096, 8, false}, {512, 1, true}};
+    const std::vector<Shape> plainShapes = {{4096, 1, false}, {4096, 8, false}, {512, 1, true}};
     for (bool dot4 : {false, true}) {
         if (dot4 && !factory()->caps().integerDotProduct) continue;
         for (GgmlType type : types)
-            for (uint32_t k : {512u, 4096u})  // 16 and 32 threads along k; a longer k changes only loop bounds
-                for (auto [tokens, expert] : {std::pair{1u, false}, std::pair{2u, false}, std::pair{3u, false}, std::pair{8u, false},
-                                               std::pair{1u, true}})
-                    for (bool up : {false, true}) {
-                        const auto spec = MatVecOp::rowsSpec(type, k, tokens, expert, up, type == GgmlType::Q4_K, true, dot4, kernel);
-                        compile(MatVecOp::rowsShader(spec, dot4), spec);
-                    }
+            for (const Shape& shape : dot4 ? dot4Shapes : plainShapes)
+                for (bool up : {false, true}) {
+                    const auto spec =
+                        MatVecOp::rowsSpec(type, shape.k, shape.tokens, shape.expert, up, type == GgmlType::Q4_K, true, dot4, kernel);
+                    compile(MatVecOp::rowsShader(spec, dot4), spec);
+                }
     }
 }
 
