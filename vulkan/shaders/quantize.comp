@@ -117,26 +117,55 @@ void main() {
     // Largest magnitude per group (32 for Q8_0/Q8_1, 256 for Q8_K), the first one on ties.
     const uint group = pc.mode == 2u ? 256u : 32u;
     vals[tid] = v;
-    absv[tid] = abs(v);
-    idx[tid] = tid;
-    barrier();
-    for (uint s = group / 2u; s > 0u; s >>= 1u) {
-        if ((tid % group) < s) {
-            const float a = absv[tid], b = absv[tid + s];
-            if (b > a || (b == a && idx[tid + s] < idx[tid])) {
-                absv[tid] = b;
-                idx[tid] = idx[tid + s];
+    // Subgroups of 32 (NVIDIA; RADV in wave32): a subgroup is one 32-value block, reduced in
+    // registers, and Q8_K's eight blocks meet through shared memory; other sizes (lavapipe's 8,
+    // wave64) take the tree. Both give the maximum and the lowest index holding it: the same
+    // bits. The tree's eight barriers and the block sum's serial loop were most of this
+    // kernel's latency, which a decode step pays four times a layer.
+    const bool bySubgroup = gl_SubgroupSize == 32u;
+    float amax;
+    uint first;
+    if (bySubgroup) {
+        const float a = abs(v);
+        amax = subgroupMax(a);
+        first = subgroupMin(a == amax ? tid : 0xffffffffu);
+        if (pc.mode == 2u) {
+            if (subgroupElect()) {
+                absv[gl_SubgroupID] = amax;
+                idx[gl_SubgroupID] = first;
             }
+            barrier();  // also publishes vals[]
+            amax = absv[0];
+            first = idx[0];
+            for (uint c = 1u; c < 8u; ++c)
+                if (absv[c] > amax) {  // a later block wins only with a larger magnitude
+                    amax = absv[c];
+                    first = idx[c];
+                }
         }
+    } else {
+        absv[tid] = abs(v);
+        idx[tid] = tid;
         barrier();
+        for (uint s = group / 2u; s > 0u; s >>= 1u) {
+            if ((tid % group) < s) {
+                const float a = absv[tid], b = absv[tid + s];
+                if (b > a || (b == a && idx[tid + s] < idx[tid])) {
+                    absv[tid] = b;
+                    idx[tid] = idx[tid + s];
+                }
+            }
+            barrier();
+        }
+        const uint lead = tid - tid % group;
+        amax = absv[lead];
+        first = idx[lead];
     }
-    const uint lead = tid - tid % group;
-    const float amax = absv[lead];
     int q = 0;
     float d = 0.0;
     if (pc.mode == 2u) {
         if (amax != 0.0) {
-            const float iscale = -127.0 / vals[idx[lead]];
+            const float iscale = -127.0 / vals[first];
             q = min(127, int(roundEven(iscale * v)));
             d = 1.0 / iscale;
         }
@@ -145,6 +174,7 @@ void main() {
         q = clamp(int(roundEven(v * id)), -128, 127);
         d = amax / 127.0;
     }
+    const int blockSum = bySubgroup ? subgroupAdd(q) : 0;  // exact: integers
     qv[tid] = q;
     barrier();
     if (!inside) return;
@@ -154,8 +184,9 @@ void main() {
         pc.out_.v[outBase + i / 4u] = word;
     }
     if (tid % 32u == 0u) {
-        int sum = 0;
-        for (uint j = 0u; j < 32u; ++j) sum += qv[tid + j];
+        int sum = blockSum;
+        if (!bySubgroup)
+            for (uint j = 0u; j < 32u; ++j) sum += qv[tid + j];
         const uint block = i / 32u;
         const uint nBlocks = pc.k / 32u;
         float dStored = d, s = 0.0;
