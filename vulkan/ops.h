@@ -274,8 +274,15 @@ private:
 // Seeded sampling on the GPU (sample.comp), always advancing the token state.
 class SampleOp {
 public:
+    // What sample.comp reads and writes: the logits row, the token state, the id ring, the
+    // sampler state (sampler_state.h) and its scratch (sampleScratchBytes).
+    struct Buffers {
+        VkDeviceAddress logits, state, ring, sampler, scratch;
+    };
     explicit SampleOp(PipelineFactory& pipelines);
     void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n) const;
+    // The dispatch alone, for a test that owns the buffers.
+    static void record(Recorder& rec, VkPipeline pipeline, const Buffers& b, uint32_t n, uint32_t ringCapacity);
 
 private:
     VkPipeline pipeline_;

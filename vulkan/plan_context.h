@@ -28,6 +28,7 @@ struct DeviceLayout {
     VkDeviceAddress ropeTableSwa = 0;  // sliding-window layers' (ropeTable when the model has none)
     VkDeviceAddress state = 0;
     VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h
+    VkDeviceAddress sampleScratch = 0;  // sample.comp's slices' candidates (sampleScratchBytes)
     VkDeviceAddress ring = 0;
     uint32_t ringCapacity = 0;
     std::array<VkDeviceAddress, graph::kActFormats> actSlots{};  // quantized activations, one per mode

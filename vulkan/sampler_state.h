@@ -26,4 +26,16 @@ static_assert(sizeof(SamplerStateHeader) == 16 * sizeof(int32_t), "recent ids st
 
 inline constexpr size_t kSamplerStateBytes = sizeof(SamplerStateHeader) + sizeof(int32_t) * kMaxRecentTokens;
 
+// sample.comp's scratch: a workgroup ranks each slice of kSampleSlice logits and leaves its top
+// k there for the last workgroup. A counter of slices finished (16 bytes, zeroed with each state
+// upload and by the last workgroup), then kMaxDeviceTopK logits and as many ids per slice.
+inline constexpr uint32_t kSampleSlice = 2048;
+inline constexpr uint32_t sampleSlices(int64_t nVocab) {
+    return static_cast<uint32_t>((nVocab + kSampleSlice - 1) / kSampleSlice);
+}
+inline constexpr size_t kSampleCountersBytes = 16;
+inline constexpr size_t sampleScratchBytes(int64_t nVocab) {
+    return kSampleCountersBytes + size_t{2} * sizeof(int32_t) * kMaxDeviceTopK * sampleSlices(nVocab);
+}
+
 }  // namespace zinc::vk

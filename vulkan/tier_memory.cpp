@@ -55,6 +55,7 @@ void TierMemory::allocate() {
     samplerDevice_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::DeviceLocal, "sampler state");
     samplerHost_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::HostVisible, "sampler state upload");
     *static_cast<SamplerStateHeader*>(samplerHost_.mapped()) = SamplerStateHeader{};
+    sampleScratch_ = DeviceBuffer(device_, sampleScratchBytes(c.nVocab), MemoryKind::DeviceLocal, "sampler candidates");
     ring_ = DeviceBuffer(device_, sizeof(int32_t) * kRingCapacity, MemoryKind::HostVisible, "token id ring");
     logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nVocab), MemoryKind::HostVisible, "logits");
     logitsHostRows_ = 1;
@@ -154,6 +155,7 @@ void TierMemory::allocate() {
     layout_.ropeTableSwa = c.slidingWindow > 0 ? ropeTableSwa_.address() : ropeTable_.address();
     layout_.state = stateDevice_.address();
     layout_.sampler = samplerDevice_.address();
+    layout_.sampleScratch = sampleScratch_.address();
     layout_.ring = ring_.address();
     layout_.ringCapacity = kRingCapacity;
 }
@@ -239,6 +241,7 @@ void TierMemory::writeSamplerState(const runtime::SamplerParams& p, uint64_t dra
 void TierMemory::recordStateUpload(Recorder& rec, bool clearRecurrent) const {
     rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
     rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
+    vkCmdFillBuffer(rec.cmd(), sampleScratch_.handle(), 0, kSampleCountersBytes, 0);  // sample.comp's slices finished
     if (routerDone_.handle() != VK_NULL_HANDLE)  // moe_topk.comp's counts start at 0 (its last workgroup resets them)
         vkCmdFillBuffer(rec.cmd(), routerDone_.handle(), 0, routerDone_.bytes(), 0);
     if (clearRecurrent && hasRecurrentState())

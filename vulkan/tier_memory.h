@@ -75,7 +75,7 @@ private:
     int32_t maxBatch_;
     int32_t sequences_;  // KV slots: each a copy of kv_'s rows
     int32_t deltaChunk_;
-    vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, ring_, logitsHost_;
+    vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, sampleScratch_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
     vk::DeviceBuffer routerLogits_, routerDone_, expertActs_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
