@@ -56,6 +56,42 @@ float halfBits(uint bits) { return unpackHalf2x16(bits).x; }
 // Two floats -> two halves in a word, rounded to nearest even whatever the driver's mode.
 uint packHalves(float a, float b) { return packHalf2x16(vec2(roundHalf(a), roundHalf(b))); }
 
+// a - q * b, with q * b exact as hi + lo (Dekker's product, Veltkamp's split at 12 bits). No
+// fma: llvmpipe lowers fma to a multiply and an add (gallivm's lower_ffma32), not exact.
+float residual(float a, float b, float q) {
+    precise float cq = 4097.0 * q;
+    precise float qh = cq - (cq - q);
+    precise float ql = q - qh;
+    precise float cb = 4097.0 * b;
+    precise float bh = cb - (cb - b);
+    precise float bl = b - bh;
+    precise float hi = q * b;
+    precise float lo = ((qh * bh - hi) + qh * bl + ql * bh) + ql * bl;
+    precise float r = (a - hi) - lo;
+    return r;
+}
+
+// a / b rounded to nearest, as the host divides: Vulkan lets x / y be 2.5 ulp off, and
+// NVIDIA's 1 / x is 1 ulp off for some x (the Q8_K scale d = 1 / iscale was). One Newton step
+// on the residual brings the quotient within an ulp; of it and its two neighbours, the one
+// with the smallest residual is the rounded quotient (the last rounding of the residual can
+// only mislead for a quotient within ~2^-47 of halfway between two floats). For finite a and
+// b whose quotient is a normal float or zero.
+float divideExact(float a, float b) {
+    precise float q = a / b;
+    q = q + residual(a, b, q) / b;
+    float best = q, r = abs(residual(a, b, q));
+    for (int step = -1; step <= 1; step += 2) {
+        const float c = uintBitsToFloat(uint(int(floatBitsToUint(q)) + step));
+        const float rc = abs(residual(a, b, c));
+        if (rc < r) {
+            best = c;
+            r = rc;
+        }
+    }
+    return best;
+}
+
 // exp(x) to about 1 ulp (Cody-Waite reduction, degree-7 polynomial). Some drivers' exp is
 // exp2(x * log2 e) on a coarse exp2, tens of ulps off for |x| ~ 10; the F16 accumulator of
 // attention turns such errors into rounding flips the cpu tier does not make.

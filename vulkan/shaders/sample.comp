@@ -109,7 +109,7 @@ void loadSlice(uint begin, uint len, uint step) {
         const uint bit = 1u << (at & 31u);
         if ((atomicOr(penalized[at >> 5u], bit) & bit) != 0u) continue;  // already penalised
         const float l = slice[at];
-        slice[at] = l > 0.0 ? l / penalty : l * penalty;
+        slice[at] = l > 0.0 ? divideExact(l, penalty) : l * penalty;
     }
     barrier();
 }
@@ -221,7 +221,7 @@ int draw(uint count, uint drawIndex) {
         const float sum = softmaxTerms(count, 1.0);
         float acc = 0.0;
         for (uint i = 0u; i < count; ++i) {
-            acc += expOf[i] / sum;
+            acc += divideExact(expOf[i], sum);
             if (acc >= topP) {
                 count = i + 1u;
                 break;
@@ -231,18 +231,18 @@ int draw(uint count, uint drawIndex) {
     }
     if (minP > 0.0) {
         const float sum = softmaxTerms(count, 1.0);
-        const float threshold = (1.0 / sum) * minP;
+        const float threshold = divideExact(1.0, sum) * minP;
         uint keep = 1u;
-        while (keep < count && expOf[keep] / sum >= threshold) ++keep;
+        while (keep < count && divideExact(expOf[keep], sum) >= threshold) ++keep;
         count = keep;
         barrier();
     }
-    const float sum = softmaxTerms(count, 1.0 / temperature);
+    const float sum = softmaxTerms(count, divideExact(1.0, temperature));
     const float r = uniformDraw(uint(pc.chain.v[kSeedLo]), uint(pc.chain.v[kSeedHi]),
                                 uint(pc.chain.v[kDrawBase]) + drawIndex);
     float acc = 0.0;
     for (uint i = 0u; i < count; ++i) {
-        acc += expOf[i] / sum;
+        acc += divideExact(expOf[i], sum);
         if (r < acc) return candId[i];
     }
     return candId[count - 1u];
