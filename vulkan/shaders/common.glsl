@@ -71,8 +71,9 @@ float residual(float a, float b, float q) {
     return r;
 }
 
-// a / b rounded to nearest, as the host divides: Vulkan lets x / y be 2.5 ulp off, and
-// NVIDIA's 1 / x is 1 ulp off for some x (the Q8_K scale d = 1 / iscale was). One Newton step
+// a / b rounded to nearest, as the host divides (the sampler's chain): Vulkan lets x / y be
+// 2.5 ulp off, and NVIDIA's 1 / x is 1 ulp off for some x (tests/vulkan/quantize_test.cpp's
+// Q8_K scales, which quantize.comp leaves so: 1.7 % of 0.6B's decode). One Newton step
 // on the residual brings the quotient within an ulp; of it and its two neighbours, the one
 // with the smallest residual is the rounded quotient (the last rounding of the residual can
 // only mislead for a quotient within ~2^-47 of halfway between two floats). For finite a and

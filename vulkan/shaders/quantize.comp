@@ -165,14 +165,14 @@ void main() {
     float d = 0.0;
     if (pc.mode == 2u) {
         if (amax != 0.0) {
-            const float iscale = divideExact(-127.0, vals[first]);
+            const float iscale = -127.0 / vals[first];
             q = min(127, int(roundEven(iscale * v)));
-            d = divideExact(1.0, iscale);
+            d = 1.0 / iscale;
         }
     } else {
-        const float id = amax != 0.0 ? divideExact(127.0, amax) : 0.0;
+        const float id = amax != 0.0 ? 127.0 / amax : 0.0;
         q = clamp(int(roundEven(v * id)), -128, 127);
-        d = divideExact(amax, 127.0);
+        d = amax / 127.0;
     }
     const int blockSum = bySubgroup ? subgroupAdd(q) : 0;  // exact: integers
     qv[tid] = q;
