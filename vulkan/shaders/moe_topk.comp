@@ -152,7 +152,8 @@ void main() {
             pc.ids.v[t * pc.nUsed + r] = int(winnerId);
             chosenWeights[r] = winner;
         }
-        if (winnerId % 128u == tid) held[winnerId / 128u] = -3.0;  // taken
+        for (uint j = 0u; j < kMaxExperts / 128u; ++j)  // unrolled: held[] stays in registers
+            if (winnerId == tid + 128u * j) held[j] = -3.0;     // taken
     }
     barrier();
     if (tid < pc.nUsed) {
