@@ -3,7 +3,12 @@
 // and the first draw index, then a ring of the recent token ids for the repetition penalty,
 // which the shader extends with every token it samples. Written by the host before a
 // generation, copied to the device with the token state.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "runtime/sampler.h"
 
 namespace zinc::vk {
 
@@ -25,6 +30,27 @@ struct SamplerStateHeader {
 static_assert(sizeof(SamplerStateHeader) == 16 * sizeof(int32_t), "recent ids start at int 16 (sample.comp kRecent)");
 
 inline constexpr size_t kSamplerStateBytes = sizeof(SamplerStateHeader) + sizeof(int32_t) * kMaxRecentTokens;
+
+// The block for a generation with the chain `p` whose first draw is `drawBase`, the penalty's
+// window taken from the end of `history`, at `dst` (kSamplerStateBytes). The window must fit
+// (repeatLastN <= kMaxRecentTokens: the tier's samplesOnDevice checks).
+inline void writeSamplerBlock(void* dst, const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history) {
+    auto* header = static_cast<SamplerStateHeader*>(dst);
+    *header = SamplerStateHeader{};
+    header->temperature = p.temperature;
+    header->topP = p.topP;
+    header->minP = p.minP;
+    header->repeatPenalty = p.repeatPenalty;
+    header->topK = p.topK;
+    const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN > 0;
+    header->recentCapacity = penalty ? p.repeatLastN : 0;
+    const size_t recent = penalty ? std::min(history.size(), static_cast<size_t>(p.repeatLastN)) : 0;
+    header->recentCount = static_cast<int32_t>(recent);
+    header->seedLo = static_cast<uint32_t>(p.seed);
+    header->seedHi = static_cast<uint32_t>(p.seed >> 32);
+    header->drawBase = static_cast<uint32_t>(drawBase);
+    std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
+}
 
 // sample.comp's scratch: a workgroup ranks each slice of kSampleSlice logits and leaves its top
 // k there for the last workgroup. A counter of slices finished (16 bytes, zeroed with each state

@@ -221,21 +221,7 @@ void TierMemory::writeRows(std::span<const runtime::SequenceRow> rows) {
 }
 
 void TierMemory::writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history) {
-    auto* header = static_cast<SamplerStateHeader*>(samplerHost_.mapped());
-    *header = SamplerStateHeader{};
-    header->temperature = p.temperature;
-    header->topP = p.topP;
-    header->minP = p.minP;
-    header->repeatPenalty = p.repeatPenalty;
-    header->topK = p.topK;
-    const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN > 0;
-    header->recentCapacity = penalty ? p.repeatLastN : 0;
-    const size_t recent = penalty ? std::min(history.size(), static_cast<size_t>(p.repeatLastN)) : 0;
-    header->recentCount = static_cast<int32_t>(recent);
-    header->seedLo = static_cast<uint32_t>(p.seed);
-    header->seedHi = static_cast<uint32_t>(p.seed >> 32);
-    header->drawBase = static_cast<uint32_t>(drawBase);
-    std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
+    writeSamplerBlock(samplerHost_.mapped(), p, drawBase, history);
 }
 
 void TierMemory::recordStateUpload(Recorder& rec, bool clearRecurrent) const {

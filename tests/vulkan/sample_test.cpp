@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -36,20 +35,7 @@ void expectHostTokens(test::Gpu& gpu, const std::vector<float>& logits, const ru
     auto chain = gpu.buffer(vk::kSamplerStateBytes);
     auto scratch = gpu.buffer(vk::sampleScratchBytes(n));
 
-    auto* header = static_cast<vk::SamplerStateHeader*>(chain.mapped());
-    header->temperature = p.temperature;
-    header->topP = p.topP;
-    header->minP = p.minP;
-    header->repeatPenalty = p.repeatPenalty;
-    header->topK = p.topK;
-    const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN > 0;
-    header->recentCapacity = penalty ? p.repeatLastN : 0;
-    const size_t recent = penalty ? std::min(history.size(), static_cast<size_t>(p.repeatLastN)) : 0;
-    header->recentCount = static_cast<int32_t>(recent);
-    header->seedLo = static_cast<uint32_t>(p.seed);
-    header->seedHi = static_cast<uint32_t>(p.seed >> 32);
-    header->drawBase = static_cast<uint32_t>(drawBase);
-    std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
+    vk::writeSamplerBlock(chain.mapped(), p, drawBase, history);
 
     runtime::Sampler host(p);
     host.skipDraws(drawBase);
