@@ -49,7 +49,8 @@ inline void writeSamplerBlock(void* dst, const runtime::SamplerParams& p, uint64
     header->seedLo = static_cast<uint32_t>(p.seed);
     header->seedHi = static_cast<uint32_t>(p.seed >> 32);
     header->drawBase = static_cast<uint32_t>(drawBase);
-    std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
+    if (recent > 0)  // an empty history's data() may be null, which memcpy may not take
+        std::memcpy(reinterpret_cast<int32_t*>(header + 1), history.data() + history.size() - recent, recent * sizeof(int32_t));
 }
 
 // sample.comp's scratch: a workgroup ranks each slice of kSampleSlice logits and leaves its top
