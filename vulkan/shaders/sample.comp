@@ -49,7 +49,6 @@ shared uint chosen[2];  // bin, how many of it are still wanted
 shared float candLogit[kMaxK];
 shared int candId[kMaxK];
 shared float expOf[kMaxK];
-shared uint kept;
 shared bool last;
 
 // This thread's place in the workgroup, subgroup by subgroup: the order of the scans.
@@ -173,7 +172,8 @@ void collect(bool inSlice, uint len, uvec2 threshold, uint out0, uint idBase) {
 
 bool before(float la, int ia, float lb, int ib) { return la > lb || (la == lb && ia < ib); }
 
-// Bitonic sort of the kMaxK slots by (logit desc, id asc); slots past `count` are padding.
+// Bitonic sort by (logit desc, id asc) of the first `count` slots, padded to the next power of
+// two (top-k 40 sorts 64 slots: 21 barriers, not the 36 of all kMaxK).
 void sortCandidates(uint count) {
     const uint tid = gl_LocalInvocationID.x;
     if (tid >= count) {
@@ -181,7 +181,9 @@ void sortCandidates(uint count) {
         candId[tid] = 0x7fffffff;
     }
     barrier();
-    for (uint size = 2u; size <= kMaxK; size <<= 1u) {
+    uint width = 1u;
+    while (width < count) width <<= 1u;
+    for (uint size = 2u; size <= width; size <<= 1u) {
         for (uint stride = size >> 1u; stride > 0u; stride >>= 1u) {
             const uint other = tid ^ stride;
             if (other > tid) {
