@@ -69,9 +69,10 @@ AttentionOp::AttentionOp(PipelineFactory& pipelines)
       args_(pipelines.get(Shader::AttentionArgs)),
       fused_(pipelines.get(Shader::QkRope)) {}
 
-// attention_split.comp's shared memory for `heads` query heads a workgroup: the queries, the
-// weights, the partial dots, the V partial sums and the reduction scratch, and 3 floats a head.
-static uint32_t splitSharedBytes(uint32_t heads) { return heads * (1024 + 256 + 1024 + 12) + 2048 + 512; }
+// attention_split.comp's shared memory for `heads` query heads a workgroup: the queries and
+// the partial dots, the weights (a vec4 of heads a position), the V partial sums and the
+// reduction scratch, and 3 floats a head.
+static uint32_t splitSharedBytes(uint32_t heads) { return heads * (1024 + 1024 + 12) + (heads + 3) / 4 * 1024 + 2048 + 512; }
 
 uint32_t AttentionOp::splitHeads(const model::ModelConfig& c) const {
     const auto group = static_cast<uint32_t>(c.nHead / c.nHeadKv);

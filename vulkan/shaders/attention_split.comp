@@ -55,9 +55,14 @@ const uint kChunk = 64u;
 const uint KQ = (HD + 31u) / 32u;         // a key quarter's 16-byte loads (wide rows)
 const uint VG = 256u / (HD / 2u);         // value threads of a position (groups below)
 const uint VP = (kChunk + VG - 1u) / VG;  // a value thread's positions in a chunk
-shared vec4 qh[GQ * 64u];             // [head][headDim / 4]: the block's queries, F16-rounded
-shared float weights[GQ * kChunk];    // [head][position]: this chunk's softmax weights
-shared float partDot[GQ * 256u];      // [head][position * 4 + quarter]
+// The block's queries, F16-rounded: [head][64 vec4]. Where a key quarter is whole vec4s
+// (headDim % 16 == 0) vec4 j of quarter c sits at 4 j + c, so the four threads of a position,
+// which read the same j of their own quarters at once, hit four consecutive 16 bytes and not
+// one bank four times (qIndex).
+shared vec4 qh[GQ * 64u];
+const uint GW = (GQ + 3u) / 4u;       // vec4s of weights a position
+shared vec4 weights[kChunk * GW];     // [position][head / 4][head % 4]: this chunk's softmax weights
+shared vec4 partDot[GQ * 64u];        // [head][position][quarter]: the partial dots
 shared float partAcc[512];
 shared float headM[GQ], headSum[GQ], headRescale[GQ];  // each head's running max and sum
 
@@ -85,6 +90,14 @@ float blockSum(float x) {
     return total;
 }
 
+// qh's vec4 holding query elements e .. e + 3 (e % 4 == 0) of head hq of the block.
+uint qIndex(uint hq, uint e) {
+    const uint hd = pc.headDim;
+    if (hd % 16u != 0u) return hq * 64u + e / 4u;
+    const uint quarter = hd / 4u;
+    return hq * 64u + (e % quarter) + e / quarter;
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint split = gl_WorkGroupID.x, h0 = gl_WorkGroupID.y * GQ, t = gl_WorkGroupID.z;
@@ -99,7 +112,7 @@ void main() {
         const uint hq = i / 64u, e = 4u * (i % 64u);
         if (e >= hd) continue;
         const uint q0 = t * pc.qStride + (h0 + hq) * hd + e;
-        qh[i] = vec4(roundHalf(pc.q.v[q0] * pc.qScale), roundHalf(pc.q.v[q0 + 1u] * pc.qScale),
+        qh[qIndex(hq, e)] = vec4(roundHalf(pc.q.v[q0] * pc.qScale), roundHalf(pc.q.v[q0 + 1u] * pc.qScale),
                      roundHalf(pc.q.v[q0 + 2u] * pc.qScale), roundHalf(pc.q.v[q0 + 3u] * pc.qScale));
     }
     if (tid < GQ) {
@@ -149,13 +162,12 @@ void main() {
             float dot[GQ];
             [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) dot[hq] = 0.0;
             if (p < count && wide && roll) {
-                const uint q0 = part * (hd / 4u);
                 [[unroll]] for (uint i = 0u; i < KQ; ++i) {
-                    const uint qi = (q0 + 8u * i) / 4u;
+                    const uint qi = 8u * i + part;  // qIndex of the quarter's elements 8i (and + 4u: 8i + 4)
                     const vec2 k0 = unpackHalf2x16(kr[i].x), k1 = unpackHalf2x16(kr[i].y);
                     const vec2 k2 = unpackHalf2x16(kr[i].z), k3 = unpackHalf2x16(kr[i].w);
                     [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
-                        const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 1u];
+                        const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 4u];
                         dot[hq] += k0.x * qa.x + k0.y * qa.y;
                         dot[hq] += k1.x * qa.z + k1.y * qa.w;
                         dot[hq] += k2.x * qb.x + k2.y * qb.y;
@@ -164,17 +176,16 @@ void main() {
                 }
             } else if (p < count && wide) {  // a quarter is hd / 32 16-byte loads, all in flight
                 const uint row = (rowOf(start + p) * pc.kvDim + kvHead * hd + part * (hd / 4u)) / 8u, quads = hd / 32u;
-                const uint q0 = part * (hd / 4u);
                 uvec4 k[8];
                 [[unroll]] for (uint i = 0u; i < 8u; ++i)
                     if (i < quads) k[i] = k4.v[row + i];
                 [[unroll]] for (uint i = 0u; i < 8u; ++i) {
                     if (i >= quads) break;
-                    const uint qi = (q0 + 8u * i) / 4u;
+                    const uint qi = 8u * i + part;
                     const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
                     const vec2 k2 = unpackHalf2x16(k[i].z), k3 = unpackHalf2x16(k[i].w);
                     [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
-                        const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 1u];
+                        const vec4 qa = qh[hq * 64u + qi], qb = qh[hq * 64u + qi + 4u];
                         dot[hq] += k0.x * qa.x + k0.y * qa.y;
                         dot[hq] += k1.x * qa.z + k1.y * qa.w;
                         dot[hq] += k2.x * qb.x + k2.y * qb.y;
@@ -188,13 +199,13 @@ void main() {
                     const vec2 k0 = unpackHalf2x16(pc.kCache.v[row + i]);
                     const uint qi = q0 + 2u * i;  // qh element qi, qi + 1 (qi even)
                     [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
-                        const vec4 qa = qh[hq * 64u + qi / 4u];
+                        const vec4 qa = qh[qIndex(hq, qi & ~3u)];
                         const vec2 qp = (qi & 2u) != 0u ? qa.zw : qa.xy;
                         dot[hq] += k0.x * qp.x + k0.y * qp.y;
                     }
                 }
             }
-            [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) partDot[hq * 256u + tid] = dot[hq];
+            [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) partDot[hq * 64u + p][part] = dot[hq];
         }
         if (roll && next < n) LOAD_KEYS(next)
         barrier();
@@ -202,13 +213,13 @@ void main() {
         for (uint pass = 0u; pass < (GQ + 3u) / 4u; ++pass) {
             const uint hq = pass * 4u + tid / 64u, p = tid % 64u;
             const bool mine = hq < GQ && p < count;
-            const uint d = (hq < GQ ? hq : 0u) * 256u + 4u * p;
-            const float s = mine ? ((partDot[d] + partDot[d + 1u]) + (partDot[d + 2u] + partDot[d + 3u])) * pc.scale : -1.0 / 0.0;
+            const vec4 d = partDot[(hq < GQ ? hq : 0u) * 64u + p];
+            const float s = mine ? ((d.x + d.y) + (d.z + d.w)) * pc.scale : -1.0 / 0.0;
             const float chunkMax = blockMax(s);
             const float m = hq < GQ ? headM[hq] : 0.0;
             const float mNew = max(m, chunkMax);
             const float w = mine ? expAccurate(s - mNew) : 0.0;
-            if (hq < GQ) weights[hq * kChunk + p] = w;
+            if (hq < GQ) weights[p * GW + hq / 4u][hq % 4u] = w;
             const float chunkSum = blockSum(w);  // its barriers also publish weights[]
             if (hq < GQ && p == 0u) {
                 const float rescale = expAccurate(m - mNew);  // 0 on the first chunk
@@ -225,7 +236,7 @@ void main() {
             [[unroll]] for (uint u = 0u; u < VP; ++u)
                 if (g < groups && g + u * groups < count) {
                     const vec2 v = unpackHalf2x16(vr[u]);
-                    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + g + u * groups] * v;
+                    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[(g + u * groups) * GW + hq / 4u][hq % 4u] * v;
                 }
             if (next < n) LOAD_VALUES(next)
         } else if (g < groups) {
@@ -236,7 +247,7 @@ void main() {
                     if (p + u * groups < count) v[u] = unpackHalf2x16(pc.vCache.v[(rowOf(start + p + u * groups) * pc.kvDim) / 2u + col]);
                 [[unroll]] for (uint u = 0u; u < 8u; ++u)
                     if (p + u * groups < count)
-                        [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[hq * kChunk + p + u * groups] * v[u];
+                        [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] += weights[(p + u * groups) * GW + hq / 4u][hq % 4u] * v[u];
             }
         }
         barrier();  // weights[], partDot[] and headRescale[] are rewritten by the next chunk
