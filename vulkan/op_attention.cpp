@@ -3,6 +3,7 @@
 // sliding-window layer, whose rows are a ring: graph/kv_layout.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -70,9 +71,11 @@ AttentionOp::AttentionOp(PipelineFactory& pipelines)
       fused_(pipelines.get(Shader::QkRope)) {}
 
 // attention_split.comp's shared memory for `heads` query heads a workgroup: the queries and
-// the partial dots, the weights (a vec4 of heads a position), the V partial sums and the
-// reduction scratch, and 3 floats a head.
-static uint32_t splitSharedBytes(uint32_t heads) { return heads * (1024 + 1024 + 12) + (heads + 3) / 4 * 1024 + 2048 + 512; }
+// the partial dots, the weights (a vec4 of heads a position), the V partial sums (up to 4
+// heads at once) and the reduction scratch, and 3 floats a head.
+static uint32_t splitSharedBytes(uint32_t heads) {
+    return heads * (1024 + 1024 + 12) + (heads + 3) / 4 * 1024 + std::min(heads, 4u) * 2048 + 512;
+}
 
 uint32_t AttentionOp::splitHeads(const model::ModelConfig& c) const {
     const auto group = static_cast<uint32_t>(c.nHead / c.nHeadKv);

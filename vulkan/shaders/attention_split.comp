@@ -63,7 +63,8 @@ shared vec4 qh[GQ * 64u];
 const uint GW = (GQ + 3u) / 4u;       // vec4s of weights a position
 shared vec4 weights[kChunk * GW];     // [position][head / 4][head % 4]: this chunk's softmax weights
 shared vec4 partDot[GQ * 64u];        // [head][position][quarter]: the partial dots
-shared float partAcc[512];
+const uint PA = GQ < 4u ? GQ : 4u;  // heads a pass of the final sums
+shared vec2 partAcc[PA * 256u];     // [head of the pass][thread]: the V sums of its element pair
 shared float headM[GQ], headSum[GQ], headRescale[GQ];  // each head's running max and sum
 
 // Per head block of 64 threads (one head's positions): the max and the sum over it, as
@@ -254,21 +255,24 @@ void main() {
     }
 #undef LOAD_KEYS
 #undef LOAD_VALUES
-    // Each head: the G partial sums of each element pair are added.
-    [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) {
-        partAcc[2u * tid] = acc[hq].x;
-        partAcc[2u * tid + 1u] = acc[hq].y;
+    // Each head: the G partial sums of each element pair are added, in group order, for up to
+    // PA heads a pass (one barrier for them, not two a head).
+    [[unroll]] for (uint h1 = 0u; h1 < GQ; h1 += PA) {
+        if (h1 > 0u) barrier();  // partAcc[] is rewritten for the next heads
+        [[unroll]] for (uint i = 0u; i < PA; ++i)
+            if (h1 + i < GQ) partAcc[i * 256u + tid] = acc[h1 + i];
         barrier();
-        const uint out0 = ((t * pc.nHead + h0 + hq) * pc.nSplits + split) * (hd + 2u);
-        if (tid < hd) {
+        const uint passHeads = min(PA, GQ - h1);
+        for (uint o = tid; o < passHeads * hd; o += 256u) {
+            const uint i = o / hd, e = o % hd;
             float total = 0.0;
-            for (uint gg = 0u; gg < groups; ++gg) total += partAcc[2u * (gg * pairs + tid / 2u) + tid % 2u];
-            pc.partials.v[out0 + 2u + tid] = total;
+            for (uint gg = 0u; gg < groups; ++gg) total += partAcc[i * 256u + gg * pairs + e / 2u][e % 2u];
+            pc.partials.v[((t * pc.nHead + h0 + h1 + i) * pc.nSplits + split) * (hd + 2u) + 2u + e] = total;
         }
-        if (tid == 0u) {
-            pc.partials.v[out0] = headM[hq];
-            pc.partials.v[out0 + 1u] = headSum[hq];
+        if (tid < passHeads) {
+            const uint out0 = ((t * pc.nHead + h0 + h1 + tid) * pc.nSplits + split) * (hd + 2u);
+            pc.partials.v[out0] = headM[h1 + tid];
+            pc.partials.v[out0 + 1u] = headSum[h1 + tid];
         }
-        barrier();  // partAcc[] is rewritten for the next head
     }
 }
