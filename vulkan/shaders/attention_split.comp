@@ -263,8 +263,10 @@ void main() {
             if (h1 + i < GQ) partAcc[i * 256u + tid] = acc[h1 + i];
         barrier();
         const uint passHeads = min(PA, GQ - h1);
+        const bool pow2 = (hd & (hd - 1u)) == 0u;  // the usual head sizes: a shift, not a division
+        const uint shift = uint(findMSB(hd));
         for (uint o = tid; o < passHeads * hd; o += 256u) {
-            const uint i = o / hd, e = o % hd;
+            const uint i = pow2 ? o >> shift : o / hd, e = pow2 ? o & (hd - 1u) : o % hd;
             float total = 0.0;
             for (uint gg = 0u; gg < groups; ++gg) total += partAcc[i * 256u + gg * pairs + e / 2u][e % 2u];
             pc.partials.v[((t * pc.nHead + h0 + h1 + i) * pc.nSplits + split) * (hd + 2u) + 2u + e] = total;
