@@ -113,6 +113,19 @@ float expAccurate(float x) {
     return ldexp(p, int(k));
 }
 
+// SwiGLU's silu(gate) * up, written once for every shader that computes it (quantize.comp's
+// prologue, elementwise, the matvecs' and matmuls' epilogues), from expAccurate and
+// divideExact: the driver's exp and division may be compiled differently in each shader (on
+// the H200 a batch of rows and the same rows alone, taking it from different pipelines,
+// differed), these are the same instructions everywhere. Below about -88.7 the gate's silu is 0.
+float swiglu(float gate, float up) {
+    precise float d = 1.0 + expAccurate(-gate);
+    if (isinf(d)) return 0.0 * up;
+    precise float r = divideExact(gate, d) * up;
+    return r;
+}
+
+
 // Byte-offset readers over 2-byte aligned raw blocks.
 uint rd16(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]); }
 uint rd32(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]) | (uint(b.v[(byteOff >> 1) + 1]) << 16); }

@@ -34,5 +34,5 @@ void main() {
     if (i >= pc.n) return;
     const float x = pc.a.v[i], y = pc.b.v[pc.mode == 2u ? i % pc.bWidth : i];
     if (pc.mode == 3u) pc.out_.v[i] = geluGgml(x) * y;
-    else pc.out_.v[i] = pc.mode == 0u ? x / (1.0 + exp(-x)) * y : x + y;
+    else pc.out_.v[i] = pc.mode == 0u ? swiglu(x, y) : x + y;
 }

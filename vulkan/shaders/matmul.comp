@@ -175,7 +175,7 @@ void main() {
             float s = acc[ri * 4u + j];
             if (PAIR != 0u) {
                 const float up = acc[(4u + ri) * 4u + j];
-                s = s / (1.0 + exp(-s)) * up;
+                s = swiglu(s, up);
             }
             const uint o = sOutRow[t] * pc.outStride + row;
             pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;

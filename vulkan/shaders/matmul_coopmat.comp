@@ -172,7 +172,7 @@ void writeValues(uint tr, uint tc, uint row0, uint lane, uint step, float gate[8
         const uint row = row0 + tr * 16u + r, t = tc * 16u + c;
         if (row >= pc.m || t >= tileTokens) continue;
         float s = gate[j];
-        if (PAIR != 0u) s = s / (1.0 + exp(-s)) * up[j];
+        if (PAIR != 0u) s = swiglu(s, up[j]);
         const uint o = sOutRow[t] * pc.outStride + row;
         pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
     }

@@ -184,7 +184,7 @@ void main() {
         if (PAIR != 0u) {
             float up = 0.0;
             for (uint g = 0u; g < gl_NumSubgroups; ++g) up += partials[(tid + R * NT) * kMaxSubgroups + g];
-            s = s / (1.0 + exp(-s)) * up;
+            s = swiglu(s, up);
         }
         if (row < pc.m && t < nt) {
             const uint o = (outRow0 + t) * pc.outStride + row;

@@ -369,7 +369,7 @@ void main() {
             float s = acc[r * NT + t];
             if (PAIR != 0u) {
                 const float up = acc[(r + R) * NT + t];
-                s = s / (1.0 + exp(-s)) * up;
+                s = swiglu(s, up);
             }
             const uint o = (outRow0 + t) * pc.outStride + row;
             pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;

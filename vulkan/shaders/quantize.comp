@@ -69,7 +69,7 @@ void main() {
         v = pc.x.v[row * pc.inStride + i];
         if (pc.prologue == 1u) {
             const float u = pc.x2.v[row * pc.inStride + i];
-            v = v / (1.0 + exp(-v)) * u;
+            v = swiglu(v, u);
         } else if (pc.prologue == 2u) {
             const float g = pc.x2.v[row * pc.x2Stride + (pc.aux == 1u ? 0u : i)];
             v = v / (1.0 + exp(-g));
