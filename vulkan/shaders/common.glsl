@@ -71,7 +71,7 @@ float residual(float a, float b, float q) {
     return r;
 }
 
-// a / b rounded to nearest, as the host divides (the sampler's chain): Vulkan lets x / y be
+// a / b rounded to nearest, as the host divides (the sampler's chain, swiglu()): Vulkan lets x / y be
 // 2.5 ulp off, and NVIDIA's 1 / x is 1 ulp off for some x (tests/vulkan/quantize_test.cpp's
 // Q8_K scales, which quantize.comp leaves so: 1.7 % of 0.6B's decode). One Newton step
 // on the residual brings the quotient within an ulp; of it and its two neighbours, the one
