@@ -105,7 +105,10 @@ void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
     const LayerCache cache = layerCache(ctx, op);
     const StorePc store{ctx.row0(op.k), ctx.row0(op.v), cache.k, cache.v, ctx.mem.state, kvDim, ctx.width(op.k), cache.slots};
-    ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
+    {
+        const SubLabel stored(ctx.rec, "kv store");
+        ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
+    }
     attend(ctx, op, cache);
 }
 
@@ -134,7 +137,10 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
                      ctx.width(op.k),
                      c.normEps,
                      norm ? 1u : 0u};
-    ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));
+    {
+        const SubLabel rope(ctx.rec, "qk_rope");
+        ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));
+    }
     attend(ctx, op, cache);
 }
 
@@ -199,6 +205,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
                        static_cast<uint64_t>(ctx.nTokens) * nSplits <= ctx.mem.attnPartialSlots;
     const uint32_t exactMax = split ? ctx.mem.attnExactMax : UINT32_MAX;
     if (split) {
+        const SubLabel splitLabel(ctx.rec, "split");  // attention.comp's merge keeps the op's label
         const uint32_t heads = splitHeads(c);
         const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
                          kvDim, ctx.width(op.in), nSplits, scoreScale, exactMax, qScale,

@@ -102,12 +102,12 @@ bool F16MatMul::record(Recorder& rec, const Call& c) {
     const uint32_t chunks = groupsFor(c.rows, most);
     const uint32_t chunk = std::min(c.rows, groupsFor(groupsFor(c.rows, chunks), kChunkAlign) * kChunkAlign);
     const auto& caps = pipelines_.caps();
-    const std::string label = rec.label();  // timed plans (--gpu-timestamps): the dequant apart
     for (uint32_t row0 = 0; row0 < c.rows; row0 += chunk) {
         const uint32_t rows = std::min(chunk, c.rows - row0);
-        rec.setLabel(label + " (f16 dequant)");
-        recordDequant(rec, c, row0, rows);
-        rec.setLabel(label);
+        {
+            const SubLabel dequant(rec, "f16 dequant");
+            recordDequant(rec, c, row0, rows);
+        }
         const CoopmatTile tile = coopmatTileFor(caps, rows, expert ? c.maxTiles : c.tokens, pair, expert, true);
         const VkPipeline pipeline = pipelines_.get(gemm_, {pair ? 1u : 0u, expert ? 1u : 0u, tile.rows, tile.tokens,
                                                            gemm_ == Shader::MatMulF16 ? caps.subgroupSize : 32u});

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vulkan/vk_pipeline.h"
@@ -117,6 +118,23 @@ private:
     VkQueryPool queries_ = VK_NULL_HANDLE;
     std::vector<std::string>* labels_ = nullptr;
     std::string label_;
+};
+
+// While alive, the recorder's dispatches carry "label (part)": a timed plan (--gpu-timestamps)
+// shows the dispatches of one graph op apart (attention's qk_rope and split, a matmul's f16
+// dequant).
+class SubLabel {
+public:
+    SubLabel(Recorder& rec, std::string_view part) : rec_(rec), saved_(rec.label()) {
+        rec.setLabel(saved_ + " (" + std::string(part) + ")");
+    }
+    ~SubLabel() { rec_.setLabel(saved_); }
+    SubLabel(const SubLabel&) = delete;
+    SubLabel& operator=(const SubLabel&) = delete;
+
+private:
+    Recorder& rec_;
+    std::string saved_;
 };
 
 // Workgroups needed for n items of `per` each.

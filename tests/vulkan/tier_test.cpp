@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -137,6 +138,34 @@ TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
         EXPECT_EQ(runtime::argmax(batched), runtime::argmax(stepped)) << "up to " << end << " tokens";
         at = end;
     }
+}
+
+// A timed plan (--gpu-timestamps) times attention's dispatches apart: qwen3-tiny's QK-norm and
+// RoPE with the KV store (qk_rope.comp), the split kernel with its dispatch counts, and
+// attention.comp's merge under the op's own label; decode steps past the exact bound.
+TEST(VulkanTier, TimedDecodeShowsAttentionsDispatchesApart) {
+    ZINC_REQUIRE_VULKAN();
+    auto model = model::Model::load(test::sharedPath("models/qwen3-tiny.gguf"));
+    const graph::Graph graph = graph::buildDecodeGraph(model->config(), model->weights());
+    runtime::TierOptions options;
+    options.contextLength = 512;
+    options.gpuTimestamps = true;
+    auto tier = vulkan::makeVulkanTier(graph, options, 0);
+    runtime::Session session(model->config(), *tier);
+    session.feed(longStoriesPrompt(80));
+    for (int32_t t : {4, 99, 7}) session.step(t);
+    const std::string d = tier->describe();
+    const size_t ops = d.find("GPU time per decode token by op:");
+    ASSERT_NE(ops, std::string::npos) << d;
+    const std::string decode = d.substr(ops, d.find(';', ops) - ops);
+    // "label 12.3 us": the label, then its time.
+    const auto timed = [&](const std::string& label) {
+        for (size_t at = decode.find(label + " "); at != std::string::npos; at = decode.find(label + " ", at + 1))
+            if (std::isdigit(static_cast<unsigned char>(decode[at + label.size() + 1]))) return true;
+        return false;
+    };
+    for (const char* label : {"attention (qk_rope)", "attention (split)", "attention"})
+        EXPECT_TRUE(timed(label)) << label << " missing from: " << decode;
 }
 
 // A one-token step's split attention rolls its loads (attention_split.comp ROLL: the next
