@@ -57,6 +57,15 @@ const std::vector<ModelPreset>& modelPresets() {
         wideHeads.nLayers = 2, wideHeads.headDim = 256;
         p.push_back(wideHeads);
 
+        // Heads of 80 (a multiple of 16, not of 32): the split attention's keys read 4 bytes at a
+        // time beside query quarters of 5 vec4s (attention_split.comp's qIndex interleaving
+        // without its 16-byte key loads), which the 64- and 256-wide heads never show.
+        ModelPreset heads80 = tiny;
+        heads80.name = "qwen3-tiny-h80";
+        heads80.description = "tiny qwen3 with 80-wide heads: 2 layers, d 256, 4/2 heads of 80, ffn 768, vocab 1024";
+        heads80.nLayers = 2, heads80.headDim = 80;
+        p.push_back(heads80);
+
         // Rows of 4,096 values, as the 8B's: 4 units of 32 values for each of a row's 32 GPU
         // matvec threads, two of them in flight (matvec_rows.comp PF), where the 256-wide tiny
         // rows give a thread one unit.
