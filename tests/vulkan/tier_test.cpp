@@ -86,12 +86,16 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, VulkanWeightTypesVsCpuTest,
                              return name;
                          });
 
-// n token ids of stories260K's vocabulary for prompts past kExactAttentionMax keys.
-std::vector<int32_t> longStoriesPrompt(size_t n) {
+// n token ids (i * step + offset) % vocab + 1: prompts of spread ids for tests past
+// kExactAttentionMax keys.
+std::vector<int32_t> tokenRamp(size_t n, size_t step, size_t offset, size_t vocab) {
     std::vector<int32_t> prompt(n);
-    for (size_t i = 0; i < n; ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 500) + 1;
+    for (size_t i = 0; i < n; ++i) prompt[i] = static_cast<int32_t>((i * step + offset) % vocab) + 1;
     return prompt;
 }
+
+// n token ids of stories260K's vocabulary.
+std::vector<int32_t> longStoriesPrompt(size_t n) { return tokenRamp(n, 37, 11, 500); }
 
 // Past kExactAttentionMax positions attention is split along the KV length in fp32 instead of
 // the cpu tier's F16 accumulator: measure how far that moves stories260K's logits. Bound: 2e-2
@@ -198,6 +202,13 @@ TEST(VulkanTier, RolledSplitLoadsGiveThePlainLoadsBits) {
 // A make-model file (random weights, real block layouts) in this process's scratch folder.
 std::string makeTestModel(const std::string& preset, const std::string& mix, uint32_t seed);
 
+// One model file opened on the cpu tier and on the vulkan tier. Built in place, never moved:
+// a tier keeps a reference to its Loaded's graph.
+struct BothTiers {
+    test::Loaded cpu, gpu;
+};
+BothTiers onBothTiers(const std::string& path) { return {test::loadPath(path, false), test::loadPath(path, true)}; }
+
 // The split attention's head blocks (attention_split.comp GQ: the query heads of one KV head in
 // one workgroup, each key and value row read once for them) give each head the bits a
 // workgroup of its own gives: a GQA group of 8, a 300-token prompt (prefill splits past 256
@@ -205,8 +216,7 @@ std::string makeTestModel(const std::string& preset, const std::string& mix, uin
 TEST(VulkanTier, SplitAttentionHeadBlocksGiveEachHeadItsOwnBits) {
     ZINC_REQUIRE_VULKAN();
     const auto path = makeTestModel("qwen3-tiny-gqa8", "q8_0", 5);
-    std::vector<int32_t> prompt(300);
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 1000) + 1;
+    const std::vector<int32_t> prompt = tokenRamp(300, 37, 11, 1000);
     std::vector<std::vector<float>> logits;
     for (const char* heads : {"1", "2", "8"}) {
         setenv("ZINC_VK_ATTN_HEADS", heads, 1);
@@ -230,10 +240,8 @@ TEST(VulkanTier, SplitAttentionHeadBlocksGiveEachHeadItsOwnBits) {
 TEST(VulkanTier, SplitAttentionOnHeadsOf80StaysCloseToCpu) {
     ZINC_REQUIRE_VULKAN();
     const auto path = makeTestModel("qwen3-tiny-h80", "q8_0", 3);
-    auto cpu = test::loadPath(path, false);
-    auto gpu = test::loadPath(path, true);
-    std::vector<int32_t> prompt(240);
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 29 + 5) % 1000) + 1;
+    auto [cpu, gpu] = onBothTiers(path);
+    const std::vector<int32_t> prompt = tokenRamp(240, 29, 5, 1000);
     float worst = 0;
     const auto compare = [&](std::span<const float> got, const std::vector<float>& want, const std::string& where) {
         const float d = maxAbsDiff(got, want);
@@ -275,10 +283,8 @@ std::string makeTestModel(const std::string& preset, const std::string& mix, uin
 TEST(VulkanTier, SplitAttentionOverASlidingWindowRing) {
     ZINC_REQUIRE_VULKAN();
     const auto path = makeTestModel("gemma3-tiny-long-window", "q8_0", 3);
-    auto cpu = test::loadPath(path, false);
-    auto gpu = test::loadPath(path, true);
-    std::vector<int32_t> prompt(400);
-    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 53 + 1) % 1000) + 1;
+    auto [cpu, gpu] = onBothTiers(path);
+    const std::vector<int32_t> prompt = tokenRamp(400, 53, 1, 1000);
     cpu.session->feed(prompt);
     gpu.session->feed(prompt);
     for (int32_t t : {4, 99, 7, 512})
