@@ -257,14 +257,14 @@ void main() {
 #undef LOAD_VALUES
     // Each head: the G partial sums of each element pair are added, in group order, for up to
     // PA heads a pass (one barrier for them, not two a head).
+    const bool pow2 = (hd & (hd - 1u)) == 0u;  // the usual head sizes: a shift, not a division
+    const uint shift = uint(findMSB(hd));
     [[unroll]] for (uint h1 = 0u; h1 < GQ; h1 += PA) {
         if (h1 > 0u) barrier();  // partAcc[] is rewritten for the next heads
         [[unroll]] for (uint i = 0u; i < PA; ++i)
             if (h1 + i < GQ) partAcc[i * 256u + tid] = acc[h1 + i];
         barrier();
         const uint passHeads = min(PA, GQ - h1);
-        const bool pow2 = (hd & (hd - 1u)) == 0u;  // the usual head sizes: a shift, not a division
-        const uint shift = uint(findMSB(hd));
         for (uint o = tid; o < passHeads * hd; o += 256u) {
             const uint i = pow2 ? o >> shift : o / hd, e = pow2 ? o & (hd - 1u) : o % hd;
             float total = 0.0;

@@ -125,7 +125,6 @@ float swiglu(float gate, float up) {
     return r;
 }
 
-
 // Byte-offset readers over 2-byte aligned raw blocks.
 uint rd16(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]); }
 uint rd32(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]) | (uint(b.v[(byteOff >> 1) + 1]) << 16); }
