@@ -43,17 +43,30 @@ void checkHeadDim(const model::ModelConfig& c) {
 
 struct ArgsPc {
     VkDeviceAddress state, args;
-    uint32_t nHead, maxSplits, exactMax, tokens;
+    uint32_t nHead, maxSplits, exactMax, tokens, atLeast;
 };
 
+// attention_split.comp's push constants: 128 bytes, the least Vulkan guarantees (the head size
+// is its specialization constant HD).
 struct SplitPc {
     VkDeviceAddress q, kCache, vCache, partials, state;
-    uint32_t nHead, group, headDim, kvDim, qStride, nSplits;
+    VkDeviceAddress k, v, qNorm, kNorm, table;  // FUSED only
+    uint32_t nHead, group, kvDim, qStride, nSplits;
     float scale;
     uint32_t exactMax;
     float qScale;
     uint32_t window, slots;
+    uint32_t rope;  // FUSED: ropeDim | neox << 16 | hasNorm << 17
+    float eps;
 };
+static_assert(sizeof(SplitPc) == 128);
+
+// Decode steps fold qk_rope.comp into the split kernel (attention_split.comp FUSED) unless
+// ZINC_VK_ATTN_FUSE=0 (A/B; read per plan).
+bool fuseEnabled() {
+    const char* v = std::getenv("ZINC_VK_ATTN_FUSE");
+    return !(v && *v == '0');
+}
 
 }  // namespace
 
@@ -93,10 +106,10 @@ uint32_t AttentionOp::splitHeads(const model::ModelConfig& c) const {
     return std::max(heads, 1u);
 }
 
-std::vector<uint32_t> AttentionOp::splitSpec(uint32_t heads, uint32_t headDim, bool oneToken) {
+std::vector<uint32_t> AttentionOp::splitSpec(uint32_t heads, uint32_t headDim, bool oneToken, bool fused) {
     const char* rollEnv = std::getenv("ZINC_VK_ATTN_ROLL");
     const uint32_t roll = oneToken && headDim <= 128 && !(rollEnv && *rollEnv == '0') ? 1u : 0u;
-    return {heads, headDim, roll};
+    return {heads, headDim, roll, fused ? 1u : 0u};
 }
 
 void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
@@ -137,6 +150,17 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
                      ctx.width(op.k),
                      c.normEps,
                      norm ? 1u : 0u};
+    // A one-token step whose k and v rows are kvDim wide: the split kernel rotates and stores it
+    // (attention_split.comp FUSED), one dispatch boundary a layer less. Not a batch, nor rows
+    // of several sequences: a row may attend to the key of a row before it in the same step
+    // (a prompt's rows), stored by another workgroup of the same dispatch.
+    const auto kvDim = static_cast<uint32_t>(c.kvDim());
+    if (fusable(ctx) && splitFits(ctx) && ctx.width(op.k) == kvDim && ctx.width(op.v) == kvDim) {
+        const RopeStep step{pc.k, pc.v, pc.qNorm, pc.kNorm, pc.table,
+                            pc.ropeDim | pc.neox << 16 | pc.hasNorm << 17, pc.eps};
+        attend(ctx, op, cache, &step);
+        return;
+    }
     {
         const SubLabel rope(ctx.rec, "qk_rope");
         ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));
@@ -176,7 +200,18 @@ bool AttentionOp::flashFits(const PlanContext& ctx, const LayerCache& cache) con
                pipelines_.caps().sharedMemoryBytes;
 }
 
-void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const {
+uint32_t AttentionOp::splitCount(const PlanContext& ctx) {
+    return ctx.nTokens == 1 || ctx.sequenceRows ? ctx.mem.attnSplits : ctx.mem.attnBatchSplits;
+}
+
+bool AttentionOp::fusable(const PlanContext& ctx) { return ctx.nTokens == 1 && !ctx.sequenceRows && fuseEnabled(); }
+
+bool AttentionOp::splitFits(const PlanContext& ctx) const {
+    return ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE && ctx.graph.config->headDim % 8 == 0 &&
+           static_cast<uint64_t>(ctx.nTokens) * splitCount(ctx) <= ctx.mem.attnPartialSlots;
+}
+
+void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache, const RopeStep* step) const {
     const VkDeviceAddress kCache = cache.k, vCache = cache.v;
     const auto& c = *ctx.graph.config;
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
@@ -200,19 +235,26 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     // several sequences splits as it would alone, so its bits do not depend on the rows beside
     // it. A sliding-window layer splits its window (the split count follows the whole KV length,
     // so workgroups past the window's chunks return at once).
-    const uint32_t nSplits = ctx.nTokens == 1 || ctx.sequenceRows ? ctx.mem.attnSplits : ctx.mem.attnBatchSplits;
-    const bool split = ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE && c.headDim % 8 == 0 &&
-                       static_cast<uint64_t>(ctx.nTokens) * nSplits <= ctx.mem.attnPartialSlots;
+    const uint32_t nSplits = splitCount(ctx);
+    const bool split = splitFits(ctx);
     const uint32_t exactMax = split ? ctx.mem.attnExactMax : UINT32_MAX;
     if (split) {
         const SubLabel splitLabel(ctx.rec, "split");  // attention.comp's merge keeps the op's label
         const uint32_t heads = splitHeads(c);
-        const SplitPc pc{ctx.row0(op.in), kCache, vCache, ctx.mem.attnPartials, ctx.mem.state, nHead, group, headDim,
-                         kvDim, ctx.width(op.in), nSplits, scoreScale, exactMax, qScale,
-                         cache.window, cache.slots};
+        const RopeStep none{};
+        const RopeStep& r = step ? *step : none;
+        const SplitPc pc{ctx.row0(op.in), kCache,  vCache,  ctx.mem.attnPartials,
+                         ctx.mem.state,   r.k,     r.v,     r.qNorm,
+                         r.kNorm,         r.table, nHead,   group,
+                         kvDim,           ctx.width(op.in), nSplits, scoreScale,
+                         exactMax,        qScale,  cache.window, cache.slots,
+                         r.rope,          r.eps};
         if (!ctx.attnArgsRecorded) {  // the split count follows the current KV length: once per plan
+            // A one-token step is rotated and stored by split 0 at any length where the FUSED
+            // kernel runs (layers without it return at once).
+            const uint32_t atLeast = fusable(ctx) ? 1u : 0u;
             const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead / heads, nSplits, exactMax,
-                              static_cast<uint32_t>(ctx.nTokens)};
+                              static_cast<uint32_t>(ctx.nTokens), atLeast};
             ctx.rec.dispatch(args_, args, 1);
             ctx.rec.indirectArgsBarrier();
             ctx.attnArgsRecorded = true;
@@ -223,8 +265,9 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
         // batches and rows keep the plain loads (the same bits); so do heads wider than 128,
         // whose rolled keys and values take twice the registers (the Qwen3.6 shape, 256-wide
         // attention heads, decoded 2-3 % slower rolled). ZINC_VK_ATTN_ROLL=0: none (A/B).
-        ctx.rec.dispatchIndirect(pipelines_.get(Shader::AttentionSplit, splitSpec(heads, headDim, ctx.nTokens == 1)), pc,
-                                 ctx.mem.attnArgs, 0);
+        ctx.rec.dispatchIndirect(
+            pipelines_.get(Shader::AttentionSplit, splitSpec(heads, headDim, ctx.nTokens == 1, step != nullptr)), pc,
+            ctx.mem.attnArgs, 0);
     }
     const AttendPc attend{ctx.row0(op.in),
                           kCache,

@@ -53,8 +53,9 @@ public:
                      const model::WeightRef* kNorm) const;
     // attention_split.comp's specialization constants for `heads` query heads a workgroup and
     // heads of headDim: rolling loads for one-token steps up to 128 wide (ZINC_VK_ATTN_ROLL=0:
-    // none). The variant attend() creates (and the RADV compile test builds for real shapes).
-    static std::vector<uint32_t> splitSpec(uint32_t heads, uint32_t headDim, bool oneToken);
+    // none); fused: the decode step's QK-norm, RoPE and KV store in it (FUSED). The variant
+    // attend() creates (and the RADV compile test builds for real shapes).
+    static std::vector<uint32_t> splitSpec(uint32_t heads, uint32_t headDim, bool oneToken, bool fused = false);
     // Query heads one split-attention workgroup takes (attention_split.comp GQ): 4, or the
     // largest divisor of the GQA group under it that fits the device's shared memory;
     // ZINC_VK_ATTN_HEADS (1..8) asks for another block size.
@@ -87,7 +88,19 @@ private:
     // Flash attention takes this layer's batch: one sequence (token t at position + t, key p in
     // row p), no window, heads of a multiple of 16 up to 128.
     bool flashFits(const PlanContext& ctx, const LayerCache& cache) const;
-    void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache) const;
+    // A one-token step whose attention the split kernel's FUSED variant may rotate and store
+    // (not ZINC_VK_ATTN_FUSE=0).
+    static bool fusable(const PlanContext& ctx);
+    // Partials per (token, head) this plan's split kernel writes, and whether they fit.
+    static uint32_t splitCount(const PlanContext& ctx);
+    bool splitFits(const PlanContext& ctx) const;
+    // What the split kernel's FUSED variant reads to rotate and store the step itself.
+    struct RopeStep {
+        VkDeviceAddress k = 0, v = 0, qNorm = 0, kNorm = 0, table = 0;
+        uint32_t rope = 0;  // ropeDim | neox << 16 | hasNorm << 17
+        float eps = 0.0f;
+    };
+    void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache, const RopeStep* step = nullptr) const;
     PipelineFactory& pipelines_;
     VkPipeline store_, attend_, args_, fused_;
 };

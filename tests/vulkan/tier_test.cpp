@@ -145,8 +145,9 @@ TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
 }
 
 // A timed plan (--gpu-timestamps) times attention's dispatches apart: qwen3-tiny's QK-norm and
-// RoPE with the KV store (qk_rope.comp), the split kernel with its dispatch counts, and
-// attention.comp's merge under the op's own label; decode steps past the exact bound.
+// RoPE with the KV store (qk_rope.comp; a decode step has them in the split kernel), the split
+// kernel with its dispatch counts, and attention.comp's merge under the op's own label; decode
+// steps past the exact bound.
 TEST(VulkanTier, TimedDecodeShowsAttentionsDispatchesApart) {
     ZINC_REQUIRE_VULKAN();
     auto model = model::Model::load(test::sharedPath("models/qwen3-tiny.gguf"));
@@ -162,14 +163,57 @@ TEST(VulkanTier, TimedDecodeShowsAttentionsDispatchesApart) {
     const size_t ops = d.find("GPU time per decode token by op:");
     ASSERT_NE(ops, std::string::npos) << d;
     const std::string decode = d.substr(ops, d.find(';', ops) - ops);
+    const size_t prefillAt = d.find("GPU time per prefill token by op:");
+    ASSERT_NE(prefillAt, std::string::npos) << d;
+    const std::string prefill = d.substr(prefillAt);
     // "label 12.3 us": the label, then its time.
-    const auto timed = [&](const std::string& label) {
-        for (size_t at = decode.find(label + " "); at != std::string::npos; at = decode.find(label + " ", at + 1))
-            if (std::isdigit(static_cast<unsigned char>(decode[at + label.size() + 1]))) return true;
+    const auto timed = [](const std::string& ops, const std::string& label) {
+        for (size_t at = ops.find(label + " "); at != std::string::npos; at = ops.find(label + " ", at + 1))
+            if (std::isdigit(static_cast<unsigned char>(ops[at + label.size() + 1]))) return true;
         return false;
     };
-    for (const char* label : {"attention (qk_rope)", "attention (split)", "attention"})
-        EXPECT_TRUE(timed(label)) << label << " missing from: " << decode;
+    for (const char* label : {"attention (split)", "attention"})
+        EXPECT_TRUE(timed(decode, label)) << label << " missing from: " << decode;
+    EXPECT_FALSE(timed(decode, "attention (qk_rope)")) << decode;
+    EXPECT_TRUE(timed(prefill, "attention (qk_rope)")) << prefill;
+}
+
+// A decode step's QK-norm, RoPE and KV store run in the split kernel (attention_split.comp
+// FUSED), not in qk_rope.comp before it (ZINC_VK_ATTN_FUSE=0): the same bits. Steps up to the
+// exact bound (split 0 rotates, stores and writes the queries back for attention.comp), then
+// with 2 and 3 splits whose new position lies in the chunks of splits 1, 2 and 0 in turn (that
+// one stores it before reading it); prompts between them prefill through qk_rope.comp. The
+// cache first holds another text's rows, so a step not stored reads wrong keys. On QK-norm and
+// 64-wide heads, and gemma3 (q pre-scaled, sliding layers left unfused beside fused ones).
+// score --batch 1 also gives the same logits either way on stories260K, llama3-tiny,
+// qwen3moe-tiny and qwen35moe-tiny (lavapipe).
+TEST(VulkanTier, DecodeStepsRotatedInTheSplitKernelGiveQkRopesBits) {
+    ZINC_REQUIRE_VULKAN();
+    setenv("ZINC_VK_ATTN_SPLITS", "3", 1);  // read when the tier is made
+    const std::vector<int32_t> tokens = longStoriesPrompt(203);
+    for (const char* file : {"qwen3-tiny.gguf", "gemma3-tiny.gguf"}) {
+        std::vector<std::vector<float>> logits;
+        for (const char* fuse : {"1", "0"}) {
+            setenv("ZINC_VK_ATTN_FUSE", fuse, 1);  // read when a plan is recorded
+            auto gpu = test::load(file, true);
+            gpu.session->feed(tokenRamp(tokens.size(), 11, 3, 500));
+            gpu.session->reset();
+            std::vector<float> all;
+            size_t at = 0;
+            for (const auto& [fed, stepped] : {std::pair{60, 10}, std::pair{60, 3}, std::pair{67, 3}}) {
+                gpu.session->feed(std::span(tokens).subspan(at, size_t(fed)));
+                at += size_t(fed);
+                for (int i = 0; i < stepped; ++i, ++at) {
+                    const std::span<const float> step = gpu.session->step(tokens[at]);
+                    all.insert(all.end(), step.begin(), step.end());
+                }
+            }
+            logits.push_back(std::move(all));
+        }
+        EXPECT_EQ(logits[0], logits[1]) << file;
+    }
+    unsetenv("ZINC_VK_ATTN_FUSE");
+    unsetenv("ZINC_VK_ATTN_SPLITS");
 }
 
 // A one-token step's split attention rolls its loads (attention_split.comp ROLL: the next

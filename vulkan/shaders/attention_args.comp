@@ -1,8 +1,9 @@
 #version 450
 // The split attention's workgroup counts for this step, from the current KV length in the
 // token-state block: one split per kChunk keys of the step's longest row (a sequence's last
-// token), at most maxSplits, none up to exactMax (attention.comp then computes exactly); one z
-// per token. Each workgroup then keeps to its own token's split count (attention_split.comp).
+// token), at most maxSplits, none up to exactMax (attention.comp then computes exactly; one
+// where the split kernel is FUSED, to rotate and store the step); one z per token. Each
+// workgroup then keeps to its own token's split count (attention_split.comp).
 // Written once per plan, read by every layer's vkCmdDispatchIndirect, so a short chat costs its
 // own length whatever the context size.
 #extension GL_GOOGLE_include_directive : require
@@ -16,6 +17,7 @@ layout(push_constant) uniform PC {
     uint maxSplits;
     uint exactMax;
     uint tokens;  // the plan's tokens (rows): z; x follows the row with the most keys
+    uint atLeast;  // 1 where the split kernel also rotates and stores the step (its FUSED variant)
 } pc;
 
 const uint kChunk = 64u;  // attention_split.comp's chunk
@@ -26,7 +28,7 @@ void main() {
         n = 0u;
         for (uint t = 0u; t < pc.tokens; ++t) n = max(n, rowPosition(pc.state, t) + 1u);
     }
-    pc.args.v[0] = n <= pc.exactMax ? 0u : min((n + kChunk - 1u) / kChunk, pc.maxSplits);
+    pc.args.v[0] = max(n <= pc.exactMax ? 0u : min((n + kChunk - 1u) / kChunk, pc.maxSplits), pc.atLeast);
     pc.args.v[1] = pc.nHead;
     pc.args.v[2] = pc.tokens;
 }

@@ -23,17 +23,28 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uv
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint GQ = 1u;  // query heads a workgroup, at most 8
-layout(constant_id = 1) const uint HD = 128u;  // pc.headDim (8 to 256): sizes the rolling loads' registers
+layout(constant_id = 1) const uint HD = 128u;  // the head size (8 to 256)
 layout(constant_id = 2) const uint ROLL = 1u;  // 1: the next chunk's loads issued as this one's are used up
+// FUSED (a decode step of a layer without a window): the step's QK-norm, RoPE and KV store are
+// done here, not by qk_rope.comp before (one dispatch boundary a layer less). Every workgroup
+// normalises and rotates its own query heads (qk_rope.comp's arithmetic, same order); the one
+// whose chunks hold the new position also its key, and stores the key and value in the cache
+// before it reads them. Up to exactMax keys (attention.comp computes exactly) only split 0 runs:
+// it does the same and writes its rotated queries back for attention.comp.
+layout(constant_id = 3) const uint FUSED = 0u;
 layout(push_constant) uniform PC {
     FloatBuf q;
     UintBuf kCache;
     UintBuf vCache;
     FloatBuf partials;  // [token][head][split][headDim + 2]
     IntBuf state;
+    FloatBuf k;      // FUSED: the step's k and v rows ([token][kvDim]), the QK-norm weights,
+    FloatBuf v;      // the RoPE table ([position][ropeDim / 2] of (cos, sin))
+    FloatBuf qNorm;
+    FloatBuf kNorm;
+    FloatBuf table;
     uint nHead;
     uint group;
-    uint headDim;
     uint kvDim;
     uint qStride;
     uint nSplits;  // partials per (token, head)
@@ -42,6 +53,8 @@ layout(push_constant) uniform PC {
     float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
     uint window;   // 0: every position
     uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
+    uint rope;     // FUSED: ropeDim | neox << 16 | hasNorm << 17
+    float eps;
 } pc;
 
 uint firstSlot_, slotBase_;
@@ -66,6 +79,7 @@ shared vec4 partDot[GQ * 64u];        // [head][position][quarter]: the partial 
 const uint PA = GQ < 4u ? GQ : 4u;  // heads a pass of the final sums
 shared vec2 partAcc[PA * 256u];     // [head of the pass][thread]: the V sums of its element pair
 shared float headM[GQ], headSum[GQ], headRescale[GQ];  // each head's running max and sum
+shared float fusedIn[FUSED != 0u ? (GQ + 1u) * HD : 1u];  // FUSED: the heads normalised, before RoPE
 
 // Per head block of 64 threads (one head's positions): the max and the sum over it, as
 // reduce.glsl's workgroup reductions give over a workgroup where only those 64 threads hold
@@ -93,10 +107,99 @@ float blockSum(float x) {
 
 // qh's vec4 holding query elements e .. e + 3 (e % 4 == 0) of head hq of the block.
 uint qIndex(uint hq, uint e) {
-    const uint hd = pc.headDim;
+    const uint hd = HD;
     if (hd % 16u != 0u) return hq * 64u + e / 4u;
     const uint quarter = hd / 4u;
     return hq * 64u + (e % quarter) + e / quarter;
+}
+
+// FUSED: element i of the head normalised at fusedIn[base ..], rotated as qk_rope.comp does:
+// (a, b) = (i, i + half) for neox, (2j, 2j + 1) for norm.
+float ropedAt(uint base, uint i, uint pos) {
+    const uint ropeDim = pc.rope & 0xFFFFu, half_ = ropeDim / 2u;
+    if (i >= ropeDim) return fusedIn[base + i];
+    const bool neox = (pc.rope & 0x10000u) != 0u;
+    const uint j = neox ? i % half_ : i / 2u;
+    const bool first = neox ? i < half_ : (i % 2u) == 0u;
+    const uint a = base + (neox ? j : 2u * j), b = base + (neox ? j + half_ : 2u * j + 1u);
+    const float c = pc.table.v[2u * (pos * half_ + j)], s = pc.table.v[2u * (pos * half_ + j) + 1u];
+    return first ? fusedIn[a] * c - fusedIn[b] * s : fusedIn[a] * s + fusedIn[b] * c;
+}
+
+// Per head block of 64 threads, blockSum of x.x and, over the first block only, of x.y (a key's
+// sum of squares beside its queries'): the same sums, two reductions through one pair of barriers.
+vec2 blockSum2(vec2 x) {
+    x = subgroupAdd(x);
+    if (subgroupElect()) {
+        reduceScratch_[gl_SubgroupID] = x.x;
+        reduceScratch_[64u + gl_SubgroupID] = x.y;  // 256 threads: at most 64 subgroups (of 4)
+    }
+    barrier();
+    const uint per = max(64u / gl_SubgroupSize, 1u), first = (gl_LocalInvocationID.x / 64u) * per;
+    vec2 total = vec2(0.0);
+    for (uint i = 0u; i < per; ++i) total.x += reduceScratch_[first + i];
+    for (uint i = 0u; i < per; ++i) total.y += reduceScratch_[64u + i];
+    barrier();
+    return total;
+}
+
+// FUSED: the block's queries normalised and rotated into qh (and back to q where attention.comp
+// computes exactly); where this workgroup's chunks hold the new position, the new key
+// normalised and rotated and the value, stored in the cache before any key is read (the
+// workgroups of the kv head's other blocks store the same bits). Each head's sum of squares is
+// 64 threads' in qk_rope.comp's order (a 64-thread workgroup's reduction); the key's by the
+// first 64 threads beside their query head's. True: this workgroup has nothing more to do.
+bool fusedStep(uint tid, uint split, uint h0, uint kvHead, uint t, uint pos, uint n, bool exact) {
+    const uint hd = HD;
+    const uint splits = exact ? 1u : min((n + kChunk - 1u) / kChunk, pc.nSplits);
+    if (split >= splits) return true;  // whole workgroup
+    const bool ownsPos = exact || ((n - 1u) / kChunk) % splits == split;
+    const bool hasNorm = (pc.rope & 0x20000u) != 0u;
+    const uint lane = tid % 64u, kIn = GQ * hd, kSrc = t * pc.kvDim + kvHead * hd;  // the key: fusedIn[kIn ..]
+    for (uint pass = 0u; pass < (GQ + 3u) / 4u; ++pass) {
+        const uint hq = pass * 4u + tid / 64u;
+        const bool withKey = ownsPos && pass == 0u && tid < 64u;
+        const uint src = t * pc.qStride + (h0 + hq) * hd;
+        vec2 sums = vec2(0.0);
+        if (hq < GQ)
+            for (uint i = lane; i < hd; i += 64u) {
+                const float x = pc.q.v[src + i];
+                fusedIn[hq * hd + i] = x;
+                sums.x += x * x;
+            }
+        if (withKey)
+            for (uint i = lane; i < hd; i += 64u) {
+                const float x = pc.k.v[kSrc + i];
+                fusedIn[kIn + i] = x;
+                sums.y += x * x;
+            }
+        sums = blockSum2(sums);  // its barriers also publish fusedIn[]
+        if (hasNorm && hq < GQ) {
+            const float scale = 1.0 / sqrt(sums.x / float(hd) + pc.eps);
+            for (uint i = lane; i < hd; i += 64u) fusedIn[hq * hd + i] = fusedIn[hq * hd + i] * scale * pc.qNorm.v[i];
+        }
+        if (hasNorm && withKey) {
+            const float scale = 1.0 / sqrt(sums.y / float(hd) + pc.eps);
+            for (uint i = lane; i < hd; i += 64u) fusedIn[kIn + i] = fusedIn[kIn + i] * scale * pc.kNorm.v[i];
+        }
+    }
+    barrier();
+    for (uint i = tid; i < GQ * hd; i += 256u) {
+        const uint hq = i / hd, e = i % hd;
+        const float r = ropedAt(hq * hd, e, pos);
+        qh[qIndex(hq, e & ~3u)][e & 3u] = roundHalf(r * pc.qScale);
+        if (exact) pc.q.v[t * pc.qStride + (h0 + hq) * hd + e] = r;
+    }
+    if (ownsPos) {
+        const uint row = ((slotBase_ + pos) * pc.kvDim + kvHead * hd) / 2u;
+        for (uint i = tid; i < hd / 2u; i += 256u) {
+            pc.kCache.v[row + i] = packHalves(ropedAt(kIn, 2u * i, pos), ropedAt(kIn, 2u * i + 1u, pos));
+            pc.vCache.v[row + i] = packHalves(pc.v.v[kSrc + 2u * i], pc.v.v[kSrc + 2u * i + 1u]);
+        }
+        memoryBarrier();  // the stored key and value, before this workgroup's loads
+    }
+    barrier();  // qh[]
+    return exact;
 }
 
 void main() {
@@ -107,14 +210,20 @@ void main() {
     const uint first = pc.window > 0u && pos >= pc.window ? pos + 1u - pc.window : 0u;
     const uint n = pos + 1u - first;
     firstSlot_ = first % pc.slots;
-    if (n <= pc.exactMax || split * kChunk >= n) return;  // whole workgroup
-    const uint kvHead = h0 / pc.group, hd = pc.headDim;
-    for (uint i = tid; i < GQ * 64u; i += 256u) {
-        const uint hq = i / 64u, e = 4u * (i % 64u);
-        if (e >= hd) continue;
-        const uint q0 = t * pc.qStride + (h0 + hq) * hd + e;
-        qh[qIndex(hq, e)] = vec4(roundHalf(pc.q.v[q0] * pc.qScale), roundHalf(pc.q.v[q0 + 1u] * pc.qScale),
-                     roundHalf(pc.q.v[q0 + 2u] * pc.qScale), roundHalf(pc.q.v[q0 + 3u] * pc.qScale));
+    const bool exact = n <= pc.exactMax;
+    // whole workgroup (FUSED: split 0 runs whatever the length: the step's rotations and store)
+    if ((FUSED == 0u || split > 0u) && (exact || split * kChunk >= n)) return;
+    const uint kvHead = h0 / pc.group, hd = HD;
+    if (FUSED != 0u) {
+        if (fusedStep(tid, split, h0, kvHead, t, pos, n, exact)) return;
+    } else {
+        for (uint i = tid; i < GQ * 64u; i += 256u) {
+            const uint hq = i / 64u, e = 4u * (i % 64u);
+            if (e >= hd) continue;
+            const uint q0 = t * pc.qStride + (h0 + hq) * hd + e;
+            qh[qIndex(hq, e)] = vec4(roundHalf(pc.q.v[q0] * pc.qScale), roundHalf(pc.q.v[q0 + 1u] * pc.qScale),
+                                     roundHalf(pc.q.v[q0 + 2u] * pc.qScale), roundHalf(pc.q.v[q0 + 3u] * pc.qScale));
+        }
     }
     if (tid < GQ) {
         headM[tid] = -1.0 / 0.0;
