@@ -130,18 +130,17 @@ uint rd16(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]); }
 uint rd32(U16Buf b, uint byteOff) { return uint(b.v[byteOff >> 1]) | (uint(b.v[(byteOff >> 1) + 1]) << 16); }
 uint rd8(U16Buf b, uint byteOff) { return (uint(b.v[byteOff >> 1]) >> ((byteOff & 1u) * 8u)) & 0xFFu; }
 float rdHalf(U16Buf b, uint byteOff) { return halfBits(rd16(b, byteOff)); }
-// Eight words from a 2-byte aligned byte offset through nine aligned 32-bit loads.
+// Eight words from a 2-byte aligned byte offset through nine aligned 32-bit loads, whatever
+// the offset (the ninth word lies in the block or in the 16 bytes past each tensor,
+// weight_store.cpp): without a branch on the alignment, which differs between the blocks of
+// one subgroup (Q6_K's 210 bytes), so both sides would be issued.
 void rd32x8(UintBuf b, uint byteOff, out uint words[8]) {
-    const uint i0 = byteOff >> 2;
-    if ((byteOff & 2u) == 0u) {
-        for (uint i = 0u; i < 8u; ++i) words[i] = b.v[i0 + i];
-    } else {
-        uint prev = b.v[i0];
-        for (uint i = 0u; i < 8u; ++i) {
-            const uint next = b.v[i0 + i + 1u];
-            words[i] = (prev >> 16) | (next << 16);
-            prev = next;
-        }
+    const uint i0 = byteOff >> 2, sh = (byteOff & 2u) * 8u;  // 0 or 16
+    uint prev = b.v[i0];
+    for (uint i = 0u; i < 8u; ++i) {
+        const uint next = b.v[i0 + i + 1u];
+        words[i] = (prev >> sh) | ((next << 16) << (16u - sh));  // sh 0: prev alone
+        prev = next;
     }
 }
 
