@@ -51,7 +51,8 @@ uint32_t rowsPerGroup(int64_t m) { return m >= 8192 ? 4 : m >= 4096 ? 2 : 1; }
 struct RowsConfig {
     uint32_t threads, alongK, rows, tile, units, stage, prefetch;
 };
-RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, bool up, bool dot4, const MatVecOp::Kernel& choice) {
+RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bool expert, bool up, bool dot4,
+                      const MatVecOp::Kernel& choice) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
@@ -73,7 +74,12 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     // and 32 sums a thread) RDNA3's compiler spills (RADV/ACO, gfx1100: 132 VGPRs, 14 spilled
     // to scratch; tests/vulkan/radv_compile_test.cpp). Rows a group change no bits.
     const bool heavyPair = up && (type == GgmlType::Q5_K || type == GgmlType::Q2_K);
-    const uint32_t rows = choice.rows ? choice.rows : tile > 1 && !heavyPair && !pairTile ? 2 : 1;
+    // One token's Q4_K SwiGLU pair (gate and up) takes 2 rows a group too, with integer dot
+    // products (without them RADV spills on gfx1100): H200, bench --kernels on Qwen3-8B (run
+    // 112), with the barrier after it 23.63 -> 22.04 us (single matrices lost: ffn_down Q6_K
+    // 22.4 -> 34.7 us).
+    const bool pairRows = tile == 1 && up && !expert && type == GgmlType::Q4_K && dot4;
+    const uint32_t rows = choice.rows ? choice.rows : (tile > 1 && !heavyPair && !pairTile) || pairRows ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
@@ -97,9 +103,13 @@ RowsConfig rowsConfig(uint32_t k, uint32_t tokens, GgmlType type, bool expert, b
     // Qwen3-8B Q4_K_M, with the barrier: attn_k 6.44 -> 4.45 us, attn_q 7.29 -> 6.68,
     // ffn_down 16.18 -> 12.80, gate+up 20.90 -> 20.02. Q6_K (18 loads a unit already) gained
     // nothing and its lm_head lost (200 -> 218 us); expert slices lost (30B-A3B gate+up 7.96 ->
-    // 8.82); 4 in flight lost everywhere (registers).
+    // 8.82); 4 in flight lost everywhere (registers). Once rd32x8 lost its branch (Q6_K's loads
+    // no longer issued twice), Q6_K gained with the barrier after it (run 112): ffn_down 22.44
+    // -> 21.40 us, attn_v 7.02 -> 5.89; not the lm_head (183.2 -> 186.7 us: 151,936 rows fill
+    // the GPU without them), so below 65,536 rows.
     // A tile of 2 keeps 2 units in flight for every type (run 62 measured them so).
-    const bool inFlight = stage == 0 && (pairTile || (tile == 1 && !expert && type == GgmlType::Q4_K));
+    const bool q6InFlight = type == GgmlType::Q6_K && m < 65536 && !up;  // a pair's spill on gfx1100
+    const bool inFlight = stage == 0 && (pairTile || (tile == 1 && !expert && (type == GgmlType::Q4_K || q6InFlight)));
     const uint32_t prefetch = choice.prefetch ? choice.prefetch : inFlight ? 2 : 1;
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage, prefetch};
 }
@@ -277,9 +287,9 @@ MatVecOp::Kernel MatVecOp::kernelFromEnvironment() {
     return kernel;
 }
 
-std::vector<uint32_t> MatVecOp::rowsSpec(GgmlType type, uint32_t k, uint32_t tokens, bool expert, bool up, bool vec, bool act4, bool dot4,
-                                         const Kernel& kernel) {
-    const RowsConfig g = rowsConfig(k, tokens, type, expert, up, dot4, kernel);
+std::vector<uint32_t> MatVecOp::rowsSpec(GgmlType type, uint32_t k, uint32_t m, uint32_t tokens, bool expert, bool up, bool vec,
+                                         bool act4, bool dot4, const Kernel& kernel) {
+    const RowsConfig g = rowsConfig(k, m, tokens, type, expert, up, dot4, kernel);
     return {g.threads, static_cast<uint32_t>(type), g.tile, g.rows, up ? 1u : 0u, g.alongK,
             g.units, vec ? 1u : 0u, act4 ? 1u : 0u, g.stage, g.prefetch};
 }
@@ -324,8 +334,8 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const bool act4 = rows16(c.act, 4 * uint64_t{c.actStride});
         const uint32_t tokens = expert ? 1u : c.tokens;
         const bool dot4 = matVec_ == Shader::MatVecDot4;
-        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), tokens, w.type, expert, c.up != nullptr, dot4, kernel);
-        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
+        const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), m, tokens, w.type, expert, c.up != nullptr, dot4, kernel);
+        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
         const VkPipeline pipeline = pipelines_.get(rowsShader(spec, dot4), spec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         MatVecPc p = pc;

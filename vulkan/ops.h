@@ -198,13 +198,12 @@ public:
         uint32_t actDiv = 1;
     };
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
-    // matvec_rows.comp's specialization constants for a weight of `type` and k columns, `tokens`
-    // a call (an expert slot counts one), SwiGLU pair or not, Q4_K's 16-byte loads (vec) and
-    // 16-byte activation reads (act4), for the integer dot-product build or not (dot4): the
-    // variant recordCall creates (and the RADV compile test
-    // builds for real shapes).
-    static std::vector<uint32_t> rowsSpec(model::GgmlType type, uint32_t k, uint32_t tokens, bool expert, bool up, bool vec,
-                                          bool act4, bool dot4, const Kernel& kernel);
+    // matvec_rows.comp's specialization constants for a weight of `type`, k columns and m rows,
+    // `tokens` a call (an expert slot counts one), SwiGLU pair or not, Q4_K's 16-byte loads (vec)
+    // and 16-byte activation reads (act4), for the integer dot-product build or not (dot4): the
+    // variant recordCall creates (and the RADV compile test builds for real shapes).
+    static std::vector<uint32_t> rowsSpec(model::GgmlType type, uint32_t k, uint32_t m, uint32_t tokens, bool expert, bool up,
+                                          bool vec, bool act4, bool dot4, const Kernel& kernel);
     // The module a rowsSpec runs in: matvec_rows, or matvec_rows_tiles for a token tile with
     // units in flight (stage 0, prefetch > 1); the dot4 build of either where the device has
     // integer dot products.

@@ -117,7 +117,8 @@ std::vector<GgmlType> quantizedTypes() {
 // projection of Qwen3.6-35B-A3B (k 512: 16 threads along k) and Qwen3-8B's projections (k 4096:
 // 32; a longer k changes only loop bounds); one token, a 2-token tile (two sequences:
 // matvec_rows_tiles), a 3-token one (two staged units a thread), an 8-token one (several
-// sequences, short prefills), an expert slot; alone and as a SwiGLU pair. With integer dot
+// sequences, short prefills), an expert slot; alone and as a SwiGLU pair; 4,096 rows (not a
+// vocabulary's: Q6_K keeps 2 units in flight below 65,536). With integer dot
 // products (what RDNA3 and RDNA4 run) every shape; without them (a card lacking them) one token,
 // 8 tokens and an expert slot, the variants whose code differs most (half the compile time).
 TEST_F(RadvCompile, DecodeMatvecsOfRealShapesCompileWithoutSpills) {
@@ -137,7 +138,7 @@ TEST_F(RadvCompile, DecodeMatvecsOfRealShapesCompileWithoutSpills) {
             for (const Shape& shape : dot4 ? dot4Shapes : plainShapes)
                 for (bool up : {false, true}) {
                     const auto spec =
-                        MatVecOp::rowsSpec(type, shape.k, shape.tokens, shape.expert, up, type == GgmlType::Q4_K, true, dot4, kernel);
+                        MatVecOp::rowsSpec(type, shape.k, 4096, shape.tokens, shape.expert, up, type == GgmlType::Q4_K, true, dot4, kernel);
                     compile(MatVecOp::rowsShader(spec, dot4), spec);
                 }
     }

@@ -133,9 +133,14 @@ float rdHalf(U16Buf b, uint byteOff) { return halfBits(rd16(b, byteOff)); }
 // Eight words from a 2-byte aligned byte offset through nine aligned 32-bit loads, whatever
 // the offset (the ninth word lies in the block or in the 16 bytes past each tensor,
 // weight_store.cpp): without a branch on the alignment, which differs between the blocks of
-// one subgroup (Q6_K's 210 bytes), so both sides would be issued.
-void rd32x8(UintBuf b, uint byteOff, out uint words[8]) {
+// one subgroup (Q6_K's 210 bytes, Q3_K's 110), so both sides would be issued. `branch`
+// (a constant): eight loads where aligned, for callers short of registers.
+void rd32x8(UintBuf b, uint byteOff, out uint words[8], bool branch) {
     const uint i0 = byteOff >> 2, sh = (byteOff & 2u) * 8u;  // 0 or 16
+    if (branch && sh == 0u) {
+        for (uint i = 0u; i < 8u; ++i) words[i] = b.v[i0 + i];
+        return;
+    }
     uint prev = b.v[i0];
     for (uint i = 0u; i < 8u; ++i) {
         const uint next = b.v[i0 + i + 1u];

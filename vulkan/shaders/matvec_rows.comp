@@ -65,6 +65,8 @@ layout(push_constant) uniform PC {
     uint groupsX;
 } pc;
 
+#define ZINC_WORDS_BRANCH
+const bool kWordsBranch = PAIR != 0u && NT > 1u;
 #include "unit_decode.glsl"
 
 const bool kNeedsSums = kOffset != 0 || kHalfMins;

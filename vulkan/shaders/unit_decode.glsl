@@ -1,5 +1,11 @@
 // Decoding one 32-value unit of a quantized weight row into 8-bit quants and scales, shared
 // by the matvec (decode) and the tiled matmul (prefill). Needs weights.glsl and TYPE.
+// kWordsBranch (the includer may define it, with ZINC_WORDS_BRANCH): rd32x8 branches on the
+// alignment, as matvec_rows' SwiGLU pairs of token tiles need (without it RADV spills their
+// registers on gfx1100: Q3_K and Q6_K, radv_compile_test).
+#ifndef ZINC_WORDS_BRANCH
+const bool kWordsBranch = false;
+#endif
 // Quants stored unsigned with this offset (value = q - off); Q8_0's are signed bytes.
 const int kOffset = TYPE == kQ4_0 ? 8 : TYPE == kQ5_0 ? 16 : TYPE == kQ6_K ? 32 : TYPE == kQ3_K ? 4 : 0;
 const bool kHasMin = TYPE == kQ4_1 || TYPE == kQ5_1 || TYPE == kQ4_K || TYPE == kQ5_K;
@@ -45,7 +51,7 @@ void decodeUnit(U16Buf w, UintBuf w32, uint row, uint u, out uint wq[8], out flo
     if (TYPE == kQ8_0) {
         const uint blk = row + u * 34u;
         fa = fb = rdHalf(w, blk);
-        rd32x8(w32, blk + 2u, wq);
+        rd32x8(w32, blk + 2u, wq, kWordsBranch);
     } else if (TYPE == kQ4_0 || TYPE == kQ4_1 || TYPE == kQ5_0 || TYPE == kQ5_1) {
         const bool five = TYPE == kQ5_0 || TYPE == kQ5_1;
         const uint size = TYPE == kQ4_0 ? 18u : TYPE == kQ4_1 ? 20u : TYPE == kQ5_0 ? 22u : 24u;
@@ -82,7 +88,7 @@ void decodeUnit(U16Buf w, UintBuf w32, uint row, uint u, out uint wq[8], out flo
         // Unit j of a block: half n = j / 4, bits 2 (j % 4) of qs[32n + l]; scales 2j, 2j + 1.
         const uint blk = row + (u / 8u) * 84u, j = u % 8u;
         uint words[8];
-        rd32x8(w32, blk + 16u + 32u * (j / 4u), words);
+        rd32x8(w32, blk + 16u + 32u * (j / 4u), words, kWordsBranch);
         for (uint i = 0u; i < 8u; ++i) wq[i] = (words[i] >> (2u * (j % 4u))) & 0x03030303u;
         const float d = rdHalf(w, blk + 80u);
         fa = d * float(rd8(w, blk + 2u * j) & 0xFu);
@@ -91,8 +97,8 @@ void decodeUnit(U16Buf w, UintBuf w32, uint row, uint u, out uint wq[8], out flo
         // As Q2_K, plus bit j of hmask[l] as bit 2 (value = q - 4 when that bit is clear).
         const uint blk = row + (u / 8u) * 110u, j = u % 8u;
         uint lows[8], highs[8];
-        rd32x8(w32, blk + 32u + 32u * (j / 4u), lows);
-        rd32x8(w32, blk, highs);
+        rd32x8(w32, blk + 32u + 32u * (j / 4u), lows, kWordsBranch);
+        rd32x8(w32, blk, highs, kWordsBranch);
         for (uint i = 0u; i < 8u; ++i)
             wq[i] = ((lows[i] >> (2u * (j % 4u))) & 0x03030303u) | (((highs[i] >> j) & 0x01010101u) << 2);
         const float d = rdHalf(w, blk + 108u);
@@ -114,8 +120,8 @@ void decodeUnit(U16Buf w, UintBuf w32, uint row, uint u, out uint wq[8], out flo
         const uint ql = blk + 64u * h + 32u * (kq & 1u);
         const uint qh = blk + 128u + 32u * h;
         uint los[8], his[8];
-        rd32x8(w32, ql, los);
-        rd32x8(w32, qh, his);
+        rd32x8(w32, ql, los, kWordsBranch);
+        rd32x8(w32, qh, his, kWordsBranch);
         for (uint i = 0u; i < 8u; ++i)
             wq[i] = ((los[i] >> (4u * (kq >> 1))) & 0x0F0F0F0Fu) | (((his[i] >> (2u * kq)) & 0x03030303u) << 4);
         const float d = rdHalf(w, blk + 208u);
