@@ -74,11 +74,12 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     // and 32 sums a thread) RDNA3's compiler spills (RADV/ACO, gfx1100: 132 VGPRs, 14 spilled
     // to scratch; tests/vulkan/radv_compile_test.cpp). Rows a group change no bits.
     const bool heavyPair = up && (type == GgmlType::Q5_K || type == GgmlType::Q2_K);
-    // One token's Q4_K SwiGLU pair (gate and up) takes 2 rows a group too, with integer dot
-    // products (without them RADV spills on gfx1100): H200, bench --kernels on Qwen3-8B (run
-    // 112), with the barrier after it 23.63 -> 22.04 us (single matrices lost: ffn_down Q6_K
-    // 22.4 -> 34.7 us).
-    const bool pairRows = tile == 1 && up && !expert && type == GgmlType::Q4_K && dot4;
+    // One token's Q4_K SwiGLU pair (gate and up) of 8,192 rows or more takes 2 rows a group too,
+    // with integer dot products (without them RADV spills on gfx1100): H200, bench --kernels
+    // (runs 112-113), with the barrier after it Qwen3-8B's (12,288 rows) 23.63 -> 22.04 us;
+    // Qwen3-0.6B's (3,072: half the workgroups) 5.15 -> 5.40 and its decode 753.8 -> 743.4 tok/s;
+    // single matrices lost (ffn_down Q6_K 22.4 -> 34.7 us).
+    const bool pairRows = tile == 1 && up && !expert && type == GgmlType::Q4_K && dot4 && m >= 8192;
     const uint32_t rows = choice.rows ? choice.rows : (tile > 1 && !heavyPair && !pairTile) || pairRows ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
@@ -104,11 +105,15 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     // ffn_down 16.18 -> 12.80, gate+up 20.90 -> 20.02. Q6_K (18 loads a unit already) gained
     // nothing and its lm_head lost (200 -> 218 us); expert slices lost (30B-A3B gate+up 7.96 ->
     // 8.82); 4 in flight lost everywhere (registers). Once rd32x8 lost its branch (Q6_K's loads
-    // no longer issued twice), Q6_K gained with the barrier after it (run 112): ffn_down 22.44
-    // -> 21.40 us, attn_v 7.02 -> 5.89; not the lm_head (183.2 -> 186.7 us: 151,936 rows fill
-    // the GPU without them), so below 65,536 rows.
+    // no longer issued twice), Qwen3-8B's Q6_K ffn_down (4,096 rows) gained (run 112, with the
+    // barrier after it: 22.44 -> 21.40 us; run 114, per decode token: 892 -> 842 us with the
+    // Q4_K ones), not its lm_head (183.2 -> 186.7 us: 151,936 rows fill the GPU without them);
+    // smaller Q6_K matrices lost in decode though they gained alone (Qwen3-0.6B's 1,024-row
+    // attn_v and ffn_down, the Qwen3.6 shape's 2,048-row shared-expert ffn_down: 0.6B 753.8 ->
+    // 745.8 tok/s, the Qwen3.6 shape 254.3 -> 249.8, runs 113-114): so from 4,096 rows to
+    // 65,535. Not a SwiGLU pair (RADV spills it on gfx1100).
     // A tile of 2 keeps 2 units in flight for every type (run 62 measured them so).
-    const bool q6InFlight = type == GgmlType::Q6_K && m < 65536 && !up;  // a pair's spill on gfx1100
+    const bool q6InFlight = type == GgmlType::Q6_K && m >= 4096 && m < 65536 && !up;
     const bool inFlight = stage == 0 && (pairTile || (tile == 1 && !expert && (type == GgmlType::Q4_K || q6InFlight)));
     const uint32_t prefetch = choice.prefetch ? choice.prefetch : inFlight ? 2 : 1;
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage, prefetch};
