@@ -228,7 +228,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
         return;
     }
     // Decode, prefill and rows of several sequences alike: a (token, head) past attnExactMax keys
-    // (kExactAttentionMax, 64, unless ZINC_VK_ATTN_EXACT asks) is split along the KV length in
+    // (kExactAttentionMax, 16, unless ZINC_VK_ATTN_EXACT asks) is split along the KV length in
     // fp32, so no long attention is one F16 chain per (token, head) of its whole length. A
     // prefill batch computes what decoding it token by token would (up to the order of fp32 sums where its fewer splits
     // part the keys otherwise: a batch already fills the GPU with (token, head) pairs); a row of

@@ -57,7 +57,7 @@ TEST(VulkanSequenceRowsDecode, EightSequencesAtDifferentLengthsDecodeTogether) {
     test::expectSequencesAtDifferentLengthsDecodeTogether(VulkanRows("qwen3-tiny.gguf").tier, "qwen3-tiny.gguf", 8);
 }
 
-// Past kExactAttentionMax (64) keys a row splits its attention beside short rows computed exactly
+// Past kExactAttentionMax (16) keys a row splits its attention beside short rows computed exactly
 // (260 tokens, 64-row prompt steps: the trimmed long-context tests of 1ad36d6).
 TEST(VulkanSequenceRowsDecode, ARowPastTheExactLengthSplitsAsItDoesAlone) {
     ZINC_REQUIRE_VULKAN();

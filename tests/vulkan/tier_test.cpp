@@ -122,16 +122,16 @@ TEST(VulkanTier, SplitAttentionPastExactLengthStaysCloseToCpu) {
 }
 
 // A prefill batch past kExactAttentionMax keys splits its attention as decode does (fewer,
-// longer splits): 80 prompt tokens fed at once give the logits of 60 fed at once and 20
-// decoded one by one, which cross the exact bound (64 keys) a token at a time; then the next
-// 190 fed at once (positions 80..269, past 256 keys too) those of 170 fed and 20 decoded.
+// longer splits): 30 prompt tokens fed at once give the logits of 10 fed at once and 20
+// decoded one by one, which cross the exact bound (16 keys) a token at a time; then the next
+// 240 fed at once (positions 30..269, past 256 keys too) those of 220 fed and 20 decoded.
 TEST(VulkanTier, BatchedPrefillPastExactLengthEqualsDecodingIt) {
     ZINC_REQUIRE_VULKAN();
     auto a = test::load("stories260K.gguf", true);
     auto b = test::load("stories260K.gguf", true);
     const std::vector<int32_t> prompt = longStoriesPrompt(270);
     size_t at = 0;
-    for (const size_t end : {size_t{80}, size_t{270}}) {
+    for (const size_t end : {size_t{30}, size_t{270}}) {
         const std::span<const float> batched = a.session->feed(std::span(prompt).subspan(at, end - at));
         b.session->feed(std::span(prompt).subspan(at, end - 20 - at));
         std::span<const float> stepped;
@@ -179,10 +179,10 @@ TEST(VulkanTier, TimedDecodeShowsAttentionsDispatchesApart) {
 }
 
 // A decode step's QK-norm, RoPE and KV store run in the split kernel (attention_split.comp
-// FUSED), not in qk_rope.comp before it (ZINC_VK_ATTN_FUSE=0): the same bits. Steps up to the
-// exact bound (split 0 rotates, stores and writes the queries back for attention.comp), then
-// with 2 and 3 splits whose new position lies in the chunks of splits 1, 2 and 0 in turn (that
-// one stores it before reading it); prompts between them prefill through qk_rope.comp. The
+// FUSED), not in qk_rope.comp before it (ZINC_VK_ATTN_FUSE=0): the same bits. Steps across the
+// exact bound (up to it split 0 rotates, stores and writes the queries back for attention.comp),
+// then with 2 and 3 splits whose new position lies in the chunks of splits 1, 2 and 0 in turn
+// (that one stores it before reading it); prompts between them prefill through qk_rope.comp. The
 // cache first holds another text's rows, so a step not stored reads wrong keys. On QK-norm and
 // 64-wide heads, and gemma3 (q pre-scaled, sliding layers left unfused beside fused ones).
 // score --batch 1 also gives the same logits either way on stories260K, llama3-tiny,
@@ -200,7 +200,7 @@ TEST(VulkanTier, DecodeStepsRotatedInTheSplitKernelGiveQkRopesBits) {
             gpu.session->reset();
             std::vector<float> all;
             size_t at = 0;
-            for (const auto& [fed, stepped] : {std::pair{60, 10}, std::pair{60, 3}, std::pair{67, 3}}) {
+            for (const auto& [fed, stepped] : {std::pair{10, 10}, std::pair{50, 3}, std::pair{60, 3}, std::pair{64, 3}}) {
                 gpu.session->feed(std::span(tokens).subspan(at, size_t(fed)));
                 at += size_t(fed);
                 for (int i = 0; i < stepped; ++i, ++at) {

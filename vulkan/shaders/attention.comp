@@ -54,6 +54,7 @@ float workgroupMax(float x) {
 }
 
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
+const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
 const uint kChunk = 1024u;
@@ -76,21 +77,35 @@ void main() {
     if (n > pc.exactMax) {
         // Merge: one thread per split finds the common max and each split's scale, then one
         // thread per output element sums the scaled partials (loads independent of each other).
+        // Every load the merge makes for the first kMergeAhead splits (each split's max and sum,
+        // element tid of its partial) is issued first, in one round trip, not three.
         const uint splits = min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits);
         const uint base = (t * pc.nHead + h) * pc.nSplits * (hd + 2u);
-        float m = -1.0 / 0.0;
-        for (uint s = tid; s < splits; s += 128u) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
+        float ahead[kMergeAhead];
+        [[unroll]] for (uint u = 0u; u < kMergeAhead; ++u)
+            ahead[u] = u < splits && tid < hd ? pc.partials.v[base + u * (hd + 2u) + 2u + tid] : 0.0;
+        const float mine = tid < splits ? pc.partials.v[base + tid * (hd + 2u)] : -1.0 / 0.0;
+        const float mineSum = tid < splits ? pc.partials.v[base + tid * (hd + 2u) + 1u] : 0.0;
+        float m = mine;
+        for (uint s = tid + 128u; s < splits; s += 128u) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
         m = workgroupMax(m);
         float sum = 0.0;
         for (uint s = tid; s < splits; s += 128u) {
-            const float f = expAccurate(pc.partials.v[base + s * (hd + 2u)] - m);
+            const float f = expAccurate((s == tid ? mine : pc.partials.v[base + s * (hd + 2u)]) - m);
             splitScale[s] = f;
-            sum += pc.partials.v[base + s * (hd + 2u) + 1u] * f;
+            sum += (s == tid ? mineSum : pc.partials.v[base + s * (hd + 2u) + 1u]) * f;
         }
         sum = workgroupSum(sum);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
             float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-            for (uint s = 0u; s < splits; s += 8u)
+            uint s0 = 0u;
+            if (d == tid) {  // the first element: its first kMergeAhead partials are held
+                [[unroll]] for (uint s = 0u; s < kMergeAhead; s += 8u)
+                    [[unroll]] for (uint u = 0u; u < 8u; ++u)
+                        if (s + u < splits) acc[u] += ahead[s + u] * splitScale[s + u];
+                s0 = kMergeAhead;
+            }
+            for (uint s = s0; s < splits; s += 8u)
                 [[unroll]] for (uint u = 0u; u < 8u; ++u)
                     if (s + u < splits) acc[u] += pc.partials.v[base + (s + u) * (hd + 2u) + 2u + d] * splitScale[s + u];
             const float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
