@@ -61,7 +61,7 @@ struct SplitPc {
 };
 static_assert(sizeof(SplitPc) == 128);
 
-// Decode steps fold qk_rope.comp into the split kernel (attention_split.comp FUSED) unless
+// One-token steps fold qk_rope.comp into the split kernel (attention_split.comp FUSED) unless
 // ZINC_VK_ATTN_FUSE=0 (A/B; read per plan).
 bool fuseEnabled() {
     const char* v = std::getenv("ZINC_VK_ATTN_FUSE");
