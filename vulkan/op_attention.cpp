@@ -243,11 +243,10 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
         const uint32_t heads = splitHeads(c);
         const RopeStep none{};
         const RopeStep& r = step ? *step : none;
-        const SplitPc pc{ctx.row0(op.in), kCache,  vCache,  ctx.mem.attnPartials,
-                         ctx.mem.state,   r.k,     r.v,     r.qNorm,
-                         r.kNorm,         r.table, nHead,   group,
-                         kvDim,           ctx.width(op.in), nSplits, scoreScale,
-                         exactMax,        qScale,  cache.window, cache.slots,
+        const SplitPc pc{ctx.row0(op.in), kCache,  vCache,  ctx.mem.attnPartials, ctx.mem.state,
+                         r.k,             r.v,     r.qNorm, r.kNorm,              r.table,
+                         nHead,           group,   kvDim,   ctx.width(op.in),     nSplits,
+                         scoreScale,      exactMax, qScale, cache.window,         cache.slots,
                          r.rope,          r.eps};
         if (!ctx.attnArgsRecorded) {  // the split count follows the current KV length: once per plan
             // A one-token step is rotated and stored by split 0 at any length where the FUSED

@@ -84,18 +84,17 @@ void main() {
         float ahead[kMergeAhead];
         [[unroll]] for (uint u = 0u; u < kMergeAhead; ++u)
             ahead[u] = u < splits && tid < hd ? pc.partials.v[base + u * (hd + 2u) + 2u + tid] : 0.0;
+        // A thread a split (at most kMaxSplits, the workgroup's 128): its max and sum.
         const float mine = tid < splits ? pc.partials.v[base + tid * (hd + 2u)] : -1.0 / 0.0;
         const float mineSum = tid < splits ? pc.partials.v[base + tid * (hd + 2u) + 1u] : 0.0;
-        float m = mine;
-        for (uint s = tid + 128u; s < splits; s += 128u) m = max(m, pc.partials.v[base + s * (hd + 2u)]);
-        m = workgroupMax(m);
-        float sum = 0.0;
-        for (uint s = tid; s < splits; s += 128u) {
-            const float f = expAccurate((s == tid ? mine : pc.partials.v[base + s * (hd + 2u)]) - m);
-            splitScale[s] = f;
-            sum += (s == tid ? mineSum : pc.partials.v[base + s * (hd + 2u) + 1u]) * f;
+        const float m = workgroupMax(mine);
+        float scaled = 0.0;
+        if (tid < splits) {
+            const float f = expAccurate(mine - m);
+            splitScale[tid] = f;
+            scaled = mineSum * f;
         }
-        sum = workgroupSum(sum);  // its barriers also publish splitScale[]
+        const float sum = workgroupSum(scaled);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
             float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
             uint s0 = 0u;

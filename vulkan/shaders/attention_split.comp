@@ -25,7 +25,7 @@ layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint GQ = 1u;  // query heads a workgroup, at most 8
 layout(constant_id = 1) const uint HD = 128u;  // the head size (8 to 256)
 layout(constant_id = 2) const uint ROLL = 1u;  // 1: the next chunk's loads issued as this one's are used up
-// FUSED (a decode step of a layer without a window): the step's QK-norm, RoPE and KV store are
+// FUSED (a one-token step of a layer without a window): the step's QK-norm, RoPE and KV store are
 // done here, not by qk_rope.comp before (one dispatch boundary a layer less). Every workgroup
 // normalises and rotates its own query heads (qk_rope.comp's arithmetic, same order); the one
 // whose chunks hold the new position also its key, and stores the key and value in the cache
@@ -113,17 +113,12 @@ uint qIndex(uint hq, uint e) {
     return hq * 64u + (e % quarter) + e / quarter;
 }
 
-// FUSED: element i of the head normalised at fusedIn[base ..], rotated as qk_rope.comp does:
-// (a, b) = (i, i + half) for neox, (2j, 2j + 1) for norm.
+// FUSED: element i of the head normalised at fusedIn[base ..], rotated as qk_rope.comp does.
 float ropedAt(uint base, uint i, uint pos) {
-    const uint ropeDim = pc.rope & 0xFFFFu, half_ = ropeDim / 2u;
+    const uint ropeDim = pc.rope & 0xFFFFu;
     if (i >= ropeDim) return fusedIn[base + i];
-    const bool neox = (pc.rope & 0x10000u) != 0u;
-    const uint j = neox ? i % half_ : i / 2u;
-    const bool first = neox ? i < half_ : (i % 2u) == 0u;
-    const uint a = base + (neox ? j : 2u * j), b = base + (neox ? j + half_ : 2u * j + 1u);
-    const float c = pc.table.v[2u * (pos * half_ + j)], s = pc.table.v[2u * (pos * half_ + j) + 1u];
-    return first ? fusedIn[a] * c - fusedIn[b] * s : fusedIn[a] * s + fusedIn[b] * c;
+    const RopePair p = ropePair(i, ropeDim, (pc.rope & 0x10000u) != 0u);
+    return ropeRotated(p, fusedIn[base + p.a], fusedIn[base + p.b], pc.table, pos, ropeDim);
 }
 
 // Per head block of 64 threads, blockSum of x.x and, over the first block only, of x.y (a key's

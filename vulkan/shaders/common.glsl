@@ -22,6 +22,24 @@ const int kStateRowsAt = 4;      // 0: token t at position + t in slot 0; else t
 const int kStateRowsStride = 5;
 const int kStateTokens = 8;
 
+// RoPE of element i (< ropeDim) of a head, from the rope table ([position][ropeDim / 2] of
+// (cos, sin)): it turns with element b by the angle of pair j, (a, b) = (i, i + half) for neox,
+// (2j, 2j + 1) for the norm style (i is a or b). qk_rope.comp and attention_split.comp (FUSED)
+// rotate through it, so that both give the same bits.
+struct RopePair {
+    uint a, b, j;
+    bool first;  // i is a
+};
+RopePair ropePair(uint i, uint ropeDim, bool neox) {
+    const uint half_ = ropeDim / 2u, j = neox ? i % half_ : i / 2u;
+    return RopePair(neox ? j : 2u * j, neox ? j + half_ : 2u * j + 1u, j, neox ? i < half_ : (i % 2u) == 0u);
+}
+float ropeRotated(RopePair p, float xa, float xb, FloatBuf table, uint pos, uint ropeDim) {
+    const uint at = 2u * (pos * (ropeDim / 2u) + p.j);
+    const float c = table.v[at], s = table.v[at + 1u];
+    return p.first ? xa * c - xb * s : xa * s + xb * c;
+}
+
 // Row t's position and the first KV cache row of its sequence slot (vulkan/token_state.h).
 uint rowPosition(IntBuf state, uint t) {
     const int at = state.v[kStateRowsAt];

@@ -63,17 +63,11 @@ void main() {
         for (uint i = tid; i < hd; i += 64u) x[i] = x[i] * scale * (isQ ? pc.qNorm.v[i] : pc.kNorm.v[i]);
         barrier();
     }
-    const uint half_ = pc.ropeDim / 2u;
     for (uint i = tid; i < hd; i += 64u) {
         float r = x[i];
-        // Rotated pair of element i: (a, b) = (i, i + half) for neox, (2j, 2j + 1) for norm.
-        const bool neox = pc.neox != 0u;
         if (i < pc.ropeDim) {
-            const uint j = neox ? i % half_ : i / 2u;
-            const bool first = neox ? i < half_ : (i % 2u) == 0u;
-            const uint a = neox ? j : 2u * j, b = neox ? j + half_ : 2u * j + 1u;
-            const float c = pc.table.v[2u * (pos * half_ + j)], s = pc.table.v[2u * (pos * half_ + j) + 1u];
-            r = first ? x[a] * c - x[b] * s : x[a] * s + x[b] * c;
+            const RopePair p = ropePair(i, pc.ropeDim, pc.neox != 0u);
+            r = ropeRotated(p, x[p.a], x[p.b], pc.table, pos, pc.ropeDim);
         }
         if (isQ) {
             pc.q.v[base + i] = r;
