@@ -116,6 +116,15 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
     }
 }
 
+// The format the lowered op after l quantizes l's output into, if that op is its Quantize step.
+std::optional<graph::ActFormat> GraphRecorder::quantizedNext(const graph::LoweredOp& l) const {
+    const auto at = static_cast<size_t>(&l - lowered_.ops.data()) + 1;
+    if (at >= lowered_.ops.size()) return std::nullopt;
+    const graph::LoweredOp& next = lowered_.ops[at];
+    if (next.op.kind != OpKind::Quantize || next.op.in != l.op.out) return std::nullopt;
+    return next.format;
+}
+
 void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
     const graph::Op& op = l.op;
     const auto rows = static_cast<uint32_t>(ctx.rows);
@@ -125,9 +134,9 @@ void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
         case OpKind::HeadNorm: return norm_.record(ctx, op);
         case OpKind::NormQuantize: return matVec_.recordNormQuantized(ctx, op, l.format);
         case OpKind::Rope: return rope_.record(ctx, op);
-        case OpKind::Attention: return attention_.record(ctx, op);
+        case OpKind::Attention: return attention_.record(ctx, op, quantizedNext(l));
         case OpKind::QkRopeAttention:
-            attention_.recordFused(ctx, op, l.qNorm, l.kNorm);
+            attention_.recordFused(ctx, op, l.qNorm, l.kNorm, quantizedNext(l));
             ctx.acts.invalidate(op.in);
             ctx.acts.invalidate(op.k);
             return;

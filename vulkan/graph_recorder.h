@@ -39,6 +39,7 @@ public:
 
 private:
     void recordOp(PlanContext& ctx, const graph::LoweredOp& l);
+    std::optional<graph::ActFormat> quantizedNext(const graph::LoweredOp& l) const;
     static bool independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
                             const graph::LoweredOp& next);
     const graph::Graph& graph_;

@@ -26,6 +26,8 @@ struct AttendPc {
     uint32_t nSplits, exactMax;
     float qScale;
     uint32_t window, slots;
+    VkDeviceAddress quantOut;  // QUANT only
+    uint32_t quantStride;
 };
 
 struct FusedPc {
@@ -65,6 +67,13 @@ static_assert(sizeof(SplitPc) == 128);
 // ZINC_VK_ATTN_FUSE=0 (A/B; read per plan).
 bool fuseEnabled() {
     const char* v = std::getenv("ZINC_VK_ATTN_FUSE");
+    return !(v && *v == '0');
+}
+
+// attention.comp writes its output quantized too (QUANT) unless ZINC_VK_ATTN_QUANT=0 (A/B; read
+// per plan).
+bool quantEnabled() {
+    const char* v = std::getenv("ZINC_VK_ATTN_QUANT");
     return !(v && *v == '0');
 }
 
@@ -112,7 +121,7 @@ std::vector<uint32_t> AttentionOp::splitSpec(uint32_t heads, uint32_t headDim, b
     return {heads, headDim, roll, fused ? 1u : 0u};
 }
 
-void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
+void AttentionOp::record(PlanContext& ctx, const graph::Op& op, std::optional<ActFormat> quantizeFor) const {
     const auto& c = *ctx.graph.config;
     checkHeadDim(c);
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
@@ -122,11 +131,11 @@ void AttentionOp::record(PlanContext& ctx, const graph::Op& op) const {
         const SubLabel stored(ctx.rec, "kv store");
         ctx.rec.dispatch(store_, store, groupsFor(kvDim / 2, 64), static_cast<uint32_t>(ctx.rows));
     }
-    attend(ctx, op, cache);
+    attend(ctx, op, cache, nullptr, quantizeFor);
 }
 
 void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model::WeightRef* qNorm,
-                              const model::WeightRef* kNorm) const {
+                              const model::WeightRef* kNorm, std::optional<ActFormat> quantizeFor) const {
     const auto& c = *ctx.graph.config;
     checkHeadDim(c);
     // Fused only where nothing carries a window (graph::fuse): the rows are one per position.
@@ -158,14 +167,14 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
     if (fusable(ctx) && splitFits(ctx) && ctx.width(op.k) == kvDim && ctx.width(op.v) == kvDim) {
         const RopeStep step{pc.k, pc.v, pc.qNorm, pc.kNorm, pc.table,
                             pc.ropeDim | pc.neox << 16 | pc.hasNorm << 17, pc.eps};
-        attend(ctx, op, cache, &step);
+        attend(ctx, op, cache, &step, quantizeFor);
         return;
     }
     {
         const SubLabel rope(ctx.rec, "qk_rope");
         ctx.rec.dispatch(fused_, pc, static_cast<uint32_t>(c.nHead + 2 * c.nHeadKv), static_cast<uint32_t>(ctx.rows));
     }
-    attend(ctx, op, cache);
+    attend(ctx, op, cache, nullptr, quantizeFor);
 }
 
 uint32_t AttentionOp::flashSharedBytes(uint32_t headDim, uint32_t subgroup) {
@@ -211,7 +220,8 @@ bool AttentionOp::splitFits(const PlanContext& ctx) const {
            static_cast<uint64_t>(ctx.nTokens) * splitCount(ctx) <= ctx.mem.attnPartialSlots;
 }
 
-void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache, const RopeStep* step) const {
+void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache, const RopeStep* step,
+                         std::optional<ActFormat> quantizeFor) const {
     const VkDeviceAddress kCache = cache.k, vCache = cache.v;
     const auto& c = *ctx.graph.config;
     const uint32_t kvDim = static_cast<uint32_t>(c.kvDim());
@@ -268,7 +278,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
             pipelines_.get(Shader::AttentionSplit, splitSpec(heads, headDim, ctx.nTokens == 1, step != nullptr)), pc,
             ctx.mem.attnArgs, 0);
     }
-    const AttendPc attend{ctx.row0(op.in),
+    AttendPc attend{ctx.row0(op.in),
                           kCache,
                           vCache,
                           ctx.row0(op.out),
@@ -285,9 +295,29 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
                           exactMax,
                           qScale,
                           cache.window,
-                          cache.slots};
-    ctx.rec.dispatch(attend_, attend, static_cast<uint32_t>(c.nHead), static_cast<uint32_t>(ctx.rows));
+                          cache.slots,
+                          0,
+                          0};
+    // The output quantized here too for the next matvec where a 256-value group is 2 or 4 whole
+    // heads (workgroups of 256 or 512 threads, 128 a head): its Quantize step then finds the
+    // activation cache's slot filled and records nothing.
+    const bool eightBit = quantizeFor && (*quantizeFor == ActFormat::Q8_0 || *quantizeFor == ActFormat::Q8_1 ||
+                                          *quantizeFor == ActFormat::Q8_K);
+    const bool quant = eightBit && quantEnabled() && (headDim == 64 || headDim == 128) && (nHead * headDim) % 256 == 0 &&
+                       ctx.width(op.out) == nHead * headDim;
     ctx.acts.invalidate(op.out);
+    if (!quant) {
+        ctx.rec.dispatch(attend_, attend, nHead, static_cast<uint32_t>(ctx.rows));
+        return;
+    }
+    const auto slot = static_cast<size_t>(*quantizeFor);
+    const uint32_t heads = 256 / headDim, k = nHead * headDim;
+    attend.quantOut = ctx.mem.actSlots[slot];
+    attend.quantStride = MatVecOp::rowWords(*quantizeFor, k);
+    const VkPipeline pipeline =
+        pipelines_.get(Shader::Attention, {128 * heads, heads, 1 + static_cast<uint32_t>(*quantizeFor)});
+    ctx.rec.dispatch(pipeline, attend, nHead / heads, static_cast<uint32_t>(ctx.rows));
+    ctx.acts.slots[slot] = {op.out, ctx.firstRow, ctx.rows};
 }
 
 }  // namespace zinc::vk

@@ -159,6 +159,8 @@ bool MatVecOp::tiled(GgmlType type) {
     return mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16 && type != GgmlType::Q2_K;
 }
 
+uint32_t MatVecOp::rowWords(ActFormat mode, uint32_t k) { return actRowWords(mode, k); }
+
 ActFormat MatVecOp::formatFor(GgmlType weight) {
     if (const auto format = graph::actFormatOf(weight)) return *format;
     throw runtime::TierError(fmt::format("vulkan tier: no matvec shader for {} weights", model::ggmlTypeName(weight)));

@@ -48,9 +48,11 @@ private:
 class AttentionOp {
 public:
     explicit AttentionOp(PipelineFactory& pipelines);
-    void record(PlanContext& ctx, const graph::Op& op) const;
-    void recordFused(PlanContext& ctx, const graph::Op& op, const model::WeightRef* qNorm,
-                     const model::WeightRef* kNorm) const;
+    // quantizeFor: the format the op after it reads the output in (graph::lower's Quantize step),
+    // which attention.comp may write itself (QUANT) into the activation cache's slot.
+    void record(PlanContext& ctx, const graph::Op& op, std::optional<ActFormat> quantizeFor = {}) const;
+    void recordFused(PlanContext& ctx, const graph::Op& op, const model::WeightRef* qNorm, const model::WeightRef* kNorm,
+                     std::optional<ActFormat> quantizeFor = {}) const;
     // attention_split.comp's specialization constants for `heads` query heads a workgroup and
     // heads of headDim: rolling loads for one-token steps up to 128 wide (ZINC_VK_ATTN_ROLL=0:
     // none); fused: the decode step's QK-norm, RoPE and KV store in it (FUSED). The variant
@@ -100,7 +102,8 @@ private:
         uint32_t rope = 0;  // ropeDim | neox << 16 | hasNorm << 17
         float eps = 0.0f;
     };
-    void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache, const RopeStep* step = nullptr) const;
+    void attend(PlanContext& ctx, const graph::Op& op, const LayerCache& cache, const RopeStep* step,
+                std::optional<ActFormat> quantizeFor) const;
     PipelineFactory& pipelines_;
     VkPipeline store_, attend_, args_, fused_;
 };
@@ -127,6 +130,8 @@ public:
     MatVecOp(PipelineFactory& pipelines, bool integerDotProduct);
     ~MatVecOp();
     static ActFormat formatFor(model::GgmlType weight);  // throws TierError for an unsupported type
+    // Words a row of k activations takes in `mode` (quant_block.glsl's layout for the 8-bit ones).
+    static uint32_t rowWords(ActFormat mode, uint32_t k);
     void record(PlanContext& ctx, const graph::Op& op);
 
     // The building blocks, also used by the MoE op.

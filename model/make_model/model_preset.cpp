@@ -66,6 +66,14 @@ const std::vector<ModelPreset>& modelPresets() {
         heads80.nLayers = 2, heads80.headDim = 80;
         p.push_back(heads80);
 
+        // Heads of 128, the real models' (Qwen3, Llama 3): attention.comp quantizes its output
+        // 2 heads a workgroup (QUANT), where the 64-wide tiny heads take 4.
+        ModelPreset heads128 = tiny;
+        heads128.name = "qwen3-tiny-h128";
+        heads128.description = "tiny qwen3 with 128-wide heads: 2 layers, d 256, 4/2 heads of 128, ffn 768, vocab 1024";
+        heads128.nLayers = 2, heads128.headDim = 128;
+        p.push_back(heads128);
+
         // Rows of 4,096 values, as the 8B's: 4 units of 32 values for each of a row's 32 GPU
         // matvec threads, two of them in flight (matvec_rows.comp PF), where the 256-wide tiny
         // rows give a thread one unit.

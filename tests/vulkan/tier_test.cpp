@@ -253,6 +253,43 @@ struct BothTiers {
 };
 BothTiers onBothTiers(const std::string& path) { return {test::loadPath(path, false), test::loadPath(path, true)}; }
 
+// attention.comp writes its output quantized for the next matvec too (QUANT: 256 outputs a
+// workgroup, 2 heads of 128 or 4 of 64) with quantize.comp's arithmetic (quant_block.glsl):
+// the logits of the plan with the Quantize dispatch (ZINC_VK_ATTN_QUANT=0), one dispatch a layer
+// fewer, for prefill batches and decode steps on both sides of the exact bound (exact and
+// merged), on 128-wide heads (Q4_K weights: Q8_K) and qwen3-tiny's Q3_K_M (Q8_K, 64-wide heads).
+TEST(VulkanTier, AttentionQuantizingItsOutputGivesTheQuantizeDispatchsBits) {
+    ZINC_REQUIRE_VULKAN();
+    for (const std::string& path : {makeTestModel("qwen3-tiny-h128", "q4_k_m", 7), test::sharedPath("models/qwen3-tiny-q3_k_m.gguf")}) {
+        std::vector<std::vector<float>> logits;
+        std::vector<int32_t> dispatches;
+        int32_t layers = 0;
+        const std::vector<int32_t> tokens = tokenRamp(90, 37, 11, 1000);
+        for (const char* quant : {"1", "0"}) {
+            setenv("ZINC_VK_ATTN_QUANT", quant, 1);  // read when a plan is recorded
+            auto gpu = test::loadPath(path, true);
+            const std::span<const float> fed = gpu.session->feed(std::span(tokens).subspan(0, 10));
+            std::vector<float> all(fed.begin(), fed.end());
+            for (size_t i = 10; i < 20; ++i) {  // keys 11..20: across the exact bound (16)
+                const std::span<const float> step = gpu.session->step(tokens[i]);
+                all.insert(all.end(), step.begin(), step.end());
+            }
+            const std::span<const float> more = gpu.session->feed(std::span(tokens).subspan(20, 67));
+            all.insert(all.end(), more.begin(), more.end());
+            for (size_t i = 87; i < 90; ++i) {
+                const std::span<const float> step = gpu.session->step(tokens[i]);
+                all.insert(all.end(), step.begin(), step.end());
+            }
+            logits.push_back(std::move(all));
+            dispatches.push_back(gpu.tier->stats().dispatchesPerToken);
+            layers = gpu.model->config().nLayer;
+        }
+        unsetenv("ZINC_VK_ATTN_QUANT");
+        EXPECT_EQ(logits[0], logits[1]) << path;
+        EXPECT_EQ(dispatches[0] + layers, dispatches[1]) << path << ": one quantize dispatch fewer a layer";
+    }
+}
+
 // The split attention's head blocks (attention_split.comp GQ: the query heads of one KV head in
 // one workgroup, each key and value row read once for them) give each head the bits a
 // workgroup of its own gives: a GQA group of 8, a 300-token prompt (prefill splits past 256

@@ -6,15 +6,22 @@
 // accumulation then runs in position order, one thread per output element, with no barrier
 // inside. Past exactMax it merges the fp32 partials of attention_split.comp instead.
 // A sliding-window layer (window > 0) reads the last `window` positions, from its ring of rows.
+// QUANT: a workgroup takes HB heads (128 threads each, the same work and order as alone) whose
+// outputs are one 256-value group, and also writes them quantized for the next matvec
+// (quant_block.glsl, quantize.comp's arithmetic: one dispatch a layer less).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "reduce.glsl"
+#include "quant_block.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uvec4Buf { uvec4 v[]; };
 
-layout(local_size_x = 128) in;
+layout(local_size_x = 128, local_size_x_id = 0) in;  // 128 * HB
+layout(constant_id = 1) const uint HB = 1u;     // heads a workgroup (QUANT: 256 / headDim)
+layout(constant_id = 2) const uint QUANT = 0u;  // 0: floats only; else 1 + quant_block.glsl's mode
+const uint HT = 128u;                           // threads a head
 layout(push_constant) uniform PC {
     FloatBuf q;
     UintBuf kCache;
@@ -34,6 +41,8 @@ layout(push_constant) uniform PC {
     float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
     uint window;   // 0: every position
     uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
+    UintBuf quantOut;  // QUANT: the quantized rows, quantStride words apart
+    uint quantStride;
 } pc;
 
 uint firstSlot_, slotBase_;
@@ -43,30 +52,61 @@ uint rowOf(uint i) {
     return slotBase_ + (r >= pc.slots ? r - pc.slots : r);
 }
 
-float workgroupMax(float x) {
+// A head's threads (128) are subgroups [headSubgroup0(), + perHead()) of the workgroup.
+uint perHead() { return max(HT / gl_SubgroupSize, 1u); }
+uint headSubgroup0() { return (gl_LocalInvocationID.x / HT) * perHead(); }
+
+// The max and the sum over a head's threads, as workgroup reductions of 128 threads give them.
+float headMax(float x) {
     x = subgroupMax(x);
     if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
     barrier();
-    float m = reduceScratch_[0];
-    for (uint i = 1u; i < gl_NumSubgroups; ++i) m = max(m, reduceScratch_[i]);
+    const uint first = headSubgroup0();
+    float m = reduceScratch_[first];
+    for (uint i = 1u; i < perHead(); ++i) m = max(m, reduceScratch_[first + i]);
     barrier();
     return m;
+}
+float headSum(float x) {
+    x = subgroupAdd(x);
+    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
+    barrier();
+    const uint first = headSubgroup0();
+    float total = 0.0;
+    for (uint i = 0u; i < perHead(); ++i) total += reduceScratch_[first + i];
+    barrier();
+    return total;
 }
 
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
-const uint kChunk = 1024u;
+const uint kChunk = HB > 1u ? 256u : 1024u;  // positions a pass of the exact path (shared memory)
 const uint kAhead = 16u;  // V elements a thread has in flight in the exact accumulation
-shared float qh[256];
-shared float scores[kChunk];   // then each position's rescale of the accumulator
-shared float vScale[kChunk];   // each position's weight
-shared float splitScale[kMaxSplits];
+shared float qh[HB * 256u];
+shared float scores[HB * kChunk];   // then each position's rescale of the accumulator
+shared float vScale[HB * kChunk];   // each position's weight
+shared float splitScale[HB * kMaxSplits];
+shared float outVals[QUANT != 0u ? 256u : 1u];  // QUANT: the workgroup's outputs, in row order
+
+// Output element d of head h (part: the head's place in the workgroup) of token t.
+void emit(uint t, uint h, uint part, uint d, float value) {
+    pc.out_.v[t * pc.outStride + h * pc.headDim + d] = value;
+    if (QUANT != 0u) outVals[part * pc.headDim + d] = value;
+}
+
+// QUANT: the workgroup's 256 outputs (thread j: element j of the group) quantized.
+void finish(uint t) {
+    if (QUANT == 0u) return;
+    barrier();  // outVals[]
+    const uint j = gl_LocalInvocationID.x, k = pc.nHead * pc.headDim, i = gl_WorkGroupID.x * 256u + j;
+    quantizeBlock(pc.quantOut, t * pc.quantStride, k, j, i, j < 256u, j < 256u ? outVals[j] : 0.0, QUANT - 1u);
+}
 
 void main() {
-    const uint tid = gl_LocalInvocationID.x;
-    const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
+    const uint tid = gl_LocalInvocationID.x % HT, part = gl_LocalInvocationID.x / HT;
+    const uint h = gl_WorkGroupID.x * HB + part, t = gl_WorkGroupID.y;
     const uint pos = rowPosition(pc.state, t);
     slotBase_ = rowSlotBase(pc.state, t);
     const uint first = pc.window > 0u && pos >= pc.window ? pos + 1u - pc.window : 0u;
@@ -87,32 +127,35 @@ void main() {
         // A thread a split (at most kMaxSplits, the workgroup's 128): its max and sum.
         const float mine = tid < splits ? pc.partials.v[base + tid * (hd + 2u)] : -1.0 / 0.0;
         const float mineSum = tid < splits ? pc.partials.v[base + tid * (hd + 2u) + 1u] : 0.0;
-        const float m = workgroupMax(mine);
+        const float m = headMax(mine);
+        const uint ss = part * kMaxSplits;  // this head's splitScale[]
         float scaled = 0.0;
         if (tid < splits) {
             const float f = expAccurate(mine - m);
-            splitScale[tid] = f;
+            splitScale[ss + tid] = f;
             scaled = mineSum * f;
         }
-        const float sum = workgroupSum(scaled);  // its barriers also publish splitScale[]
+        const float sum = headSum(scaled);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
             float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
             uint s0 = 0u;
             if (d == tid) {  // the first element: its first kMergeAhead partials are held
                 [[unroll]] for (uint s = 0u; s < kMergeAhead; s += 8u)
                     [[unroll]] for (uint u = 0u; u < 8u; ++u)
-                        if (s + u < splits) acc[u] += ahead[s + u] * splitScale[s + u];
+                        if (s + u < splits) acc[u] += ahead[s + u] * splitScale[ss + s + u];
                 s0 = kMergeAhead;
             }
             for (uint s = s0; s < splits; s += 8u)
                 [[unroll]] for (uint u = 0u; u < 8u; ++u)
-                    if (s + u < splits) acc[u] += pc.partials.v[base + (s + u) * (hd + 2u) + 2u + d] * splitScale[s + u];
+                    if (s + u < splits) acc[u] += pc.partials.v[base + (s + u) * (hd + 2u) + 2u + d] * splitScale[ss + s + u];
             const float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-            pc.out_.v[t * pc.outStride + h * hd + d] = total / sum;
+            emit(t, h, part, d, total / sum);
         }
+        finish(t);
         return;
     }
-    for (uint i = tid; i < hd; i += 128u) qh[i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i] * pc.qScale);
+    const uint qb = part * 256u, sb = part * kChunk;  // this head's qh[], scores[] and vScale[]
+    for (uint i = tid; i < hd; i += 128u) qh[qb + i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i] * pc.qScale);
     barrier();
     const uvec2 kAddress = uvec2(pc.kCache);
     const bool wide = hd % 8u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
@@ -138,20 +181,20 @@ void main() {
                         const uint q0 = 8u * (b + i);
                         const vec2 k0 = unpackHalf2x16(k[i].x), k1 = unpackHalf2x16(k[i].y);
                         const vec2 k2 = unpackHalf2x16(k[i].z), k3 = unpackHalf2x16(k[i].w);
-                        s += k0.x * qh[q0] + k0.y * qh[q0 + 1u];
-                        s += k1.x * qh[q0 + 2u] + k1.y * qh[q0 + 3u];
-                        s += k2.x * qh[q0 + 4u] + k2.y * qh[q0 + 5u];
-                        s += k3.x * qh[q0 + 6u] + k3.y * qh[q0 + 7u];
+                        s += k0.x * qh[qb + q0] + k0.y * qh[qb + q0 + 1u];
+                        s += k1.x * qh[qb + q0 + 2u] + k1.y * qh[qb + q0 + 3u];
+                        s += k2.x * qh[qb + q0 + 4u] + k2.y * qh[qb + q0 + 5u];
+                        s += k3.x * qh[qb + q0 + 6u] + k3.y * qh[qb + q0 + 7u];
                     }
                 }
             } else {
                 const uint row = (rowOf(base + p) * pc.kvDim + kvHead * hd) / 2u;
                 for (uint i = 0u; i < hd / 2u; ++i) {
                     const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
-                    s += kv.x * qh[2u * i] + kv.y * qh[2u * i + 1u];
+                    s += kv.x * qh[qb + 2u * i] + kv.y * qh[qb + 2u * i + 1u];
                 }
             }
-            scores[p] = s * pc.scale;
+            scores[sb + p] = s * pc.scale;
         }
         barrier();
         // The online softmax's factors for every position, in parallel: thread i takes a
@@ -160,23 +203,23 @@ void main() {
         // The values are those of the sequential loop exactly: the same exp of the same floats.
         const uint per = (count + 127u) / 128u, first = min(tid * per, count), last = min(first + per, count);
         float segMax = -1.0 / 0.0;
-        for (uint p = first; p < last; ++p) segMax = max(segMax, scores[p]);
+        for (uint p = first; p < last; ++p) segMax = max(segMax, scores[sb + p]);
         // Scan: within the subgroup in registers, across subgroups through their maxima.
         float running = max(maxScore, subgroupExclusiveMax(segMax));
         const float subgroupTotal = subgroupMax(segMax);
         if (subgroupElect()) reduceScratch_[gl_SubgroupID] = subgroupTotal;
         barrier();
-        for (uint i = 0u; i < gl_SubgroupID; ++i) running = max(running, reduceScratch_[i]);
-        for (uint i = 0u; i < gl_NumSubgroups; ++i) maxScore = max(maxScore, reduceScratch_[i]);
+        for (uint i = headSubgroup0(); i < gl_SubgroupID; ++i) running = max(running, reduceScratch_[i]);
+        for (uint i = headSubgroup0(); i < headSubgroup0() + perHead(); ++i) maxScore = max(maxScore, reduceScratch_[i]);
         for (uint p = first; p < last; ++p) {
-            const float s = scores[p];
+            const float s = scores[sb + p];
             if (s > running) {
-                scores[p] = expAccurate(running - s);
-                vScale[p] = 1.0;
+                scores[sb + p] = expAccurate(running - s);
+                vScale[sb + p] = 1.0;
                 running = s;
             } else {
-                scores[p] = 1.0;
-                vScale[p] = expAccurate(s - running);
+                scores[sb + p] = 1.0;
+                vScale[sb + p] = expAccurate(s - running);
             }
         }
         barrier();
@@ -203,7 +246,7 @@ void main() {
                     }
                 [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
                     if (p + u >= count) break;
-                    const float ms = scores[p + u], vs = vScale[p + u];
+                    const float ms = scores[sb + p + u], vs = vScale[sb + p + u];
                     // a is a half already: the rescale rounds only where a new max made it
                     // differ from 1 (ms is the same in every thread: no divergence).
                     if (ms != 1.0) a = roundHalf(a * ms);
@@ -216,5 +259,6 @@ void main() {
         barrier();
     }
     [[unroll]] for (uint lane = 0u; lane < 2u; ++lane)
-        if (tid + 128u * lane < hd) pc.out_.v[t * pc.outStride + h * hd + tid + 128u * lane] = acc[lane] * (sum > 0.0 ? 1.0 / sum : 0.0);
+        if (tid + 128u * lane < hd) emit(t, h, part, tid + 128u * lane, acc[lane] * (sum > 0.0 ? 1.0 / sum : 0.0));
+    finish(t);
 }

@@ -1,11 +1,6 @@
 #version 450
 // Activation rows -> the formats the cpu tier multiplies quantized weights with
-// (model/quant/quantize_activations.cpp), with the same rounding: Q8_0/Q8_1 as ggml's x86
-// AVX branch (id = 127/amax, round half to even, d stored as fp16), Q8_K as ggml's
-// quantize_row_q8_K (iscale = -127/max of largest magnitude, d = 1/iscale).
-// GPU layout of one quantized row of k values: k/4 words of packed int8 quants, then k/32
-// block scales d (as float; fp16-rounded for Q8_0/Q8_1), then k/32 block sums s as float
-// (Q8_1: fp16(d * sum), Q8_K: d * sum of the 32 quants). F16/BF16/F32 modes write k floats
+// (quant_block.glsl: the rounding, the layout). F16/BF16/F32 modes write k floats
 // rounded to that type. Optionally computes first (`prologue`) silu(x) * x2 (fused SwiGLU),
 // x * sigmoid(x2) (the qwen35 output gates, gate.comp's mode 1) or the DeltaNet output norm
 // (gated_norm.comp: per head, x / rms * normW * silu(x2)), or RMSNorm of the whole row times
@@ -14,6 +9,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
+#include "quant_block.glsl"
 
 layout(local_size_x = 256) in;
 layout(push_constant) uniform PC {
@@ -33,10 +29,6 @@ layout(push_constant) uniform PC {
     uint aux;         // prologue 2: gate floats per row (1: one per row); 3: the head size
 } pc;
 
-shared float vals[256];
-shared float absv[256];
-shared uint idx[256];
-shared int qv[256];
 shared float squares[256];
 
 // Σ v² over this thread's head of n values (n divides 256), summed as gated_norm.comp's
@@ -114,89 +106,5 @@ void main() {
         if (inside) pc.out_.v[outBase + i] = floatBitsToUint(r);
         return;
     }
-    // Largest magnitude per group (32 for Q8_0/Q8_1, 256 for Q8_K), the first one on ties.
-    const uint group = pc.mode == 2u ? 256u : 32u;
-    vals[tid] = v;
-    // Subgroups of 32 (NVIDIA; RADV in wave32): a subgroup is one 32-value block, reduced in
-    // registers, and Q8_K's eight blocks meet through shared memory; other sizes (lavapipe's 8,
-    // wave64) take the tree. Both give the maximum and the lowest index holding it: the same
-    // bits. The tree's eight barriers and the block sum's serial loop were most of this
-    // kernel's latency, which a decode step pays four times a layer.
-    const bool bySubgroup = gl_SubgroupSize == 32u;
-    float amax;
-    uint first;
-    if (bySubgroup) {
-        const float a = abs(v);
-        amax = subgroupMax(a);
-        first = subgroupMin(a == amax ? tid : 0xffffffffu);
-        if (pc.mode == 2u) {
-            if (subgroupElect()) {
-                absv[gl_SubgroupID] = amax;
-                idx[gl_SubgroupID] = first;
-            }
-            barrier();  // also publishes vals[]
-            amax = absv[0];
-            first = idx[0];
-            for (uint c = 1u; c < 8u; ++c)
-                if (absv[c] > amax) {  // a later block wins only with a larger magnitude
-                    amax = absv[c];
-                    first = idx[c];
-                }
-        }
-    } else {
-        absv[tid] = abs(v);
-        idx[tid] = tid;
-        barrier();
-        for (uint s = group / 2u; s > 0u; s >>= 1u) {
-            if ((tid % group) < s) {
-                const float a = absv[tid], b = absv[tid + s];
-                if (b > a || (b == a && idx[tid + s] < idx[tid])) {
-                    absv[tid] = b;
-                    idx[tid] = idx[tid + s];
-                }
-            }
-            barrier();
-        }
-        const uint lead = tid - tid % group;
-        amax = absv[lead];
-        first = idx[lead];
-    }
-    int q = 0;
-    float d = 0.0;
-    if (pc.mode == 2u) {
-        if (amax != 0.0) {
-            const float iscale = -127.0 / vals[first];
-            q = min(127, int(roundEven(iscale * v)));
-            d = 1.0 / iscale;
-        }
-    } else {
-        const float id = amax != 0.0 ? 127.0 / amax : 0.0;
-        q = clamp(int(roundEven(v * id)), -128, 127);
-        d = amax / 127.0;
-    }
-    const int blockSum = bySubgroup ? subgroupAdd(q) : 0;  // exact: integers
-    qv[tid] = q;
-    barrier();
-    if (!inside) return;
-    if (tid % 4u == 0u) {
-        const uint word = (uint(qv[tid]) & 0xffu) | ((uint(qv[tid + 1u]) & 0xffu) << 8) |
-                          ((uint(qv[tid + 2u]) & 0xffu) << 16) | ((uint(qv[tid + 3u]) & 0xffu) << 24);
-        pc.out_.v[outBase + i / 4u] = word;
-    }
-    if (tid % 32u == 0u) {
-        int sum = blockSum;
-        if (!bySubgroup)
-            for (uint j = 0u; j < 32u; ++j) sum += qv[tid + j];
-        const uint block = i / 32u;
-        const uint nBlocks = pc.k / 32u;
-        float dStored = d, s = 0.0;
-        if (pc.mode == 0u) dStored = roundHalf(d);
-        if (pc.mode == 1u) {
-            dStored = roundHalf(d);
-            s = roundHalf(d * float(sum));
-        }
-        if (pc.mode == 2u) s = d * float(sum);
-        pc.out_.v[outBase + pc.k / 4u + block] = floatBitsToUint(dStored);
-        pc.out_.v[outBase + pc.k / 4u + nBlocks + block] = floatBitsToUint(s);
-    }
+    quantizeBlock(pc.out_, outBase, pc.k, tid, i, inside, v, pc.mode);
 }
