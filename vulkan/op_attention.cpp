@@ -279,35 +279,36 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
             ctx.mem.attnArgs, 0);
     }
     AttendPc attend{ctx.row0(op.in),
-                          kCache,
-                          vCache,
-                          ctx.row0(op.out),
-                          ctx.mem.state,
-                          static_cast<uint32_t>(c.nHead),
-                          static_cast<uint32_t>(c.nHead / c.nHeadKv),
-                          static_cast<uint32_t>(c.headDim),
-                          kvDim,
-                          ctx.width(op.in),
-                          ctx.width(op.out),
-                          scoreScale,
-                          ctx.mem.attnPartials,
-                          nSplits,
-                          exactMax,
-                          qScale,
-                          cache.window,
-                          cache.slots,
-                          0,
-                          0};
+                    kCache,
+                    vCache,
+                    ctx.row0(op.out),
+                    ctx.mem.state,
+                    static_cast<uint32_t>(c.nHead),
+                    static_cast<uint32_t>(c.nHead / c.nHeadKv),
+                    static_cast<uint32_t>(c.headDim),
+                    kvDim,
+                    ctx.width(op.in),
+                    ctx.width(op.out),
+                    scoreScale,
+                    ctx.mem.attnPartials,
+                    nSplits,
+                    exactMax,
+                    qScale,
+                    cache.window,
+                    cache.slots,
+                    0,
+                    0};
     // The output quantized here too for the next matvec where a 256-value group is 2 or 4 whole
     // heads (workgroups of 256 or 512 threads, 128 a head): its Quantize step then finds the
     // activation cache's slot filled and records nothing. H200 (run 117, decode tok/s with and
     // without): 8B 306.2 / 299.5, 0.6B 774.5 / 742.9, 30B-A3B 287.9 / 285.2, 8B at depth 8192
-    // 261.2 / 256.3. Not for rows of several sequences: 8 sequences of 8B decoded 810 against 836
-    // with it, one sample each, not yet understood.
+    // 261.2 / 256.3. Rows of several sequences keep the Quantize dispatch: 8 sequences of 8B
+    // decoded 810 against 836 with it, one sample each, inside that figure's +-2 % between calls
+    // (run 118); not measured again.
     const bool eightBit = quantizeFor && (*quantizeFor == ActFormat::Q8_0 || *quantizeFor == ActFormat::Q8_1 ||
                                           *quantizeFor == ActFormat::Q8_K);
-    const bool quant = eightBit && quantEnabled() && !ctx.sequenceRows && (headDim == 64 || headDim == 128) && (nHead * headDim) % 256 == 0 &&
-                       ctx.width(op.out) == nHead * headDim;
+    const bool quant = eightBit && quantEnabled() && !ctx.sequenceRows && (headDim == 64 || headDim == 128) &&
+                       (nHead * headDim) % 256 == 0 && ctx.width(op.out) == nHead * headDim;
     ctx.acts.invalidate(op.out);
     if (!quant) {
         ctx.rec.dispatch(attend_, attend, nHead, static_cast<uint32_t>(ctx.rows));

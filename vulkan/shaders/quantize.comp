@@ -7,6 +7,7 @@
 // normW; the norms and the gate also write their floats to normOut (the fused norm: every
 // workgroup sums the row's squares itself, so one dispatch does both).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "reduce.glsl"
 #include "quant_block.glsl"
@@ -30,6 +31,7 @@ layout(push_constant) uniform PC {
 } pc;
 
 shared float squares[256];
+const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMSNorm (4,096 values: all)
 
 // Σ v² over this thread's head of n values (n divides 256), summed as gated_norm.comp's
 // workgroupSum does when a subgroup lies inside one head: the same bits.
@@ -78,15 +80,24 @@ void main() {
         }
     }
     if (pc.norm != 0u) {
+        // The row's squares, every thread's loads (kNormAhead at a time) and its norm weight issued
+        // before the first is used: one memory round trip before the sum, not one a load. The
+        // same sum in the same order.
+        const float w = inside ? pc.normW.v[i] : 0.0;
         float sum = 0.0;
-        for (uint j = tid; j < pc.k; j += 256u) {
-            const float xj = pc.x.v[row * pc.inStride + j];
-            sum += xj * xj;
+        for (uint j0 = tid; j0 < pc.k; j0 += 256u * kNormAhead) {
+            float xs[kNormAhead];
+            [[unroll]] for (uint u = 0u; u < kNormAhead; ++u) {
+                const uint j = j0 + 256u * u;
+                xs[u] = j < pc.k ? pc.x.v[row * pc.inStride + j] : 0.0;
+            }
+            [[unroll]] for (uint u = 0u; u < kNormAhead; ++u)
+                if (j0 + 256u * u < pc.k) sum += xs[u] * xs[u];
         }
         sum = workgroupSum(sum);
         const float scale = 1.0 / sqrt(sum / float(pc.k) + pc.eps);
         if (inside) {
-            v = v * scale * pc.normW.v[i];
+            v = v * scale * w;
             pc.normOut.v[row * pc.inStride + i] = v;
         }
     }
