@@ -114,9 +114,12 @@ private:
             for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
                 const std::string p = prefix;
                 if (target.rfind(p, 0) != 0) continue;
-                const json& defs = root_[p.substr(2, p.size() - 3)];
-                const auto it = defs.find(target.substr(p.size()));
-                if (defs.is_object() && it != defs.end()) schema = &*it;
+                // find, not operator[]: a const json's operator[] on a missing key reads past the
+                // end (ASan caught it on {"$ref":"#/$defs/nope"} with no $defs).
+                const auto defs = root_.find(p.substr(2, p.size() - 3));
+                if (defs == root_.end() || !defs->is_object()) continue;
+                const auto it = defs->find(target.substr(p.size()));
+                if (it != defs->end()) schema = &*it;
             }
         }
         if (!schema) fail(path + ".$ref", fmt::format("'{}' does not name a schema under #/$defs or #/definitions", target));
