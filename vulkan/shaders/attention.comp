@@ -56,28 +56,6 @@ uint rowOf(uint i) {
 uint perHead() { return max(HT / gl_SubgroupSize, 1u); }
 uint headSubgroup0() { return (gl_LocalInvocationID.x / HT) * perHead(); }
 
-// The max and the sum over a head's threads, as workgroup reductions of 128 threads give them.
-float headMax(float x) {
-    x = subgroupMax(x);
-    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
-    barrier();
-    const uint first = headSubgroup0();
-    float m = reduceScratch_[first];
-    for (uint i = 1u; i < perHead(); ++i) m = max(m, reduceScratch_[first + i]);
-    barrier();
-    return m;
-}
-float headSum(float x) {
-    x = subgroupAdd(x);
-    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
-    barrier();
-    const uint first = headSubgroup0();
-    float total = 0.0;
-    for (uint i = 0u; i < perHead(); ++i) total += reduceScratch_[first + i];
-    barrier();
-    return total;
-}
-
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
@@ -127,7 +105,7 @@ void main() {
         // A thread a split (at most kMaxSplits, the workgroup's 128): its max and sum.
         const float mine = tid < splits ? pc.partials.v[base + tid * (hd + 2u)] : -1.0 / 0.0;
         const float mineSum = tid < splits ? pc.partials.v[base + tid * (hd + 2u) + 1u] : 0.0;
-        const float m = headMax(mine);
+        const float m = groupMax(mine, HT);
         const uint ss = part * kMaxSplits;  // this head's splitScale[]
         float scaled = 0.0;
         if (tid < splits) {
@@ -135,7 +113,7 @@ void main() {
             splitScale[ss + tid] = f;
             scaled = mineSum * f;
         }
-        const float sum = headSum(scaled);  // its barriers also publish splitScale[]
+        const float sum = groupSum(scaled, HT);  // its barriers also publish splitScale[]
         for (uint d = tid; d < hd; d += 128u) {
             float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
             uint s0 = 0u;

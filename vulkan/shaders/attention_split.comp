@@ -81,30 +81,6 @@ shared vec2 partAcc[PA * 256u];     // [head of the pass][thread]: the V sums of
 shared float headM[GQ], headSum[GQ], headRescale[GQ];  // each head's running max and sum
 shared float fusedIn[FUSED != 0u ? (GQ + 1u) * HD : 1u];  // FUSED: the heads normalised, before RoPE
 
-// Per head block of 64 threads (one head's positions): the max and the sum over it, as
-// reduce.glsl's workgroup reductions give over a workgroup where only those 64 threads hold
-// values (subgroups of 8 to 64 lie inside one block; partials added in subgroup order).
-float blockMax(float x) {
-    x = subgroupMax(x);
-    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
-    barrier();
-    const uint per = max(64u / gl_SubgroupSize, 1u), first = (gl_LocalInvocationID.x / 64u) * per;
-    float m = reduceScratch_[first];
-    for (uint i = 1u; i < per; ++i) m = max(m, reduceScratch_[first + i]);
-    barrier();
-    return m;
-}
-float blockSum(float x) {
-    x = subgroupAdd(x);
-    if (subgroupElect()) reduceScratch_[gl_SubgroupID] = x;
-    barrier();
-    const uint per = max(64u / gl_SubgroupSize, 1u), first = (gl_LocalInvocationID.x / 64u) * per;
-    float total = 0.0;
-    for (uint i = 0u; i < per; ++i) total += reduceScratch_[first + i];
-    barrier();
-    return total;
-}
-
 // qh's vec4 holding query elements e .. e + 3 (e % 4 == 0) of head hq of the block.
 uint qIndex(uint hq, uint e) {
     const uint hd = HD;
@@ -121,7 +97,7 @@ float ropedAt(uint base, uint i, uint pos) {
     return ropeRotated(p, fusedIn[base + p.a], fusedIn[base + p.b], pc.table, pos, ropeDim);
 }
 
-// Per head block of 64 threads, blockSum of x.x and, over the first block only, of x.y (a key's
+// Per head block of 64 threads, groupSum(x.x, 64) and, over the first block only, the sum of x.y (a key's
 // sum of squares beside its queries'): the same sums, two reductions through one pair of barriers.
 vec2 blockSum2(vec2 x) {
     x = subgroupAdd(x);
@@ -320,12 +296,12 @@ void main() {
             const bool mine = hq < GQ && p < count;
             const vec4 d = partDot[(hq < GQ ? hq : 0u) * 64u + p];
             const float s = mine ? ((d.x + d.y) + (d.z + d.w)) * pc.scale : -1.0 / 0.0;
-            const float chunkMax = blockMax(s);
+            const float chunkMax = groupMax(s, 64u);
             const float m = hq < GQ ? headM[hq] : 0.0;
             const float mNew = max(m, chunkMax);
             const float w = mine ? expAccurate(s - mNew) : 0.0;
             if (hq < GQ) weights[p * GW + hq / 4u][hq % 4u] = w;
-            const float chunkSum = blockSum(w);  // its barriers also publish weights[]
+            const float chunkSum = groupSum(w, 64u);  // its barriers also publish weights[]
             if (hq < GQ && p == 0u) {
                 const float rescale = expAccurate(m - mNew);  // 0 on the first chunk
                 headRescale[hq] = rescale;
