@@ -1,5 +1,9 @@
 #include "vulkan/graph_recorder.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
 #include "graph/batched_step.h"
 
 namespace zinc::vk {
@@ -72,10 +76,18 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     uint32_t dispatched = rec.dispatches();
     const graph::LoweredOp* prev = nullptr;
     uint32_t prevDispatches = 0;
-    for (const graph::LoweredOp& l : lowered_.ops) {
+    const bool lanes = !afterOps && nTokens == 1 && lanesEnabled();  // timed plans time each op alone
+    for (size_t i = 0; i < lowered_.ops.size(); ++i) {
+        const graph::LoweredOp& l = lowered_.ops[i];
         const bool cut = l.lastRowOnly && !allRows;
         ctx.firstRow = cut ? nTokens - 1 : 0;
         ctx.rows = cut ? 1 : nTokens;
+        if (const size_t end = lanes ? sharedExpertLaneEnd(ctx, i) : 0) {
+            recordSharedExpertLanes(ctx, i, end);
+            i = end - 1;
+            prev = nullptr;
+            continue;
+        }
         rec.setLabel(l.op.label);
         const uint32_t before = rec.dispatches();
         if (!afterOps && independent(ctx, prev, prevDispatches, l)) rec.overlapNext();  // instrumented plans time each op alone
@@ -87,6 +99,80 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
         dispatched = rec.dispatches();
     }
     return ctx.firstRow;
+}
+
+bool GraphRecorder::lanesEnabled() {
+    const char* v = std::getenv("ZINC_VK_MOE_LANES");  // read per plan: tests compare both
+    return !(v && *v == '0');
+}
+
+// qwen35moe's FFN lowered for a decode step: MoeRoute, MoeExperts (the routed chain: router and
+// top k, the expert pair, its quantize, the expert downs), then the shared expert's ops, then
+// MoeSharedAdd (graph::fuse). The shared expert's ops read the FFN input or what they wrote
+// themselves and write only buffers of their own, so the two chains may run side by side. The
+// index of the MoeSharedAdd where ops[at] starts such a window; 0 where it does not.
+size_t GraphRecorder::sharedExpertLaneEnd(const PlanContext& ctx, size_t at) const {
+    const auto& ops = lowered_.ops;
+    if (ctx.mem.laneSlots == decltype(ctx.mem.laneSlots){} || at + 2 >= ops.size() || ops[at].op.kind != OpKind::MoeRoute ||
+        ops[at + 1].op.kind != OpKind::MoeExperts)
+        return 0;
+    const graph::Op &route = ops[at].op, &experts = ops[at + 1].op;
+    const graph::BufferId input = experts.in;
+    if (route.in != input) return 0;
+    std::vector<graph::BufferId> routed = graph::readsOf(route);
+    for (const graph::Op* op : {&route, &experts})
+        for (graph::BufferId id : graph::writesOf(*op)) routed.push_back(id);
+    for (graph::BufferId id : graph::readsOf(experts)) routed.push_back(id);
+    const auto in = [](const std::vector<graph::BufferId>& ids, graph::BufferId id) {
+        return std::find(ids.begin(), ids.end(), id) != ids.end();
+    };
+    std::vector<graph::BufferId> own;  // what the shared expert's ops wrote so far
+    for (size_t j = at + 2; j < ops.size(); ++j) {
+        const graph::LoweredOp& l = ops[j];
+        if (l.op.kind == OpKind::MoeSharedAdd) return j > at + 2 && !l.lastRowOnly ? j : 0;
+        const OpKind k = l.op.kind;
+        const bool plain = k == OpKind::MatMul || k == OpKind::GateUpSwiGlu || k == OpKind::SwiGlu ||
+                           k == OpKind::SwiGluQuantize || k == OpKind::Quantize;
+        if (!plain || l.op.bias || l.lastRowOnly) return 0;
+        for (graph::BufferId id : graph::readsOf(l.op))
+            if (id != input && !in(own, id)) return 0;
+        for (graph::BufferId id : graph::writesOf(l.op)) {
+            if (id == input || in(routed, id)) return 0;
+            own.push_back(id);
+        }
+    }
+    return 0;
+}
+
+// The routed chain as lane 0 and the shared expert's as lane 1 (Recorder::beginLane): a step
+// then costs the longer chain's barriers. The shared expert quantizes the FFN input again into
+// its own slots (DeviceLayout::laneSlots: one dispatch more, beside the router), so that no
+// quantize of one lane writes a slot the other reads; the arithmetic is the plain plan's.
+void GraphRecorder::recordSharedExpertLanes(PlanContext& ctx, size_t at, size_t end) {
+    Recorder& rec = ctx.rec;
+    rec.beginLane(0);
+    for (size_t j = at; j < at + 2; ++j) {
+        rec.setLabel(lowered_.ops[j].op.label);
+        recordOp(ctx, lowered_.ops[j]);
+    }
+    DeviceLayout laneMem = ctx.mem;
+    laneMem.actSlots = ctx.mem.laneSlots;
+    ActivationCache laneActs;
+    PlanContext lane{rec, ctx.graph, laneMem, ctx.weights, laneActs, ctx.nTokens, ctx.firstRow, ctx.rows};
+    rec.beginLane(1);
+    const graph::LoweredOp* prev = nullptr;
+    uint32_t prevDispatches = 0;
+    for (size_t j = at + 2; j < end; ++j) {
+        const graph::LoweredOp& l = lowered_.ops[j];
+        rec.setLabel(l.op.label);
+        const uint32_t before = rec.dispatches();
+        if (independent(lane, prev, prevDispatches, l)) rec.overlapNext();
+        recordOp(lane, l);
+        prev = &l;
+        prevDispatches = rec.dispatches() - before;
+        for (graph::BufferId id : graph::writesOf(l.op)) ctx.acts.invalidate(id);
+    }
+    rec.endLanes();
 }
 
 void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nRows,

@@ -42,6 +42,11 @@ private:
     std::optional<graph::ActFormat> quantizedNext(const graph::LoweredOp& l) const;
     static bool independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
                             const graph::LoweredOp& next);
+    // A decode step's MoE FFN with a shared expert: the routed and the shared chain recorded as
+    // two lanes (Recorder::beginLane). ZINC_VK_MOE_LANES=0: one after the other (A/B, tests).
+    static bool lanesEnabled();
+    size_t sharedExpertLaneEnd(const PlanContext& ctx, size_t at) const;
+    void recordSharedExpertLanes(PlanContext& ctx, size_t at, size_t end);
     const graph::Graph& graph_;
     graph::Lowered lowered_;
     std::vector<graph::BufferId> crossingLayerEnd_;  // graph::buffersCrossingLayerEnd

@@ -32,6 +32,9 @@ struct DeviceLayout {
     VkDeviceAddress ring = 0;
     uint32_t ringCapacity = 0;
     std::array<VkDeviceAddress, graph::kActFormats> actSlots{};  // quantized activations, one per mode
+    // The same for one row, apart: the shared expert's own while it runs beside the routed
+    // experts in a decode step (GraphRecorder's lanes); 0 where the model has no shared expert.
+    std::array<VkDeviceAddress, graph::kActFormats> laneSlots{};
     VkDeviceAddress routerLogits = 0, gateSlots = 0, upSlots = 0, downSlots = 0;  // MoE
     VkDeviceAddress expertActs = 0;  // the expert rows quantized for the down experts (the FFN input's copy stays)
     VkDeviceAddress routerDone = 0;  // moe_topk.comp's rows finished per token (zeroed with each state upload)

@@ -73,6 +73,12 @@ void TierMemory::allocate() {
         slot = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(maxK) * slotRows, MemoryKind::DeviceLocal,
                             "quantized activations");
         layout_.actSlots[static_cast<size_t>(m)] = slot.address();
+        if (c.hybrid.sharedFf > 0) {
+            auto& lane = laneSlots_[static_cast<size_t>(m)];
+            lane = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(maxK), MemoryKind::DeviceLocal,
+                                "the shared expert's quantized activations");
+            layout_.laneSlots[static_cast<size_t>(m)] = lane.address();
+        }
     }
     if (c.isMoe()) {
         const size_t batch = static_cast<size_t>(maxBatch_), used = static_cast<size_t>(c.nExpertUsed);

@@ -77,7 +77,7 @@ private:
     int32_t deltaChunk_;
     vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, sampleScratch_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
-    std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_;
+    std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_, laneSlots_;
     vk::DeviceBuffer routerLogits_, routerDone_, expertActs_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
     vk::DeviceBuffer f16Weights_;
     std::string f16WeightsMissing_;

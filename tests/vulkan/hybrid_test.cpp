@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <utility>
 
 #include "runtime/sampler.h"
 #include "tests/golden_check.h"
@@ -96,12 +98,19 @@ TEST(VulkanHybrid, ChatTurnsResumeFromDeviceSnapshots) {
 // into the experts' weighted sum, and no second quantization of the FFN input for the shared
 // expert. (qwen35moe-tiny mixes weight types, so its layers run a few more dispatches than the
 // qwen3.6-35b-a3b shape's q4_k_m file: 18 a DeltaNet layer and 19 an attention layer there, 25
-// and 26 before.)
+// and 26 before.) Those are the plan that runs the shared expert after the routed experts
+// (ZINC_VK_MOE_LANES=0); by default the two run side by side (GraphRecorder's lanes), the shared
+// expert with its own quantization of the FFN input beside the router: 89, one a layer more
+// (and three barriers a layer fewer: tier_test.cpp, SharedExpertBesideTheRoutedExperts...).
 TEST(VulkanHybrid, DecodePlanDispatchesArePinned) {
     ZINC_REQUIRE_VULKAN();
-    auto l = test::load(kModel, true, 128);
-    l.session->step(7);
-    EXPECT_EQ(l.tier->stats().dispatchesPerToken, 85);
+    for (const auto& [lanes, dispatches] : {std::pair{"0", 85}, std::pair{"1", 89}}) {
+        setenv("ZINC_VK_MOE_LANES", lanes, 1);  // read when a plan is recorded
+        auto l = test::load(kModel, true, 128);
+        l.session->step(7);
+        EXPECT_EQ(l.tier->stats().dispatchesPerToken, dispatches) << "ZINC_VK_MOE_LANES=" << lanes;
+    }
+    unsetenv("ZINC_VK_MOE_LANES");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -287,6 +288,50 @@ TEST(VulkanTier, AttentionQuantizingItsOutputGivesTheQuantizeDispatchsBits) {
         unsetenv("ZINC_VK_ATTN_QUANT");
         EXPECT_EQ(logits[0], logits[1]) << path;
         EXPECT_EQ(dispatches[0] + layers, dispatches[1]) << path << ": one quantize dispatch fewer a layer";
+    }
+}
+
+// "decode plan N dispatches (M without a barrier before them)": N - M.
+int64_t decodeBarriers(const std::string& describe) {
+    const size_t at = describe.find("decode plan ");
+    if (at == std::string::npos) return -1;
+    int64_t dispatches = 0, without = 0;
+    if (std::sscanf(describe.c_str() + at, "decode plan %" SCNd64 " dispatches (%" SCNd64, &dispatches, &without) != 2) return -1;
+    return dispatches - without;
+}
+
+// qwen35moe's shared expert beside the routed experts in a decode step (the recorder's lanes,
+// GraphRecorder::recordSharedExpertLanes): the logits of the plan that runs the two chains one
+// after the other (ZINC_VK_MOE_LANES=0), bit for bit, with three barriers a layer fewer and one
+// dispatch more (the shared expert quantizes the FFN input into its own slot). On make-model's
+// qwen35moe-tiny in the Q4_K_M mix (the shared gate and up one SwiGLU pair) and the shared
+// qwen35moe-tiny (shared gate Q5_K, up Q4_K: two matvecs; routed gate and up two as well).
+TEST(VulkanTier, SharedExpertBesideTheRoutedExpertsGivesThePlainPlansBits) {
+    ZINC_REQUIRE_VULKAN();
+    for (const std::string& path : {makeTestModel("qwen35moe-tiny", "q4_k_m", 9), test::sharedPath("models/qwen35moe-tiny.gguf")}) {
+        std::vector<std::vector<float>> logits;
+        std::vector<int64_t> dispatches, barriers;
+        int32_t layers = 0;
+        const std::vector<int32_t> tokens = tokenRamp(30, 37, 11, 1000);
+        for (const char* lanes : {"1", "0"}) {
+            setenv("ZINC_VK_MOE_LANES", lanes, 1);  // read when a plan is recorded
+            auto gpu = test::loadPath(path, true);
+            const std::span<const float> fed = gpu.session->feed(std::span(tokens).subspan(0, 20));
+            std::vector<float> all(fed.begin(), fed.end());
+            for (size_t i = 20; i < tokens.size(); ++i) {
+                const std::span<const float> step = gpu.session->step(tokens[i]);
+                all.insert(all.end(), step.begin(), step.end());
+            }
+            logits.push_back(std::move(all));
+            dispatches.push_back(gpu.tier->stats().dispatchesPerToken);
+            barriers.push_back(decodeBarriers(gpu.tier->describe()));
+            layers = gpu.model->config().nLayer;
+        }
+        unsetenv("ZINC_VK_MOE_LANES");
+        EXPECT_EQ(logits[0], logits[1]) << path;
+        EXPECT_EQ(dispatches[0], dispatches[1] + layers) << path << ": the shared expert's own quantize, a layer";
+        ASSERT_GE(barriers[1], 0) << path << ": no decode plan line in describe()";
+        EXPECT_EQ(barriers[0] + 3 * layers, barriers[1]) << path << ": three barriers a layer fewer";
     }
 }
 
