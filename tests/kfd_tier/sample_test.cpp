@@ -183,7 +183,10 @@ TEST(GpuSampler, FaultInTheLoopNamesTokenAndOp) {
     int32_t faultLayer = -1;
     kfd::Pm4TierOptions o;
     o.loop = true;
-    o.timeoutMs = 2000;
+    // The bound on a wait without progress: the fault ends the wait long before it. At 2,000 ms
+    // a clean-clone CI run (ASan, both cores busy) saw the simulated CP stall in op 2 for that
+    // long and reported a hang there, not the fault (2026-11-30).
+    o.timeoutMs = 20000;
     o.afterOp = [&](kfd::PlanBuilder& b, size_t index, const graph::Op& op) {
         if (index != 9) return;
         faultOp = op.label;  // a CP write to an address nothing maps, after this op's dispatch
