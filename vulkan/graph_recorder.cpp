@@ -74,8 +74,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
     uint32_t dispatched = rec.dispatches();
-    const graph::LoweredOp* prev = nullptr;
-    uint32_t prevDispatches = 0;
+    Chain chain;
     const bool lanes = !afterOps && nTokens == 1 && lanesEnabled();  // timed plans time each op alone
     for (size_t i = 0; i < lowered_.ops.size(); ++i) {
         const graph::LoweredOp& l = lowered_.ops[i];
@@ -85,15 +84,10 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
         if (const size_t end = lanes ? sharedExpertLaneEnd(ctx, i) : 0) {
             recordSharedExpertLanes(ctx, i, end);
             i = end - 1;
-            prev = nullptr;
+            chain = {};
             continue;
         }
-        rec.setLabel(l.op.label);
-        const uint32_t before = rec.dispatches();
-        if (!afterOps && independent(ctx, prev, prevDispatches, l)) rec.overlapNext();  // instrumented plans time each op alone
-        recordOp(ctx, l);
-        prev = &l;
-        prevDispatches = rec.dispatches() - before;
+        recordInChain(ctx, chain, l, !afterOps);  // instrumented plans time each op alone
         if (l.count == 0) continue;  // a Quantize step: counted with the op it feeds
         if (afterOps) afterOps(ctx, l, rec.dispatches() - dispatched);
         dispatched = rec.dispatches();
@@ -160,17 +154,10 @@ void GraphRecorder::recordSharedExpertLanes(PlanContext& ctx, size_t at, size_t 
     ActivationCache laneActs;
     PlanContext lane{rec, ctx.graph, laneMem, ctx.weights, laneActs, ctx.nTokens, ctx.firstRow, ctx.rows};
     rec.beginLane(1);
-    const graph::LoweredOp* prev = nullptr;
-    uint32_t prevDispatches = 0;
+    Chain chain;
     for (size_t j = at + 2; j < end; ++j) {
-        const graph::LoweredOp& l = lowered_.ops[j];
-        rec.setLabel(l.op.label);
-        const uint32_t before = rec.dispatches();
-        if (independent(lane, prev, prevDispatches, l)) rec.overlapNext();
-        recordOp(lane, l);
-        prev = &l;
-        prevDispatches = rec.dispatches() - before;
-        for (graph::BufferId id : graph::writesOf(l.op)) ctx.acts.invalidate(id);
+        recordInChain(lane, chain, lowered_.ops[j], true);
+        for (graph::BufferId id : graph::writesOf(lowered_.ops[j].op)) ctx.acts.invalidate(id);
     }
     rec.endLanes();
 }
@@ -181,8 +168,7 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
     PlanContext ctx{rec, graph_, mem, weights, acts, nRows, 0, nRows};
     ctx.sequenceRows = true;
     bool pastLayers = false;
-    const graph::LoweredOp* prev = nullptr;
-    uint32_t prevDispatches = 0;
+    Chain chain;
     for (const graph::LoweredOp& l : lowered_.ops) {
         if (l.lastRowOnly && !pastLayers) {
             pastLayers = true;
@@ -191,15 +177,18 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
             for (graph::BufferId id : crossingLayerEnd_) gather_.record(ctx, id, static_cast<uint32_t>(wanted));
             acts.invalidateAll();
             ctx.rows = wanted;
-            prev = nullptr;
+            chain = {};
         }
-        rec.setLabel(l.op.label);
-        const uint32_t before = rec.dispatches();
-        if (independent(ctx, prev, prevDispatches, l)) rec.overlapNext();
-        recordOp(ctx, l);
-        prev = &l;
-        prevDispatches = rec.dispatches() - before;
+        recordInChain(ctx, chain, l, true);
     }
+}
+
+void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::LoweredOp& l, bool overlap) {
+    ctx.rec.setLabel(l.op.label);
+    const uint32_t before = ctx.rec.dispatches();
+    if (overlap && independent(ctx, chain.prev, chain.dispatches, l)) ctx.rec.overlapNext();
+    recordOp(ctx, l);
+    chain = {&l, ctx.rec.dispatches() - before};
 }
 
 // The format the lowered op after l quantizes l's output into, if that op is its Quantize step.

@@ -39,6 +39,14 @@ public:
 
 private:
     void recordOp(PlanContext& ctx, const graph::LoweredOp& l);
+    // The op recorded last in a chain of ops and its dispatches (independent()'s prev).
+    struct Chain {
+        const graph::LoweredOp* prev = nullptr;
+        uint32_t dispatches = 0;
+    };
+    // l after the chain's last op, with no barrier between them where `overlap` and
+    // independent() allow; l becomes the chain's last op.
+    void recordInChain(PlanContext& ctx, Chain& chain, const graph::LoweredOp& l, bool overlap);
     std::optional<graph::ActFormat> quantizedNext(const graph::LoweredOp& l) const;
     static bool independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
                             const graph::LoweredOp& next);

@@ -244,6 +244,17 @@ TEST(VulkanTier, RolledSplitLoadsGiveThePlainLoadsBits) {
     unsetenv("ZINC_VK_ATTN_SPLITS");
 }
 
+// The logits of feeding tokens[0, fed) as one prompt, then of each later token as a decode step.
+std::vector<float> feedThenStep(test::Loaded& gpu, std::span<const int32_t> tokens, size_t fed) {
+    const std::span<const float> prompt = gpu.session->feed(tokens.subspan(0, fed));
+    std::vector<float> all(prompt.begin(), prompt.end());
+    for (const int32_t t : tokens.subspan(fed)) {
+        const std::span<const float> step = gpu.session->step(t);
+        all.insert(all.end(), step.begin(), step.end());
+    }
+    return all;
+}
+
 // A make-model file (random weights, real block layouts) in this process's scratch folder.
 std::string makeTestModel(const std::string& preset, const std::string& mix, uint32_t seed);
 
@@ -269,18 +280,9 @@ TEST(VulkanTier, AttentionQuantizingItsOutputGivesTheQuantizeDispatchsBits) {
         for (const char* quant : {"1", "0"}) {
             setenv("ZINC_VK_ATTN_QUANT", quant, 1);  // read when a plan is recorded
             auto gpu = test::loadPath(path, true);
-            const std::span<const float> fed = gpu.session->feed(std::span(tokens).subspan(0, 10));
-            std::vector<float> all(fed.begin(), fed.end());
-            for (size_t i = 10; i < 20; ++i) {  // keys 11..20: across the exact bound (16)
-                const std::span<const float> step = gpu.session->step(tokens[i]);
-                all.insert(all.end(), step.begin(), step.end());
-            }
-            const std::span<const float> more = gpu.session->feed(std::span(tokens).subspan(20, 67));
+            std::vector<float> all = feedThenStep(gpu, std::span(tokens).subspan(0, 20), 10);  // keys 11..20 stepped: across the exact bound (16)
+            const std::vector<float> more = feedThenStep(gpu, std::span(tokens).subspan(20), 67);
             all.insert(all.end(), more.begin(), more.end());
-            for (size_t i = 87; i < 90; ++i) {
-                const std::span<const float> step = gpu.session->step(tokens[i]);
-                all.insert(all.end(), step.begin(), step.end());
-            }
             logits.push_back(std::move(all));
             dispatches.push_back(gpu.tier->stats().dispatchesPerToken);
             layers = gpu.model->config().nLayer;
@@ -316,13 +318,7 @@ TEST(VulkanTier, SharedExpertBesideTheRoutedExpertsGivesThePlainPlansBits) {
         for (const char* lanes : {"1", "0"}) {
             setenv("ZINC_VK_MOE_LANES", lanes, 1);  // read when a plan is recorded
             auto gpu = test::loadPath(path, true);
-            const std::span<const float> fed = gpu.session->feed(std::span(tokens).subspan(0, 20));
-            std::vector<float> all(fed.begin(), fed.end());
-            for (size_t i = 20; i < tokens.size(); ++i) {
-                const std::span<const float> step = gpu.session->step(tokens[i]);
-                all.insert(all.end(), step.begin(), step.end());
-            }
-            logits.push_back(std::move(all));
+            logits.push_back(feedThenStep(gpu, tokens, 20));
             dispatches.push_back(gpu.tier->stats().dispatchesPerToken);
             barriers.push_back(decodeBarriers(gpu.tier->describe()));
             layers = gpu.model->config().nLayer;
