@@ -21,6 +21,7 @@
 #include "graph/lower.h"
 #include "vulkan/ops.h"
 #include "vulkan/recorder.h"
+#include "vulkan/shared_device.h"
 #include "vulkan/vk_buffer.h"
 #include "vulkan/vk_error.h"
 #include "vulkan/vk_queue.h"
@@ -98,8 +99,9 @@ class Bench {
 public:
     explicit Bench(const KernelBenchOptions& o)
         : options_(o),
-          device_(vk::Instance::shared(), o.device),
-          pipelines_(device_),
+          shared_(vk::SharedDevice::get(o.device)),
+          device_(shared_->device()),
+          pipelines_(shared_->pipelines()),
           queue_(device_),
           matVec_(pipelines_, device_.caps().integerDotProduct) {
         if (!device_.caps().timestamps)
@@ -144,8 +146,9 @@ public:
 
 private:
     KernelBenchOptions options_;
-    vk::Device device_;
-    vk::PipelineFactory pipelines_;
+    std::shared_ptr<vk::SharedDevice> shared_;
+    const vk::Device& device_;
+    vk::PipelineFactory& pipelines_;
     vk::Queue queue_;
     MatVecOp matVec_;
     VkQueryPool queries_ = VK_NULL_HANDLE;

@@ -201,7 +201,17 @@ std::vector<DeviceCaps> listDevices() {
     return out;
 }
 
-Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(std::move(instance)) {
+DeviceOptions DeviceOptions::fromEnvironment() {
+    const auto env = [](const char* name) {
+        const char* v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+    return {env("ZINC_VK_COOPMAT"), env("ZINC_VK_FLASH"), env("ZINC_VK_COOPMAT_TILE"), env("ZINC_VK_COOPMAT_GROUPS"),
+            env("ZINC_VK_PIPELINE_STATS") == "1"};
+}
+
+Device::Device(std::shared_ptr<Instance> instance, int32_t index, const DeviceOptions& options)
+    : instance_(std::move(instance)) {
     const auto count = static_cast<int32_t>(instance_->physicalDevices().size());
     if (count == 0)
         throw runtime::TierError("vulkan tier: no Vulkan device found (install mesa-vulkan-drivers for lavapipe, or a GPU driver)");
@@ -219,10 +229,7 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     // keeps the integer matmul; =old the matrix-core matmul that decodes the weights in its k
     // loop (matmul_coopmat.comp, no scratch), kept for A/B; =emulate and =emulate-old their
     // emulated variants (tests only).
-    const std::string mode = [] {
-        const char* env = std::getenv("ZINC_VK_COOPMAT");
-        return std::string(env ? env : "");
-    }();
+    const std::string& mode = options.coopmat;
     if (!mode.empty() && mode != "0" && mode != "1" && mode != "old" && mode != "emulate" && mode != "emulate-old")
         throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_COOPMAT={} is none of 0, 1, old, emulate, emulate-old", mode));
     const char* integer = caps_.integerDotProduct ? "integer dot products" : "unpacked integer products";
@@ -246,10 +253,7 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     }
     // Read once, here: flash attention for prefill batches wherever the matmuls run on matrix
     // cores (emulated with them); ZINC_VK_FLASH=0 keeps the split attention (A/B).
-    const std::string flash = [] {
-        const char* env = std::getenv("ZINC_VK_FLASH");
-        return std::string(env ? env : "");
-    }();
+    const std::string& flash = options.flash;
     if (!flash.empty() && flash != "0" && flash != "1")
         throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_FLASH={} is neither 0 nor 1", flash));
     caps_.flashAttention = (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated) && flash != "0";
@@ -260,15 +264,17 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
             ? "split over positions (attention_split; flash off: ZINC_VK_FLASH=0)"
             : "split over positions (attention_split; flash needs cooperative matrices)";
     // A/B only, read once, here: the matrix-core matmuls' tile shape (coopmat_tile.h).
-    if (const char* env = std::getenv("ZINC_VK_COOPMAT_TILE"); env && (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)) {
-        const auto tile = parseCoopmatTile(env);
+    if (!options.coopmatTile.empty() && (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)) {
+        const auto tile = parseCoopmatTile(options.coopmatTile);
         if (!tile)
-            throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_COOPMAT_TILE={} is none of auto, 64x64, 128x64, 128x128", env));
+            throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_COOPMAT_TILE={} is none of auto, 64x64, 128x64, 128x128",
+                                                 options.coopmatTile));
         caps_.coopmatTile = *tile;
     }
     // A/B only, read once, here: the fewest workgroups an automatic tile must give (coopmatTileFor).
-    if (const char* env = std::getenv("ZINC_VK_COOPMAT_GROUPS"); env && *env)
-        caps_.coopmatMinWorkgroups = std::max<uint32_t>(1, static_cast<uint32_t>(std::strtoul(env, nullptr, 10)));
+    if (!options.coopmatGroups.empty())
+        caps_.coopmatMinWorkgroups =
+            std::max<uint32_t>(1, static_cast<uint32_t>(std::strtoul(options.coopmatGroups.c_str(), nullptr, 10)));
     if (caps_.cooperativeMatrix || caps_.cooperativeMatrixEmulated)
         caps_.prefillMatmul += fmt::format(", tiles {}", caps_.coopmatTile.automatic()
                                                             ? "auto (128x128, 128x64 or 64x64 by matrix size)"
@@ -297,7 +303,7 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     enable.base.features.shaderInt16 = VK_TRUE;
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-    if (const char* stats = std::getenv("ZINC_VK_PIPELINE_STATS"); stats && std::strcmp(stats, "1") == 0) {
+    if (options.pipelineStatistics) {
         if (!hasExtension(physical_, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME))
             throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_PIPELINE_STATS=1 but {} lacks {}", caps_.name,
                                                  VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME));
@@ -315,6 +321,16 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index) : instance_(st
     info.ppEnabledExtensionNames = extensions.data();
     check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice", caps_.name);
     vkGetDeviceQueue(device_, queueFamily_, 0, &queue_);
+}
+
+VkResult Device::submit(const VkSubmitInfo& info) const {
+    const std::lock_guard lock(queueMutex_);
+    return vkQueueSubmit(queue_, 1, &info, VK_NULL_HANDLE);
+}
+
+void Device::waitIdle() const {
+    const std::lock_guard lock(queueMutex_);
+    vkQueueWaitIdle(queue_);
 }
 
 Device::~Device() {

@@ -4,8 +4,11 @@
 // memory, limits) — never a vendor or device id.
 #include <vulkan/vulkan.h>
 
+#include <atomic>
+#include <compare>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,7 +62,8 @@ struct DeviceCaps {
     std::string prefillAttention;
     // VK_KHR_pipeline_executable_properties enabled: PipelineFactory prints each pipeline's
     // compiler statistics (registers, spills, shared memory: what the driver reports) to stderr
-    // as it creates it. Only when ZINC_VK_PIPELINE_STATS=1 (read once, by Device).
+    // as it creates it (once a process: later tiers on a SharedDevice reuse the pipeline). Only
+    // when ZINC_VK_PIPELINE_STATS=1 (read once, by Device).
     bool pipelineStatistics = false;
     std::vector<std::string> features;  // the ones zinc-rt uses that are present
     std::vector<std::string> missing;   // the ones zinc-rt needs that are absent
@@ -90,11 +94,23 @@ private:
 // Every device the loader reports, with what zinc-rt needs checked (`zinc-rt devices`).
 std::vector<DeviceCaps> listDevices();
 
+// What the environment asks of a logical device (A/B switches and tests; DeviceCaps says what
+// each does), read when a device is made: two devices made under different options differ.
+struct DeviceOptions {
+    std::string coopmat;        // ZINC_VK_COOPMAT: unset, 0, 1, old, emulate, emulate-old
+    std::string flash;          // ZINC_VK_FLASH: unset, 0, 1
+    std::string coopmatTile;    // ZINC_VK_COOPMAT_TILE: unset, auto, 64x64, 128x64, 128x128
+    std::string coopmatGroups;  // ZINC_VK_COOPMAT_GROUPS: unset or a count
+    bool pipelineStatistics = false;  // ZINC_VK_PIPELINE_STATS=1
+    static DeviceOptions fromEnvironment();
+    auto operator<=>(const DeviceOptions&) const = default;
+};
+
 // A logical device with one compute queue. Throws TierError naming the device and each
 // missing feature when the device cannot run the tier, or when `index` does not exist.
 class Device {
 public:
-    Device(std::shared_ptr<Instance> instance, int32_t index);
+    Device(std::shared_ptr<Instance> instance, int32_t index, const DeviceOptions& options = DeviceOptions::fromEnvironment());
     ~Device();
     Device(const Device&) = delete;
     Device& operator=(const Device&) = delete;
@@ -107,6 +123,15 @@ public:
     // A memory type with all `want` flags (and preferably `prefer`), or throws.
     uint32_t memoryType(uint32_t typeBits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) const;
     VkMemoryPropertyFlags memoryFlags(uint32_t type) const { return memory_.memoryTypes[type].propertyFlags; }
+    // vkQueueSubmit and vkQueueWaitIdle on the device's queue, one caller at a time: tiers that
+    // share the device (SharedDevice) submit from their own threads, and Vulkan wants a queue
+    // externally synchronized.
+    VkResult submit(const VkSubmitInfo& info) const;
+    void waitIdle() const;
+    // Set once a call on the device returned VK_ERROR_DEVICE_LOST (Queue notes it): nothing
+    // made on the device can be used again, so SharedDevice makes a new one for the next tier.
+    void markLost() const { lost_ = true; }
+    bool lost() const { return lost_; }
 
 private:
     std::shared_ptr<Instance> instance_;
@@ -116,6 +141,8 @@ private:
     uint32_t queueFamily_ = 0;
     DeviceCaps caps_;
     VkPhysicalDeviceMemoryProperties memory_{};
+    mutable std::mutex queueMutex_;
+    mutable std::atomic<bool> lost_{false};
 };
 
 }  // namespace zinc::vk

@@ -173,6 +173,7 @@ VkShaderModule PipelineFactory::module(Shader shader) {
 }
 
 VkPipeline PipelineFactory::get(Shader shader, const std::vector<uint32_t>& spec) {
+    const std::lock_guard lock(mutex_);
     const auto key = std::make_pair(shader, spec);
     if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
     std::vector<VkSpecializationMapEntry> entries;

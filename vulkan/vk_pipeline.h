@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,12 +40,14 @@ public:
     VkPipelineLayout layout() const { return layout_; }
     const Device& device() const { return device_; }
     const DeviceCaps& caps() const { return device_.caps(); }
+    // Safe from several threads (tiers sharing the factory, SharedDevice).
     VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
     // The compiler's statistics of a pipeline get() made; empty unless the device was created
     // with ZINC_VK_PIPELINE_STATS=1 (caps().pipelineStatistics).
     std::vector<PipelineStatistic> statistics(VkPipeline pipeline) const;
 
 private:
+    std::mutex mutex_;  // get()'s maps
     VkShaderModule module(Shader shader);
     const Device& device_;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;

@@ -39,6 +39,11 @@ VkCommandBuffer Queue::allocate() {
 
 void Queue::free(VkCommandBuffer cmd) { vkFreeCommandBuffers(device_.handle(), pool_, 1, &cmd); }
 
+VkResult Queue::noted(VkResult result) const {
+    if (result == VK_ERROR_DEVICE_LOST) device_.markLost();
+    return result;
+}
+
 uint64_t Queue::submit(std::span<const VkCommandBuffer> cmds, SemaphoreWait waitFor) {
     const uint64_t value = next_;
     VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
@@ -58,7 +63,7 @@ uint64_t Queue::submit(std::span<const VkCommandBuffer> cmds, SemaphoreWait wait
     info.pCommandBuffers = cmds.data();
     info.signalSemaphoreCount = 1;
     info.pSignalSemaphores = &timeline_;
-    check(vkQueueSubmit(device_.queue(), 1, &info, VK_NULL_HANDLE), "vkQueueSubmit", fmt::format("submission {}", value));
+    check(noted(device_.submit(info)), "vkQueueSubmit", fmt::format("submission {}", value));
     ++next_;
     return value;
 }
@@ -77,7 +82,7 @@ void Queue::drain(std::chrono::milliseconds patience, const std::string& what) n
     std::fprintf(stderr, "vulkan: %s: %llu of %llu submissions still running after %lld ms on %s; waiting for them before freeing what they use\n",
                  what.c_str(), static_cast<unsigned long long>(value - done), static_cast<unsigned long long>(value),
                  static_cast<long long>(patience.count()), device_.caps().name.c_str());
-    vkQueueWaitIdle(device_.queue());
+    device_.waitIdle();
 }
 
 uint64_t Queue::completed() const {
@@ -92,7 +97,7 @@ void Queue::wait(uint64_t value, std::chrono::milliseconds timeout, const std::s
     info.pSemaphores = &timeline_;
     info.pValues = &value;
     const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count());
-    const VkResult r = vkWaitSemaphores(device_.handle(), &info, ns);
+    const VkResult r = noted(vkWaitSemaphores(device_.handle(), &info, ns));
     if (r == VK_TIMEOUT)
         throw VkError("vkWaitSemaphores", r,
                       fmt::format("{}: submission {} did not finish within {} ms on queue family {} of device {} ({}); "

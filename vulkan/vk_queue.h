@@ -54,6 +54,8 @@ public:
 private:
     VkCommandBuffer begin();
     void endSubmitWait(VkCommandBuffer cmd, std::chrono::milliseconds timeout, const std::string& what);
+    // `result`, after marking the device lost where it says so (Device::markLost).
+    VkResult noted(VkResult result) const;
     const Device& device_;
     VkCommandPool pool_ = VK_NULL_HANDLE;
     VkSemaphore timeline_ = VK_NULL_HANDLE;

@@ -14,6 +14,7 @@
 #include "vulkan/ops.h"
 #include "vulkan/plan_instrument.h"
 #include "vulkan/sampler_state.h"
+#include "vulkan/shared_device.h"
 #include "vulkan/submitter.h"
 #include "vulkan/tier_memory.h"
 #include "vulkan/vk_device.h"
@@ -72,10 +73,10 @@ public:
           contextLength_(limits_.contextLength()),
           maxBatch_(limits_.maxBatch()),
           sequences_(limits_.sequenceSlots(options.sequences)),
-          instance_(Instance::shared()),
-          device_(instance_, deviceIndex),
+          shared_(SharedDevice::get(deviceIndex)),
+          device_(shared_->device()),
           queue_(device_),
-          pipelines_(device_),
+          pipelines_(shared_->pipelines()),
           weights_(device_, queue_, graph,
                    deviceMemoryBudget(graph, limits_.kv(), maxBatch_, options.deviceMemoryLimit, sequences_)),
           memory_(device_, queue_, graph, limits_.plan(), limits_.kv(), contextLength_, maxBatch_, sequences_, options.deltaChunk,
@@ -397,10 +398,10 @@ private:
     int32_t contextLength_;
     int32_t maxBatch_;
     int32_t sequences_;  // KV slots (TierOptions::sequences)
-    std::shared_ptr<Instance> instance_;
-    Device device_;
+    std::shared_ptr<SharedDevice> shared_;  // the device and its pipelines, kept for later tiers
+    const Device& device_;
     Queue queue_;
-    PipelineFactory pipelines_;
+    PipelineFactory& pipelines_;
     WeightStore weights_;
     TierMemory memory_;
     GraphRecorder recorder_;
