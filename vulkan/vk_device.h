@@ -117,7 +117,6 @@ public:
 
     VkDevice handle() const { return device_; }
     VkPhysicalDevice physical() const { return physical_; }
-    VkQueue queue() const { return queue_; }
     uint32_t queueFamily() const { return queueFamily_; }
     const DeviceCaps& caps() const { return caps_; }
     // A memory type with all `want` flags (and preferably `prefer`), or throws.
