@@ -191,12 +191,24 @@ VkPipeline PipelineFactory::get(Shader shader, const std::vector<uint32_t>& spec
     const std::string name = fmt::format("{} [{}]", shaderName(shader), fmt::join(spec, ","));
     check(vkCreateComputePipelines(device_.handle(), VK_NULL_HANDLE, 1, &info, nullptr, &p), "vkCreateComputePipelines", name);
     pipelines_[key] = p;
+    if (caps().type == "cpu") compileNow(p, name);
     if (caps().pipelineStatistics) {
         std::string line;
         for (const PipelineStatistic& st : statistics(p)) line += fmt::format("{}{}={}", line.empty() ? "" : ", ", st.name, st.text);
         fmt::print(stderr, "vulkan pipeline {}: {}\n", name, line);
     }
     return p;
+}
+
+void PipelineFactory::compileNow(VkPipeline pipeline, const std::string& name) {
+    if (!compileQueue_) compileQueue_ = std::make_unique<Queue>(device_);
+    // A bound against a compiler that never returns, not a speed goal: the largest shader
+    // (flash_attention_emulated) takes ~100 s under ASan on a 2-core machine.
+    const auto bound = std::chrono::minutes(30);
+    compileQueue_->runOnce([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+        vkCmdDispatch(cmd, 0, 0, 0);
+    }, bound, fmt::format("pipeline {}: its compile on the CPU device (a dispatch of no workgroups)", name));
 }
 
 // VK_KHR_pipeline_executable_properties: each executable's statistics as the driver names them

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "vulkan/vk_device.h"
+#include "vulkan/vk_queue.h"
 
 namespace zinc::vk {
 
@@ -49,6 +51,14 @@ public:
 private:
     std::mutex mutex_;  // get()'s maps
     VkShaderModule module(Shader shader);
+    // lavapipe builds a pipeline's machine code (LLVM) at its first dispatch, on the device's
+    // queue thread, not in vkCreateComputePipelines: seconds a pipeline, minutes for the large
+    // ones under the sanitizers, all inside the first submission that uses them, where the
+    // tier's bound on a wait (TierOptions::waitTimeoutMs) would count it as a hung GPU. On a
+    // CPU device get() dispatches each new pipeline once, with no workgroups, and waits for it
+    // here without that bound: the compile happens when the pipeline is made, as on a GPU.
+    void compileNow(VkPipeline pipeline, const std::string& name);
+    std::unique_ptr<Queue> compileQueue_;  // compileNow's, made on first use
     const Device& device_;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     std::map<Shader, VkShaderModule> modules_;

@@ -40,8 +40,8 @@ public:
     uint64_t submitted() const { return next_ - 1; }
     // Before what the submissions use is freed: waits for all of them. Past `patience` it says
     // on stderr what it waits for (`what`) and keeps waiting: a hung GPU ends its submissions
-    // with the driver's reset (VK_ERROR_DEVICE_LOST), a CPU device (lavapipe, compiling each
-    // pipeline at its first dispatch) when it is done. Never throws.
+    // with the driver's reset (VK_ERROR_DEVICE_LOST), a slow CPU device (lavapipe under the
+    // sanitizers) when it is done. Never throws.
     void drain(std::chrono::milliseconds patience, const std::string& what) noexcept;
     // Records with `fill`, submits and waits (uploads, one-off copies).
     template <typename Fill>
