@@ -78,6 +78,13 @@ int findCompiler(dl_phdr_info* info, size_t, void*) {
     return 1;
 }
 
+}  // namespace
+
+// How many executable segments of libLLVM allocate from glibc (lavapipe_heap_test.cpp).
+int compilerHeapRanges() { return __atomic_load_n(&rangeCount, __ATOMIC_ACQUIRE); }
+
+namespace {
+
 // Before the first test: the Vulkan loader loads lavapipe, and with it libLLVM.
 class FindTheCompiler : public ::testing::Environment {
 public:
