@@ -52,11 +52,11 @@ private:
     std::mutex mutex_;  // get()'s maps
     VkShaderModule module(Shader shader);
     // lavapipe builds a pipeline's machine code (LLVM) at its first dispatch, on the device's
-    // queue thread, not in vkCreateComputePipelines: seconds a pipeline, minutes for the large
-    // ones under the sanitizers, all inside the first submission that uses them, where the
-    // tier's bound on a wait (TierOptions::waitTimeoutMs) would count it as a hung GPU. On a
-    // CPU device get() dispatches each new pipeline once, with no workgroups, and waits for it
-    // here without that bound: the compile happens when the pipeline is made, as on a GPU.
+    // queue thread, not in vkCreateComputePipelines: up to ~15 s a pipeline under ASan, and
+    // minutes for a submission that is the first to use twenty of them, which the tier's bound
+    // on a wait (TierOptions::waitTimeoutMs) counts as a hung GPU. On a CPU device get()
+    // dispatches each new pipeline once, with no workgroups, and waits for it here under a
+    // bound of its own: the compile happens when the pipeline is made, as on a GPU.
     void compileNow(VkPipeline pipeline, const std::string& name);
     std::unique_ptr<Queue> compileQueue_;  // compileNow's, made on first use
     const Device& device_;
