@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <numeric>
+#include <span>
 
 namespace zinc::kfd::isa {
 namespace {
@@ -61,9 +62,20 @@ void launch(const LaunchRequest& r, LaunchCounts* counts) {
 
     const uint32_t threads = r.groupSize[0] * r.groupSize[1] * r.groupSize[2];
     const uint32_t nWaves = (threads + 31) / 32;
-    std::vector<std::unique_ptr<Wave>> waves;
-    for (uint32_t i = 0; i < nWaves; ++i) waves.push_back(std::make_unique<Wave>());
-    std::vector<uint8_t> lds(std::max<uint32_t>(r.ldsBytes, 4));
+    // The waves and the LDS of this thread's last launch, reused: a 32 KiB VGPR file per wave
+    // per dispatch from the heap was most of what remained of ASan's allocator in kfd_tier (perf).
+    // Each launch starts them as a fresh allocation would: VGPRs zero.
+    thread_local std::vector<std::unique_ptr<Wave>> wavePool;
+    thread_local std::vector<uint8_t> lds;
+    while (wavePool.size() < nWaves) wavePool.push_back(std::make_unique<Wave>());
+    const std::span<std::unique_ptr<Wave>> waves(wavePool.data(), nWaves);
+    for (auto& w : waves) {
+        std::fill(w->vgpr.begin(), w->vgpr.end(), 0u);
+        w->regionLo = 1;  // the memory map may have changed since
+        w->regionHi = 0;
+        w->bytesRead = w->bytesWritten = 0;
+    }
+    lds.resize(std::max<uint32_t>(r.ldsBytes, 4));
     std::vector<uint64_t> executed(program.opcodes.size(), 0);
     uint64_t bytesRead = 0, bytesWritten = 0, waveCount = 0;
 
@@ -74,7 +86,7 @@ void launch(const LaunchRequest& r, LaunchCounts* counts) {
         for (uint32_t wi = 0; wi < nWaves; ++wi) {
             Wave& w = *waves[wi];
             std::fill(std::begin(w.s), std::end(w.s), 0u);
-            w.pending.clear();
+            w.clearPending();
             w.program = &program;
             w.loadBase = r.loadBase;
             w.lds = lds.data();

@@ -20,16 +20,6 @@ inline uint64_t globalAddress(const Wave& w, const Inst& i, const Operand& vaddr
     return (uint64_t(w.v(vaddr.reg, lane)) | uint64_t(w.v(vaddr.reg + 1, lane)) << 32) + int64_t(i.offset);
 }
 
-PendingLoad& newLoad(Wave& w, Counter c, uint16_t reg, uint8_t count, uint32_t mask) {
-    PendingLoad& p = w.pending.emplace_back();
-    p.counter = c;
-    p.vector = true;
-    p.reg = reg;
-    p.count = count;
-    p.mask = mask;
-    p.data.assign(size_t(32) * count, 0);
-    return p;
-}
 void poison(Wave& w, uint16_t reg, uint8_t count, uint32_t mask) {
     forLanes(mask, [&](uint32_t l) {
         for (uint32_t k = 0; k < count; ++k) w.v(reg + k, l) = kPoison;
@@ -37,18 +27,18 @@ void poison(Wave& w, uint16_t reg, uint8_t count, uint32_t mask) {
 }
 
 // Lanes whose bytes a cache may hold an old copy of read kPoison.
-void staleLanes(const Wave& w, const Inst& i, PendingLoad& p, uint32_t bytes, uint32_t dwords) {
+void staleLanes(const Wave& w, const Inst& i, uint32_t mask, uint32_t* data, uint32_t bytes, uint32_t dwords) {
     uint64_t lo = ~uint64_t(0), hi = 0;
-    forLanes(p.mask, [&](uint32_t l) {
+    forLanes(mask, [&](uint32_t l) {
         const uint64_t a = globalAddress(w, i, i.op[1], i.op[2], l);
         lo = std::min(lo, a);
         hi = std::max(hi, a + bytes);
     });
     if (!w.stale->vectorStale(lo, hi)) return;
-    forLanes(p.mask, [&](uint32_t l) {
+    forLanes(mask, [&](uint32_t l) {
         const uint64_t a = globalAddress(w, i, i.op[1], i.op[2], l);
         if (w.stale->vectorStale(a, a + bytes))
-            for (uint32_t k = 0; k < dwords; ++k) p.data[l * dwords + k] = kPoison;
+            for (uint32_t k = 0; k < dwords; ++k) data[l * dwords + k] = kPoison;
     });
 }
 
@@ -73,10 +63,10 @@ template <int Bytes, bool Signed> void global_load(Wave& w, const Inst& i) {
     constexpr uint8_t dwords = Bytes < 4 ? 1 : Bytes / 4;
     const uint32_t mask = w.exec();
     if (!mask) return;
-    PendingLoad& p = newLoad(w, Counter::Load, i.op[0].reg, dwords, mask);
+    uint32_t* data = w.loadData(w.issue(Counter::Load, true, i.op[0].reg, dwords, mask));
     forLanes(mask, [&](uint32_t l) {
         const uint8_t* src = w.host(globalAddress(w, i, i.op[1], i.op[2], l), Bytes);
-        uint32_t* out = &p.data[l * dwords];
+        uint32_t* out = &data[l * dwords];
         if constexpr (Bytes == 1) out[0] = Signed ? uint32_t(int32_t(int8_t(src[0]))) : src[0];
         else if constexpr (Bytes == 2) {
             uint16_t v;
@@ -85,7 +75,7 @@ template <int Bytes, bool Signed> void global_load(Wave& w, const Inst& i) {
         } else std::memcpy(out, src, Bytes);
     });
     w.bytesRead += uint64_t(std::popcount(mask)) * Bytes;
-    if (w.stale && w.stale->anyVector()) staleLanes(w, i, p, Bytes, dwords);
+    if (w.stale && w.stale->anyVector()) staleLanes(w, i, mask, data, Bytes, dwords);
     poison(w, i.op[0].reg, dwords, mask);
 }
 template <int Bytes> void global_store(Wave& w, const Inst& i) {
@@ -116,19 +106,19 @@ uint8_t* ldsAt(Wave& w, uint32_t address, uint32_t bytes) {
 template <int Dwords> void ds_load(Wave& w, const Inst& i) {
     const uint32_t mask = w.exec();
     if (!mask) return;
-    PendingLoad& p = newLoad(w, Counter::Ds, i.op[0].reg, Dwords, mask);
-    forLanes(mask, [&](uint32_t l) { std::memcpy(&p.data[l * Dwords], ldsAt(w, w.v(i.op[1].reg, l) + uint32_t(i.offset), Dwords * 4), Dwords * 4); });
+    uint32_t* data = w.loadData(w.issue(Counter::Ds, true, i.op[0].reg, Dwords, mask));
+    forLanes(mask, [&](uint32_t l) { std::memcpy(&data[l * Dwords], ldsAt(w, w.v(i.op[1].reg, l) + uint32_t(i.offset), Dwords * 4), Dwords * 4); });
     poison(w, i.op[0].reg, Dwords, mask);
 }
 // ds_load_2addr[_stride64]_bN vdst, addr offset0:a offset1:b — two elements at addr + a*unit, addr + b*unit.
 template <int Dwords, int Unit> void ds_load_2addr(Wave& w, const Inst& i) {
     const uint32_t mask = w.exec();
     if (!mask) return;
-    PendingLoad& p = newLoad(w, Counter::Ds, i.op[0].reg, 2 * Dwords, mask);
+    uint32_t* data = w.loadData(w.issue(Counter::Ds, true, i.op[0].reg, 2 * Dwords, mask));
     forLanes(mask, [&](uint32_t l) {
         const uint32_t base = w.v(i.op[1].reg, l);
-        std::memcpy(&p.data[l * 2 * Dwords], ldsAt(w, base + uint32_t(i.offset0) * Unit, Dwords * 4), Dwords * 4);
-        std::memcpy(&p.data[l * 2 * Dwords + Dwords], ldsAt(w, base + uint32_t(i.offset1) * Unit, Dwords * 4), Dwords * 4);
+        std::memcpy(&data[l * 2 * Dwords], ldsAt(w, base + uint32_t(i.offset0) * Unit, Dwords * 4), Dwords * 4);
+        std::memcpy(&data[l * 2 * Dwords + Dwords], ldsAt(w, base + uint32_t(i.offset1) * Unit, Dwords * 4), Dwords * 4);
     });
     poison(w, i.op[0].reg, 2 * Dwords, mask);
 }
@@ -137,21 +127,18 @@ template <int Dwords, int Unit> void ds_load_2addr(Wave& w, const Inst& i) {
 template <bool Signed> void ds_load_16(Wave& w, const Inst& i) {
     const uint32_t mask = w.exec();
     if (!mask) return;
-    PendingLoad& p = newLoad(w, Counter::Ds, i.op[0].reg, 1, mask);
+    uint32_t* data = w.loadData(w.issue(Counter::Ds, true, i.op[0].reg, 1, mask));
     forLanes(mask, [&](uint32_t l) {
         uint16_t v;
         std::memcpy(&v, ldsAt(w, w.v(i.op[1].reg, l) + uint32_t(i.offset), 2), 2);
-        p.data[l] = Signed ? uint32_t(int32_t(int16_t(v))) : v;
+        data[l] = Signed ? uint32_t(int32_t(int16_t(v))) : v;
     });
     poison(w, i.op[0].reg, 1, mask);
 }
 // LDS stores count in lgkmcnt (gfx11) / dscnt (gfx12) like loads: a wait for "at most n
 // outstanding" counts them, so they take a slot that writes no register.
 void countStore(Wave& w) {
-    PendingLoad& p = w.pending.emplace_back();
-    p.counter = Counter::Ds;
-    p.count = 0;
-    p.mask = 0;
+    w.issue(Counter::Ds, true, 0, 0, 0);
 }
 // ds_store_bN addr, data [offset:N]
 template <int Dwords> void ds_store(Wave& w, const Inst& i) {

@@ -255,19 +255,14 @@ uint64_t smemAddress(const Wave& w, const Inst& i) {
 template <int N> void s_load(Wave& w, const Inst& i) {
     const uint64_t address = smemAddress(w, i) & ~uint64_t(3);
     const uint8_t* p = w.host(address, N * 4);
-    PendingLoad load;
-    load.counter = Counter::Km;
-    load.vector = false;
-    load.reg = i.op[0].reg;
-    load.count = N;
-    load.data.resize(N);
-    std::memcpy(load.data.data(), p, N * 4);
+    static_assert(N <= 16, "s_load: at most 16 dwords");
+    uint32_t* data = w.loadData(w.issue(Counter::Km, false, i.op[0].reg, N, 0));
+    std::memcpy(data, p, N * 4);
     if (w.stale && w.stale->anyScalar() && w.stale->scalarStale(address, address + N * 4))
         for (int k = 0; k < N; ++k)  // a cache may hold an old copy (stale_memory.h); per dword
-            if (w.stale->scalarStale(address + 4 * k, address + 4 * k + 4)) load.data[k] = kPoison;
+            if (w.stale->scalarStale(address + 4 * k, address + 4 * k + 4)) data[k] = kPoison;
     for (int k = 0; k < N; ++k) w.s[i.op[0].reg + k] = kPoison;
     w.bytesRead += N * 4;
-    w.pending.push_back(std::move(load));
 }
 
 // s_load_u16 (gfx12): one zero-extended 16-bit value, from a 2-byte aligned address.
@@ -276,15 +271,9 @@ void s_load_u16(Wave& w, const Inst& i) {
     uint16_t v = 0;
     std::memcpy(&v, w.host(address, 2), 2);
     const bool stale = w.stale && w.stale->anyScalar() && w.stale->scalarStale(address, address + 2);
-    PendingLoad load;
-    load.counter = Counter::Km;
-    load.vector = false;
-    load.reg = i.op[0].reg;
-    load.count = 1;
-    load.data = {stale ? kPoison : uint32_t(v)};
+    w.loadData(w.issue(Counter::Km, false, i.op[0].reg, 1, 0))[0] = stale ? kPoison : uint32_t(v);
     w.s[i.op[0].reg] = kPoison;
     w.bytesRead += 2;
-    w.pending.push_back(std::move(load));
 }
 
 }  // namespace

@@ -25,15 +25,45 @@ uint8_t* Wave::host(uint64_t address, uint32_t bytes) {
     return reinterpret_cast<uint8_t*>(address);
 }
 
+PendingLoad& Wave::issue(Counter counter, bool vector, uint16_t reg, uint8_t count, uint32_t mask) {
+    const size_t dwords = size_t(vector ? 32 : 1) * count;
+    if (dwords > LoadData().size()) fail(vector ? "a load of more than 4 dwords a lane" : "a scalar load of more than 128 dwords");
+    uint32_t slot;
+    if (freeSlots.empty()) {
+        slot = uint32_t(loadSlots.size());
+        loadSlots.emplace_back();
+    } else {
+        slot = freeSlots.back();
+        freeSlots.pop_back();
+    }
+    std::fill_n(loadSlots[slot].begin(), dwords, 0u);
+    PendingLoad& p = pending.emplace_back();
+    p.counter = counter;
+    p.vector = vector;
+    p.reg = reg;
+    p.count = count;
+    p.mask = mask;
+    p.slot = slot;
+    return p;
+}
+
+void Wave::clearPending() {
+    pending.clear();
+    freeSlots.resize(loadSlots.size());
+    for (uint32_t k = 0; k < freeSlots.size(); ++k) freeSlots[k] = k;
+}
+
 void Wave::retire(size_t index) {
     const PendingLoad& p = pending[index];
+    const uint32_t* data = loadData(p);
     if (!p.vector) {
-        for (uint32_t k = 0; k < p.count; ++k) s[p.reg + k] = p.data[k];
-        return;
+        for (uint32_t k = 0; k < p.count; ++k) s[p.reg + k] = data[k];
+    } else {
+        forLanes(p.mask, [&](uint32_t lane) {
+            for (uint32_t k = 0; k < p.count; ++k) vgpr[(p.reg + k) * 32 + lane] = data[lane * p.count + k];
+        });
     }
-    forLanes(p.mask, [&](uint32_t lane) {
-        for (uint32_t k = 0; k < p.count; ++k) vgpr[(p.reg + k) * 32 + lane] = p.data[lane * p.count + k];
-    });
+    freeSlots.push_back(p.slot);
 }
 
 void Wave::waitFor(uint8_t counters, int limit) {
