@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install what is missing, build everything with
-# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/: -O1, no debug info, assertions on;
+# AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/: -O1, the tests' own code and the
+# CLI front end -O0 (meson.build: glue_overrides), no debug info, assertions on;
 # a unity build, 8 files a compile: CLI11, nlohmann::json and httplib cost 10 s a file each under
 # the sanitizers, so on CI's 2 cores this takes ~9.5 min instead of ~15; build/, the release build,
 # compiles file by file and so keeps each file's includes honest)
