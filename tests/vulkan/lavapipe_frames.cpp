@@ -10,7 +10,7 @@
 // most of its time in page faults and TLB shootdowns, 6x its release-build time, past CI's limit.
 //
 // posix_memalign defined here takes precedence over libasan's (weak) definition in the dynamic
-// link; free (lavapipe_compiler_heap.cpp, which defines it) asks framePoolTakes first. A
+// link; free (driver_compiler_heap.cpp, which defines it) asks framePoolTakes first. A
 // 4096-aligned request of 128 KiB to 4 MiB is served from the pool below; any
 // other request, and any block not from the pool, goes to ASan's own functions, so our code's
 // allocations stay fully checked. Pool blocks are never returned (the suite's peak: a few dozen
@@ -84,7 +84,7 @@ extern "C" ZINC_UNCHECKED int posix_memalign(void** out, size_t alignment, size_
     return result;
 }
 
-// free (lavapipe_compiler_heap.cpp) asks first: true when `block` is a frame, now back in the pool.
+// free (driver_compiler_heap.cpp) asks first: true when `block` is a frame, now back in the pool.
 ZINC_UNCHECKED bool framePoolTakes(void* block) {
     // Only 4096-aligned blocks can be frames: everything else goes straight to ASan.
     if (block && __atomic_load_n(&poolUsed, __ATOMIC_ACQUIRE) && !inPool && reinterpret_cast<uintptr_t>(block) % kFrameAlignment == 0) {
