@@ -79,6 +79,12 @@ bool quantEnabled() {
 
 }  // namespace
 
+int32_t AttentionOp::flashMinTokens() {
+    const char* v = std::getenv("ZINC_VK_FLASH_MIN");
+    const long n = v && *v ? std::strtol(v, nullptr, 10) : 0;
+    return n >= 2 ? static_cast<int32_t>(n) : 32;
+}
+
 AttentionOp::LayerCache AttentionOp::layerCache(const PlanContext& ctx, const graph::Op& op) {
     const graph::KvLayer& l = ctx.mem.kv->layer(op.layer);
     const uint64_t offset = static_cast<uint64_t>(l.firstRow) * 2u * static_cast<uint64_t>(ctx.graph.config->kvDim());
@@ -203,7 +209,7 @@ void AttentionOp::recordFlash(Recorder& rec, PipelineFactory& pipelines, const F
 
 bool AttentionOp::flashFits(const PlanContext& ctx, const LayerCache& cache) const {
     const auto& c = *ctx.graph.config;
-    return pipelines_.caps().flashAttention && ctx.nTokens >= kFlashMinTokens && !ctx.sequenceRows && ctx.firstRow == 0 &&
+    return pipelines_.caps().flashAttention && ctx.nTokens >= flashMinTokens() && !ctx.sequenceRows && ctx.firstRow == 0 &&
            cache.window == 0 && c.headDim % 16 == 0 && c.headDim <= 128 && c.kvDim() % 8 == 0 &&
            flashSharedBytes(static_cast<uint32_t>(c.headDim), flashSubgroup(pipelines_.caps())) <=
                pipelines_.caps().sharedMemoryBytes;

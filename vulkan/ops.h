@@ -63,8 +63,8 @@ public:
     // ZINC_VK_ATTN_HEADS (1..8) asks for another block size.
     uint32_t splitHeads(const model::ModelConfig& c) const;
     // A prefill batch at least this long attends through flash_attention.comp where
-    // DeviceCaps::flashAttention holds (and flashFits).
-    static constexpr int32_t kFlashMinTokens = 32;
+    // DeviceCaps::flashAttention holds (and flashFits): 32, or ZINC_VK_FLASH_MIN (A/B; read per plan).
+    static int32_t flashMinTokens();
     // What flash_attention.comp reads: q and out rows of the batch ([token][stride], head h at
     // h * headDim), the layer's K and V rows (key p in row p of kvDim halves), the token state
     // (the batch's first position).
