@@ -37,14 +37,7 @@ PendingLoad& Wave::issue(Counter counter, bool vector, uint16_t reg, uint8_t cou
         freeSlots.pop_back();
     }
     std::fill_n(loadSlots[slot].begin(), dwords, 0u);
-    PendingLoad& p = pending.emplace_back();
-    p.counter = counter;
-    p.vector = vector;
-    p.reg = reg;
-    p.count = count;
-    p.mask = mask;
-    p.slot = slot;
-    return p;
+    return pending.emplace_back(PendingLoad{counter, vector, reg, count, mask, slot});
 }
 
 void Wave::clearPending() {
