@@ -28,15 +28,17 @@ uint8_t* Wave::host(uint64_t address, uint32_t bytes) {
 PendingLoad& Wave::issue(Counter counter, bool vector, uint16_t reg, uint8_t count, uint32_t mask) {
     const size_t dwords = size_t(vector ? 32 : 1) * count;
     if (dwords > LoadData().size()) fail(vector ? "a load of more than 4 dwords a lane" : "a scalar load of more than 128 dwords");
-    uint32_t slot;
-    if (freeSlots.empty()) {
-        slot = uint32_t(loadSlots.size());
-        loadSlots.emplace_back();
-    } else {
-        slot = freeSlots.back();
-        freeSlots.pop_back();
+    uint32_t slot = kNoSlot;  // an LDS store's count (no data) takes no slot
+    if (dwords > 0) {
+        if (freeSlots.empty()) {
+            slot = uint32_t(loadSlots.size());
+            loadSlots.emplace_back();
+        } else {
+            slot = freeSlots.back();
+            freeSlots.pop_back();
+        }
+        std::fill_n(loadSlots[slot].begin(), dwords, 0u);
     }
-    std::fill_n(loadSlots[slot].begin(), dwords, 0u);
     return pending.emplace_back(PendingLoad{counter, vector, reg, count, mask, slot});
 }
 
@@ -48,6 +50,7 @@ void Wave::clearPending() {
 
 void Wave::retire(size_t index) {
     const PendingLoad& p = pending[index];
+    if (p.slot == kNoSlot) return;
     const uint32_t* data = loadData(p);
     if (!p.vector) {
         for (uint32_t k = 0; k < p.count; ++k) s[p.reg + k] = data[k];

@@ -36,7 +36,7 @@ struct PendingLoad {
     uint16_t reg = 0;
     uint8_t count = 0;  // dwords per lane (vector, at most 4) or in all (scalar, at most 16)
     uint32_t mask = 0;  // lanes written
-    uint32_t slot = 0;  // its data: Wave::loadData(*this)
+    uint32_t slot = 0;  // its data: Wave::loadData(*this); kNoSlot for a load of no data
 };
 
 // A pending load's data, lane-major: data[lane * count + k]; scalar: data[k]. In a pool of slots
@@ -45,6 +45,7 @@ struct PendingLoad {
 // retiring one (an erase from the middle of `pending`) a memmove of every later record (perf:
 // 85 % of the IQ4_XS golden's time).
 using LoadData = std::array<uint32_t, 32 * 4>;
+inline constexpr uint32_t kNoSlot = ~0u;
 
 struct Wave {
     enum class State : uint8_t { Running, Barrier, Done };
