@@ -70,17 +70,22 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     // registers make RADV spill on gfx1100 (radv_compile_test): that build keeps the staging.
     const bool pairTile = tile == 2 && !expert && dot4;
     const uint32_t threads = choice.threads ? choice.threads : tile > 1 && !pairTile ? 256 : 128;
-    // A SwiGLU pair of Q5_K or Q2_K rows in a tile keeps 1 row a group: at 2 (4 weight units
-    // and 32 sums a thread) RDNA3's compiler spills (RADV/ACO, gfx1100: 132 VGPRs, 14 spilled
-    // to scratch; tests/vulkan/radv_compile_test.cpp). Rows a group change no bits.
-    const bool heavyPair = up && (type == GgmlType::Q5_K || type == GgmlType::Q2_K);
+    // A SwiGLU pair in a token tile takes 1 row a group (gate's and up's: 2 weight units and
+    // 2 x 8 sums a thread, a single matrix's load at 2 rows). At 2 rows a group (4 units, 32
+    // sums) it was a third of an 8-row step: H200, Qwen3-8B Q4_K_M, bench --sequences 8 -p 64
+    // -n 128 -r 2, twice (run 144): 859.6 / 861.3 tok/s at 2 rows, 951.3 / 947.9 at 1 (4
+    // sequences 593.9 -> 651.7); the pair alone at 8 tokens (bench --kernels) 63.6 -> 53.9 us.
+    // Other shapes of it lost: 128 threads 821.6 / 829.2, 64 units a pass 874.8 / 872.4, 512
+    // threads 936.7 / 928.4. (At 2 rows RADV/ACO also spilled Q5_K and Q2_K pairs on gfx1100:
+    // 132 VGPRs, 14 to scratch; tests/vulkan/radv_compile_test.cpp.) Rows a group change no bits.
+    const bool swiGluInTile = up && tile > 1;
     // One token's Q4_K SwiGLU pair (gate and up) of 8,192 rows or more takes 2 rows a group too,
     // with integer dot products (without them RADV spills on gfx1100): H200, bench --kernels
     // (runs 112-113), with the barrier after it Qwen3-8B's (12,288 rows) 23.63 -> 22.04 us;
     // Qwen3-0.6B's (3,072: half the workgroups) 5.15 -> 5.40 and its decode 753.8 -> 743.4 tok/s;
     // single matrices lost (ffn_down Q6_K 22.4 -> 34.7 us).
     const bool pairRows = tile == 1 && up && !expert && type == GgmlType::Q4_K && dot4 && m >= 8192;
-    const uint32_t rows = choice.rows ? choice.rows : (tile > 1 && !heavyPair && !pairTile) || pairRows ? 2 : 1;
+    const uint32_t rows = choice.rows ? choice.rows : (tile > 1 && !swiGluInTile) || pairRows ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
