@@ -11,13 +11,15 @@ namespace {
 
 using graph::OpKind;
 
-graph::Lowered lowerForVulkan(const graph::Graph& graph) {
+// pairGateUp: gate and up as one SwiGLU pair matvec where MatVecOp::pairable; else two
+// matvecs side by side and the SwiGLU in the down projection's quantize (recordRows' tiles).
+graph::Lowered lowerForVulkan(const graph::Graph& graph, bool pairGateUp) {
     // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
     graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
                                           graph::LowerOptions{.expertRowsInActBuffer = false});
-    graph::fuse(lowered, [](const graph::LoweredOp& l) {
+    graph::fuse(lowered, [pairGateUp](const graph::LoweredOp& l) {
         switch (l.op.kind) {
-            case OpKind::GateUpSwiGlu: return MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
+            case OpKind::GateUpSwiGlu: return pairGateUp && MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
             case OpKind::GatedNormQuantize:
             case OpKind::SigmoidGateQuantize: return MatVecOp::gateQuantizable(l.op);
             case OpKind::MoeSharedAdd: return MoeOp::sharedAddable(l.op);
@@ -55,7 +57,8 @@ bool GraphRecorder::independent(const PlanContext& ctx, const graph::LoweredOp* 
 
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
-      lowered_(lowerForVulkan(graph)),
+      lowered_(lowerForVulkan(graph, true)),
+      tileLowered_(lowerForVulkan(graph, false)),
       crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)),
       embed_(pipelines),
       norm_(pipelines),
@@ -169,7 +172,8 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
     ctx.sequenceRows = true;
     bool pastLayers = false;
     Chain chain;
-    for (const graph::LoweredOp& l : lowered_.ops) {
+    static const bool forcePair = std::getenv("ZINC_VK_ROWS_PAIR") != nullptr;  // EXPERIMENT A/B
+    for (const graph::LoweredOp& l : (nRows >= kUnpairedRows && !forcePair ? tileLowered_ : lowered_).ops) {
         if (l.lastRowOnly && !pastLayers) {
             pastLayers = true;
             if (wanted == 0) return;
@@ -193,9 +197,11 @@ void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::L
 
 // The format the lowered op after l quantizes l's output into, if that op is its Quantize step.
 std::optional<graph::ActFormat> GraphRecorder::quantizedNext(const graph::LoweredOp& l) const {
-    const auto at = static_cast<size_t>(&l - lowered_.ops.data()) + 1;
-    if (at >= lowered_.ops.size()) return std::nullopt;
-    const graph::LoweredOp& next = lowered_.ops[at];
+    const auto& ops = &l >= tileLowered_.ops.data() && &l < tileLowered_.ops.data() + tileLowered_.ops.size() ? tileLowered_.ops
+                                                                                                              : lowered_.ops;
+    const auto at = static_cast<size_t>(&l - ops.data()) + 1;
+    if (at >= ops.size()) return std::nullopt;
+    const graph::LoweredOp& next = ops[at];
     if (next.op.kind != OpKind::Quantize || next.op.in != l.op.out) return std::nullopt;
     return next.format;
 }

@@ -57,6 +57,11 @@ private:
     void recordSharedExpertLanes(PlanContext& ctx, size_t at, size_t end);
     const graph::Graph& graph_;
     graph::Lowered lowered_;
+    // recordRows' ops from kUnpairedRows rows on: gate and up not paired (lowerForVulkan). In a
+    // staged token tile the pair matvec (2 weight units and 2 x 8 sums a thread) took longer
+    // than gate and up side by side; the SwiGLU then runs in the down projection's quantize.
+    static constexpr int32_t kUnpairedRows = 3;
+    graph::Lowered tileLowered_;
     std::vector<graph::BufferId> crossingLayerEnd_;  // graph::buffersCrossingLayerEnd
     EmbedOp embed_;
     NormOp norm_;

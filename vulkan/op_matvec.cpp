@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -52,7 +53,18 @@ struct RowsConfig {
     uint32_t threads, alongK, rows, tile, units, stage, prefetch;
 };
 RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bool expert, bool up, bool dot4,
-                      const MatVecOp::Kernel& choice) {
+                      const MatVecOp::Kernel& given) {
+    // EXPERIMENT (branch tilesmall): a single matrix of at most ZINC_VK_TILE_SMALL_M rows in a tile of 3+ tokens takes ZINC_VK_TILE_SMALL's shape.
+    static const std::optional<MatVecOp::Kernel> smallKernel = []() -> std::optional<MatVecOp::Kernel> {
+        const char* v = std::getenv("ZINC_VK_TILE_SMALL");
+        if (!v || !*v) return std::nullopt;
+        return MatVecOp::Kernel::parse(v);
+    }();
+    static const uint32_t smallM = [] {
+        const char* v = std::getenv("ZINC_VK_TILE_SMALL_M");
+        return v ? uint32_t(std::strtoul(v, nullptr, 10)) : 4096u;
+    }();
+    const MatVecOp::Kernel& choice = !up && !expert && std::min(tokens, kTokenTile) > 2 && m <= smallM && smallKernel ? *smallKernel : given;
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
