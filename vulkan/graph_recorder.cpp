@@ -11,15 +11,21 @@ namespace {
 
 using graph::OpKind;
 
-// pairGateUp: gate and up as one SwiGLU pair matvec where MatVecOp::pairable; else two
-// matvecs side by side and the SwiGLU in the down projection's quantize (recordRows' tiles).
-graph::Lowered lowerForVulkan(const graph::Graph& graph, bool pairGateUp) {
+// Where gate and up become one SwiGLU pair matvec (GateUpSwiGlu, where MatVecOp::pairable);
+// elsewhere they are two matvecs side by side and the SwiGLU runs in the down projection's
+// quantize (SwiGluQuantize): the same dispatches behind a barrier, the same bits.
+enum class Pairing { Always, BelowRows, Never };
+constexpr int64_t kPairBelowRows = 8192;
+
+graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing) {
     // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
     graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
                                           graph::LowerOptions{.expertRowsInActBuffer = false});
-    graph::fuse(lowered, [pairGateUp](const graph::LoweredOp& l) {
+    graph::fuse(lowered, [pairing](const graph::LoweredOp& l) {
         switch (l.op.kind) {
-            case OpKind::GateUpSwiGlu: return pairGateUp && MatVecOp::pairable(*l.op.weight, *l.op.upWeight);
+            case OpKind::GateUpSwiGlu:
+                return MatVecOp::pairable(*l.op.weight, *l.op.upWeight) &&
+                       (pairing == Pairing::Always || (pairing == Pairing::BelowRows && l.op.weight->rows < kPairBelowRows));
             case OpKind::GatedNormQuantize:
             case OpKind::SigmoidGateQuantize: return MatVecOp::gateQuantizable(l.op);
             case OpKind::MoeSharedAdd: return MoeOp::sharedAddable(l.op);
@@ -57,8 +63,9 @@ bool GraphRecorder::independent(const PlanContext& ctx, const graph::LoweredOp* 
 
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
-      lowered_(lowerForVulkan(graph, true)),
-      tileLowered_(lowerForVulkan(graph, false)),
+      lowered_(lowerForVulkan(graph, Pairing::Always)),
+      decodeLowered_(lowerForVulkan(graph, Pairing::BelowRows)),
+      tileLowered_(lowerForVulkan(graph, Pairing::Never)),
       crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)),
       embed_(pipelines),
       norm_(pipelines),
@@ -78,14 +85,15 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
     uint32_t dispatched = rec.dispatches();
     Chain chain;
+    const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;
     const bool lanes = !afterOps && nTokens == 1 && lanesEnabled();  // timed plans time each op alone
-    for (size_t i = 0; i < lowered_.ops.size(); ++i) {
-        const graph::LoweredOp& l = lowered_.ops[i];
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const graph::LoweredOp& l = ops[i];
         const bool cut = l.lastRowOnly && !allRows;
         ctx.firstRow = cut ? nTokens - 1 : 0;
         ctx.rows = cut ? 1 : nTokens;
-        if (const size_t end = lanes ? sharedExpertLaneEnd(ctx, i) : 0) {
-            recordSharedExpertLanes(ctx, i, end);
+        if (const size_t end = lanes ? sharedExpertLaneEnd(ctx, ops, i) : 0) {
+            recordSharedExpertLanes(ctx, ops, i, end);
             i = end - 1;
             chain = {};
             continue;
@@ -98,6 +106,20 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     return ctx.firstRow;
 }
 
+// Gate and up (Pairing): paired in a prefill batch (its tiled matmuls pair them); in a
+// one-token step paired below kPairBelowRows rows: H200, bench -p 512 -n 128 -r 2 --gpu-greedy,
+// twice (run 147), Qwen3-8B Q4_K_M (12,288 rows) 308.8 / 308.7 tok/s paired, 312.9 / 313.2 apart;
+// Qwen3-0.6B (3,072) 776.5 / 776.2 paired, 765.8 / 765.2 apart. In a step of 3 or more
+// sequences' rows (staged token tiles) always apart: the pair (2 weight units and 2 x 8 sums a
+// thread) took longer than the two side by side. Qwen3-8B, bench --sequences N -p 64 -n 128 -r 2,
+// twice (run 146): 8 sequences 957.5 / 970.1 paired, 1,025.2 / 1,042.9 apart; 4: 658.7 / 659.3,
+// 684.2 / 695.3; 3: 559.2 / 561.4, 601.3 / 608.7; Qwen3-0.6B 8 sequences 2,338.8 -> 2,368.8 (run
+// 147). Two rows (a tile run as one token) keep the pair, not measured apart.
+const graph::Lowered& GraphRecorder::loweredFor(int32_t tokens, bool sequenceRows) const {
+    if (sequenceRows) return tokens >= 3 ? tileLowered_ : tokens == 1 ? decodeLowered_ : lowered_;
+    return tokens == 1 ? decodeLowered_ : lowered_;
+}
+
 bool GraphRecorder::lanesEnabled() {
     const char* v = std::getenv("ZINC_VK_MOE_LANES");  // read per plan: tests compare both
     return !(v && *v == '0');
@@ -108,8 +130,7 @@ bool GraphRecorder::lanesEnabled() {
 // MoeSharedAdd (graph::fuse). The shared expert's ops read the FFN input or what they wrote
 // themselves and write only buffers of their own, so the two chains may run side by side. The
 // index of the MoeSharedAdd where ops[at] starts such a window; 0 where it does not.
-size_t GraphRecorder::sharedExpertLaneEnd(const PlanContext& ctx, size_t at) const {
-    const auto& ops = lowered_.ops;
+size_t GraphRecorder::sharedExpertLaneEnd(const PlanContext& ctx, const std::vector<graph::LoweredOp>& ops, size_t at) const {
     if (ctx.mem.laneSlots == decltype(ctx.mem.laneSlots){} || at + 2 >= ops.size() || ops[at].op.kind != OpKind::MoeRoute ||
         ops[at + 1].op.kind != OpKind::MoeExperts)
         return 0;
@@ -145,12 +166,12 @@ size_t GraphRecorder::sharedExpertLaneEnd(const PlanContext& ctx, size_t at) con
 // then costs the longer chain's barriers. The shared expert quantizes the FFN input again into
 // its own slots (DeviceLayout::laneSlots: one dispatch more, beside the router), so that no
 // quantize of one lane writes a slot the other reads; the arithmetic is the plain plan's.
-void GraphRecorder::recordSharedExpertLanes(PlanContext& ctx, size_t at, size_t end) {
+void GraphRecorder::recordSharedExpertLanes(PlanContext& ctx, const std::vector<graph::LoweredOp>& ops, size_t at, size_t end) {
     Recorder& rec = ctx.rec;
     rec.beginLane(0);
     for (size_t j = at; j < at + 2; ++j) {
-        rec.setLabel(lowered_.ops[j].op.label);
-        recordOp(ctx, lowered_.ops[j]);
+        rec.setLabel(ops[j].op.label);
+        recordOp(ctx, ops[j]);
     }
     DeviceLayout laneMem = ctx.mem;
     laneMem.actSlots = ctx.mem.laneSlots;
@@ -159,8 +180,8 @@ void GraphRecorder::recordSharedExpertLanes(PlanContext& ctx, size_t at, size_t 
     rec.beginLane(1);
     Chain chain;
     for (size_t j = at + 2; j < end; ++j) {
-        recordInChain(lane, chain, lowered_.ops[j], true);
-        for (graph::BufferId id : graph::writesOf(lowered_.ops[j].op)) ctx.acts.invalidate(id);
+        recordInChain(lane, chain, ops[j], true);
+        for (graph::BufferId id : graph::writesOf(ops[j].op)) ctx.acts.invalidate(id);
     }
     rec.endLanes();
 }
@@ -172,8 +193,7 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
     ctx.sequenceRows = true;
     bool pastLayers = false;
     Chain chain;
-    static const bool forcePair = std::getenv("ZINC_VK_ROWS_PAIR") != nullptr;  // EXPERIMENT A/B
-    for (const graph::LoweredOp& l : (nRows >= kUnpairedRows && !forcePair ? tileLowered_ : lowered_).ops) {
+    for (const graph::LoweredOp& l : loweredFor(nRows, true).ops) {
         if (l.lastRowOnly && !pastLayers) {
             pastLayers = true;
             if (wanted == 0) return;
@@ -197,8 +217,10 @@ void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::L
 
 // The format the lowered op after l quantizes l's output into, if that op is its Quantize step.
 std::optional<graph::ActFormat> GraphRecorder::quantizedNext(const graph::LoweredOp& l) const {
-    const auto& ops = &l >= tileLowered_.ops.data() && &l < tileLowered_.ops.data() + tileLowered_.ops.size() ? tileLowered_.ops
-                                                                                                              : lowered_.ops;
+    const std::vector<graph::LoweredOp>* holder = &lowered_.ops;
+    for (const graph::Lowered* lowered : {&decodeLowered_, &tileLowered_})
+        if (&l >= lowered->ops.data() && &l < lowered->ops.data() + lowered->ops.size()) holder = &lowered->ops;
+    const std::vector<graph::LoweredOp>& ops = *holder;
     const auto at = static_cast<size_t>(&l - ops.data()) + 1;
     if (at >= ops.size()) return std::nullopt;
     const graph::LoweredOp& next = ops[at];

@@ -23,7 +23,6 @@ public:
     using OpHook = std::function<void(const PlanContext& ctx, const graph::LoweredOp& op, uint32_t dispatches)>;
     // Records the graph for a batch of nTokens; the ops after the layer stack run on the last
     // token only unless allRows. Returns the row of the first logits row recorded.
-    const graph::Lowered& lowered() const { return lowered_; }
     int32_t record(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nTokens, bool allRows,
                    const OpHook& afterOps = {});
     // Records a step over nRows rows of several sequences (continuous batching: each row's
@@ -53,15 +52,15 @@ private:
     // A decode step's MoE FFN with a shared expert: the routed and the shared chain recorded as
     // two lanes (Recorder::beginLane). ZINC_VK_MOE_LANES=0: one after the other (A/B, tests).
     static bool lanesEnabled();
-    size_t sharedExpertLaneEnd(const PlanContext& ctx, size_t at) const;
-    void recordSharedExpertLanes(PlanContext& ctx, size_t at, size_t end);
+    size_t sharedExpertLaneEnd(const PlanContext& ctx, const std::vector<graph::LoweredOp>& ops, size_t at) const;
+    void recordSharedExpertLanes(PlanContext& ctx, const std::vector<graph::LoweredOp>& ops, size_t at, size_t end);
+    // The graph lowered three times, differing only in where gate and up are one SwiGLU pair
+    // matvec (loweredFor says which a step of `tokens` rows records).
+    const graph::Lowered& loweredFor(int32_t tokens, bool sequenceRows) const;
     const graph::Graph& graph_;
-    graph::Lowered lowered_;
-    // recordRows' ops from kUnpairedRows rows on: gate and up not paired (lowerForVulkan). In a
-    // staged token tile the pair matvec (2 weight units and 2 x 8 sums a thread) took longer
-    // than gate and up side by side; the SwiGLU then runs in the down projection's quantize.
-    static constexpr int32_t kUnpairedRows = 3;
-    graph::Lowered tileLowered_;
+    graph::Lowered lowered_;        // paired wherever MatVecOp::pairable
+    graph::Lowered decodeLowered_;  // paired below kPairBelowRows rows
+    graph::Lowered tileLowered_;    // never paired
     std::vector<graph::BufferId> crossingLayerEnd_;  // graph::buffersCrossingLayerEnd
     EmbedOp embed_;
     NormOp norm_;
