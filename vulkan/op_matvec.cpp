@@ -97,7 +97,11 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     // Qwen3-0.6B's (3,072: half the workgroups) 5.15 -> 5.40 and its decode 753.8 -> 743.4 tok/s;
     // single matrices lost (ffn_down Q6_K 22.4 -> 34.7 us).
     const bool pairRows = tile == 1 && up && !expert && type == GgmlType::Q4_K && dot4 && m >= 8192;
-    const uint32_t rows = choice.rows ? choice.rows : (tile > 1 && !swiGluInTile) || pairRows ? 2 : 1;
+    // EXPERIMENT (branch widerows): one-token single matrices of 8,192..65,535 rows / 65,536+ rows.
+    static const uint32_t wideRows = [] { const char* v = std::getenv("ZINC_VK_WIDE_ROWS"); return v ? uint32_t(std::atoi(v)) : 0u; }();
+    static const uint32_t headRows = [] { const char* v = std::getenv("ZINC_VK_HEAD_ROWS"); return v ? uint32_t(std::atoi(v)) : 0u; }();
+    const uint32_t singleWide = tile == 1 && !up && !expert ? (m >= 65536 ? headRows : m >= 8192 ? wideRows : 0u) : 0u;
+    const uint32_t rows = choice.rows ? choice.rows : singleWide ? singleWide : (tile > 1 && !swiGluInTile) || pairRows ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
