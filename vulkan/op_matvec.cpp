@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -53,18 +52,7 @@ struct RowsConfig {
     uint32_t threads, alongK, rows, tile, units, stage, prefetch;
 };
 RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bool expert, bool up, bool dot4,
-                      const MatVecOp::Kernel& given) {
-    // EXPERIMENT (branch tilesmall): a single matrix of at most ZINC_VK_TILE_SMALL_M rows in a tile of 3+ tokens takes ZINC_VK_TILE_SMALL's shape.
-    static const std::optional<MatVecOp::Kernel> smallKernel = []() -> std::optional<MatVecOp::Kernel> {
-        const char* v = std::getenv("ZINC_VK_TILE_SMALL");
-        if (!v || !*v) return std::nullopt;
-        return MatVecOp::Kernel::parse(v);
-    }();
-    static const uint32_t smallM = [] {
-        const char* v = std::getenv("ZINC_VK_TILE_SMALL_M");
-        return v ? uint32_t(std::strtoul(v, nullptr, 10)) : 4096u;
-    }();
-    const MatVecOp::Kernel& choice = !up && !expert && std::min(tokens, kTokenTile) > 2 && m <= smallM && smallKernel ? *smallKernel : given;
+                      const MatVecOp::Kernel& choice) {
     const uint32_t nUnits = k / 32;
     const uint32_t alongK = nUnits >= 32 ? 32 : nUnits >= 16 ? 16 : 8;
     const uint32_t tile = std::min(tokens, kTokenTile);
@@ -97,11 +85,7 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     // Qwen3-0.6B's (3,072: half the workgroups) 5.15 -> 5.40 and its decode 753.8 -> 743.4 tok/s;
     // single matrices lost (ffn_down Q6_K 22.4 -> 34.7 us).
     const bool pairRows = tile == 1 && up && !expert && type == GgmlType::Q4_K && dot4 && m >= 8192;
-    // EXPERIMENT (branch widerows): one-token single matrices of 8,192..65,535 rows / 65,536+ rows.
-    static const uint32_t wideRows = [] { const char* v = std::getenv("ZINC_VK_WIDE_ROWS"); return v ? uint32_t(std::atoi(v)) : 0u; }();
-    static const uint32_t headRows = [] { const char* v = std::getenv("ZINC_VK_HEAD_ROWS"); return v ? uint32_t(std::atoi(v)) : 0u; }();
-    const uint32_t singleWide = tile == 1 && !up && !expert ? (m >= 65536 ? headRows : m >= 8192 ? wideRows : 0u) : 0u;
-    const uint32_t rows = choice.rows ? choice.rows : singleWide ? singleWide : (tile > 1 && !swiGluInTile) || pairRows ? 2 : 1;
+    const uint32_t rows = choice.rows ? choice.rows : (tile > 1 && !swiGluInTile) || pairRows ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
