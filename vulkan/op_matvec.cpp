@@ -79,13 +79,10 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     // threads 936.7 / 928.4. (At 2 rows RADV/ACO also spilled Q5_K and Q2_K pairs on gfx1100:
     // 132 VGPRs, 14 to scratch; tests/vulkan/radv_compile_test.cpp.) Rows a group change no bits.
     const bool swiGluInTile = up && tile > 1;
-    // One token's Q4_K SwiGLU pair (gate and up) of 8,192 rows or more takes 2 rows a group too,
-    // with integer dot products (without them RADV spills on gfx1100): H200, bench --kernels
-    // (runs 112-113), with the barrier after it Qwen3-8B's (12,288 rows) 23.63 -> 22.04 us;
-    // Qwen3-0.6B's (3,072: half the workgroups) 5.15 -> 5.40 and its decode 753.8 -> 743.4 tok/s;
-    // single matrices lost (ffn_down Q6_K 22.4 -> 34.7 us).
-    const bool pairRows = tile == 1 && up && !expert && type == GgmlType::Q4_K && dot4 && m >= 8192;
-    const uint32_t rows = choice.rows ? choice.rows : (tile > 1 && !swiGluInTile) || pairRows ? 2 : 1;
+    // One token: 1 row a group. (A one-token Q4_K pair of 8,192 rows or more took 2, Qwen3-8B's
+    // gate+up 23.63 -> 22.04 us with its barrier, runs 112-113; since gate and up of that size
+    // run apart in a one-token step, GraphRecorder::loweredFor, no plan records such a pair.)
+    const uint32_t rows = choice.rows ? choice.rows : tile > 1 && !swiGluInTile ? 2 : 1;
     // Shared words per staged unit: per token 8 quants, the scale, the sum and the two half sums
     // (at most); about 12 KiB in all. A multiple of alongK: each thread's units stay the same.
     // One token reads its activations beside its weights: a staging pass would put an L2 round
