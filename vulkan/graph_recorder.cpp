@@ -15,17 +15,24 @@ using graph::OpKind;
 // elsewhere they are two matvecs side by side and the SwiGLU runs in the down projection's
 // quantize (SwiGluQuantize): the same dispatches behind a barrier, the same bits.
 enum class Pairing { Always, BelowRows, Never };
-constexpr int64_t kPairBelowRows = 8192;
+
+// BelowRows' bound: 8,192 (GraphRecorder::loweredFor says why); ZINC_VK_PAIR_BELOW_ROWS=N sets
+// another for A/B (read when a tier lowers its graph; tests compare both sides).
+int64_t pairBelowRows() {
+    const char* v = std::getenv("ZINC_VK_PAIR_BELOW_ROWS");
+    return v && *v ? std::strtoll(v, nullptr, 10) : 8192;
+}
 
 graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing) {
+    const int64_t belowRows = pairBelowRows();
     // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
     graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
                                           graph::LowerOptions{.expertRowsInActBuffer = false});
-    graph::fuse(lowered, [pairing](const graph::LoweredOp& l) {
+    graph::fuse(lowered, [pairing, belowRows](const graph::LoweredOp& l) {
         switch (l.op.kind) {
             case OpKind::GateUpSwiGlu:
                 return MatVecOp::pairable(*l.op.weight, *l.op.upWeight) &&
-                       (pairing == Pairing::Always || (pairing == Pairing::BelowRows && l.op.weight->rows < kPairBelowRows));
+                       (pairing == Pairing::Always || (pairing == Pairing::BelowRows && l.op.weight->rows < belowRows));
             case OpKind::GatedNormQuantize:
             case OpKind::SigmoidGateQuantize: return MatVecOp::gateQuantizable(l.op);
             case OpKind::MoeSharedAdd: return MoeOp::sharedAddable(l.op);
@@ -107,7 +114,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
 }
 
 // Gate and up (Pairing): paired in a prefill batch (its tiled matmuls pair them); in a
-// one-token step paired below kPairBelowRows rows: H200, bench -p 512 -n 128 -r 2 --gpu-greedy,
+// one-token step paired below 8,192 rows (pairBelowRows): H200, bench -p 512 -n 128 -r 2 --gpu-greedy,
 // twice (run 147), Qwen3-8B Q4_K_M (12,288 rows) 308.8 / 308.7 tok/s paired, 312.9 / 313.2 apart;
 // Qwen3-0.6B (3,072) 776.5 / 776.2 paired, 765.8 / 765.2 apart. In a step of 3 or more
 // sequences' rows (staged token tiles) always apart: the pair (2 weight units and 2 x 8 sums a

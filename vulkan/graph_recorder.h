@@ -59,7 +59,7 @@ private:
     const graph::Lowered& loweredFor(int32_t tokens, bool sequenceRows) const;
     const graph::Graph& graph_;
     graph::Lowered lowered_;        // paired wherever MatVecOp::pairable
-    graph::Lowered decodeLowered_;  // paired below kPairBelowRows rows
+    graph::Lowered decodeLowered_;  // paired below 8,192 rows (ZINC_VK_PAIR_BELOW_ROWS)
     graph::Lowered tileLowered_;    // never paired
     std::vector<graph::BufferId> crossingLayerEnd_;  // graph::buffersCrossingLayerEnd
     EmbedOp embed_;

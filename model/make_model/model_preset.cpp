@@ -83,6 +83,15 @@ const std::vector<ModelPreset>& modelPresets() {
         wideRows.nLayers = 2, wideRows.dModel = 4096, wideRows.ffn = 512;
         p.push_back(wideRows);
 
+        // An FFN of 8,192 rows, as wide as the big models' (Qwen3-8B: 12,288): a one-token step
+        // multiplies gate and up as two matvecs there (vulkan GraphRecorder::loweredFor), where
+        // the tiny models' 768 rows take them as one SwiGLU pair.
+        ModelPreset wideFfn = tiny;
+        wideFfn.name = "qwen3-tiny-ffn8192";
+        wideFfn.description = "tiny qwen3 with an 8192-row FFN: 2 layers, d 256, 4/2 heads of 64, ffn 8192, vocab 1024";
+        wideFfn.nLayers = 2, wideFfn.ffn = 8192;
+        p.push_back(wideFfn);
+
         // Eight query heads on one KV head (30B-A3B's and Qwen3.6's GQA group): the split
         // attention's head blocks of 8, which the groups of 2 of the tiny models never show.
         ModelPreset gqa8 = tiny;

@@ -293,6 +293,33 @@ TEST(VulkanTier, AttentionQuantizingItsOutputGivesTheQuantizeDispatchsBits) {
     }
 }
 
+// A one-token step of a model whose FFN has 8,192 rows or more multiplies gate and up as two
+// matvecs side by side, the SwiGLU in ffn_down's quantize (GraphRecorder::loweredFor), where a
+// narrower FFN takes them as one SwiGLU pair: the same logits bit for bit as the pair's
+// (ZINC_VK_PAIR_BELOW_ROWS past the rows forces it), one dispatch more a layer, and the cpu
+// tier's logits within the goldens' tolerance.
+TEST(VulkanTier, WideFfnDecodesGateAndUpApartWithThePairsBits) {
+    ZINC_REQUIRE_VULKAN();
+    const auto path = makeTestModel("qwen3-tiny-ffn8192", "q4_k_m", 7);
+    auto cpu = test::loadPath(path, false);
+    const std::vector<int32_t> tokens = tokenRamp(12, 37, 11, 1000);
+    std::vector<std::vector<float>> logits;
+    std::vector<int32_t> dispatches;
+    int32_t layers = 0;
+    for (const char* below : {"", "100000"}) {
+        setenv("ZINC_VK_PAIR_BELOW_ROWS", below, 1);  // read when the tier lowers its graph
+        auto gpu = test::loadPath(path, true);
+        logits.push_back(feedThenStep(gpu, tokens, 8));
+        dispatches.push_back(gpu.tier->stats().dispatchesPerToken);
+        layers = gpu.model->config().nLayer;
+    }
+    unsetenv("ZINC_VK_PAIR_BELOW_ROWS");
+    EXPECT_EQ(logits[0], logits[1]);
+    EXPECT_EQ(dispatches[0], dispatches[1] + layers) << "gate and up apart: one matvec more a layer";
+    test::expectNearCpu(logits[0], feedThenStep(cpu, tokens, 8), {0.1f, 0.01f}, "decode with gate and up apart");
+    std::filesystem::remove(path);
+}
+
 // "decode plan N dispatches (M without a barrier before them)": N - M.
 int64_t decodeBarriers(const std::string& describe) {
     const size_t at = describe.find("decode plan ");
