@@ -78,6 +78,8 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     // Other shapes of it lost: 128 threads 821.6 / 829.2, 64 units a pass 874.8 / 872.4, 512
     // threads 936.7 / 928.4. (At 2 rows RADV/ACO also spilled Q5_K and Q2_K pairs on gfx1100:
     // 132 VGPRs, 14 to scratch; tests/vulkan/radv_compile_test.cpp.) Rows a group change no bits.
+    // Since then steps of 3 or more sequences run gate and up apart (faster still, run 146;
+    // GraphRecorder::loweredFor): a pair in a tile of 3+ is now a short prefill batch's.
     const bool swiGluInTile = up && tile > 1;
     // One token: 1 row a group. (A one-token Q4_K pair of 8,192 rows or more took 2, Qwen3-8B's
     // gate+up 23.63 -> 22.04 us with its barrier, runs 112-113; since gate and up of that size
