@@ -116,14 +116,15 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
 // Gate and up (Pairing): paired in a prefill batch (its tiled matmuls pair them); in a
 // one-token step paired below 8,192 rows (pairBelowRows): H200, bench -p 512 -n 128 -r 2 --gpu-greedy,
 // twice (run 147), Qwen3-8B Q4_K_M (12,288 rows) 308.8 / 308.7 tok/s paired, 312.9 / 313.2 apart;
-// Qwen3-0.6B (3,072) 776.5 / 776.2 paired, 765.8 / 765.2 apart. In a step of 3 or more
-// sequences' rows (staged token tiles) always apart: the pair (2 weight units and 2 x 8 sums a
+// Qwen3-0.6B (3,072) 776.5 / 776.2 paired, 765.8 / 765.2 apart. In a step of 2 or more
+// sequences' rows always apart: the pair (in a staged tile 2 weight units and 2 x 8 sums a
 // thread) took longer than the two side by side. Qwen3-8B, bench --sequences N -p 64 -n 128 -r 2,
 // twice (run 146): 8 sequences 957.5 / 970.1 paired, 1,025.2 / 1,042.9 apart; 4: 658.7 / 659.3,
 // 684.2 / 695.3; 3: 559.2 / 561.4, 601.3 / 608.7; Qwen3-0.6B 8 sequences 2,338.8 -> 2,368.8 (run
-// 147). Two rows (a tile run as one token) keep the pair, not measured apart.
+// 147). Two rows (a tile run as one token does) too (run 153, twice): Qwen3-8B 440.9 / 446.7
+// paired, 452.8 / 458.4 apart; Qwen3-0.6B 966.8 / 960.5, 984.3 / 980.6.
 const graph::Lowered& GraphRecorder::loweredFor(int32_t tokens, bool sequenceRows) const {
-    if (sequenceRows) return tokens >= 3 ? tileLowered_ : tokens == 1 ? decodeLowered_ : lowered_;
+    if (sequenceRows) return tokens >= 2 ? tileLowered_ : decodeLowered_;
     return tokens == 1 ? decodeLowered_ : lowered_;
 }
 
