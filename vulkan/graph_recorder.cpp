@@ -55,6 +55,19 @@ bool inputReady(const PlanContext& ctx, const graph::LoweredOp& next) {
     return e.buffer == next.op.in && e.firstRow == ctx.firstRow && e.rows == ctx.rows;
 }
 
+// Chained matvecs (PlanContext::Chain): ZINC_VK_CHAIN=1 (coherent activation loads after the
+// wait), 2 (plain loads: A/B only), unset or 0 off. Read per plan.
+uint32_t chainMode() {
+    const char* v = std::getenv("ZINC_VK_CHAIN");
+    return v && (*v == '1' || *v == '2') ? static_cast<uint32_t>(*v - '0') : 0u;
+}
+
+bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph::BufferId>& b) {
+    for (graph::BufferId x : a)
+        if (std::find(b.begin(), b.end(), x) != b.end()) return true;
+    return false;
+}
+
 }  // namespace
 
 // Two projections in a row (qkv, gate, beta, alpha of a DeltaNet layer; k and v): prev recorded
@@ -92,6 +105,17 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     PlanContext ctx{rec, graph_, mem, weights, acts, nTokens, 0, nTokens};
     uint32_t dispatched = rec.dispatches();
     Chain chain;
+    PlanContext::Chain sites;
+    if (const uint32_t mode = chainMode(); mode && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
+        // The sites start at zero in every run of the plan.
+        rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+        rec.fill(mem.chainBuffer, 0, VK_WHOLE_SIZE, 0);
+        rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        sites.mode = mode;
+        ctx.chain = &sites;
+    }
     const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;
     const bool lanes = !afterOps && nTokens == 1 && lanesEnabled();  // timed plans time each op alone
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -103,6 +127,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
             recordSharedExpertLanes(ctx, ops, i, end);
             i = end - 1;
             chain = {};
+            if (ctx.chain) ctx.chain->site = 0;
             continue;
         }
         recordInChain(ctx, chain, l, !afterOps);  // instrumented plans time each op alone
@@ -218,9 +243,36 @@ void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const Wei
 void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::LoweredOp& l, bool overlap) {
     ctx.rec.setLabel(l.op.label);
     const uint32_t before = ctx.rec.dispatches();
-    if (overlap && independent(ctx, chain.prev, chain.dispatches, l)) ctx.rec.overlapNext();
+    bool overlapPrev = overlap && independent(ctx, chain.prev, chain.dispatches, l);
+    ctx.waitSite = chainedSite(ctx, l, overlapPrev);
+    // A quantize still running beside the matvecs before l: l overlaps them only if it waits too.
+    if (overlapPrev && !ctx.waitSite && ctx.chain && ctx.chain->site && ctx.rec.barriersEmitted() == ctx.chain->barriersAt)
+        overlapPrev = false;
+    if (overlapPrev || ctx.waitSite) ctx.rec.overlapNext();
+    const VkDeviceAddress site = ctx.chain ? ctx.chain->site : 0;
     recordOp(ctx, l);
+    ctx.waitSite = 0;
+    if (ctx.chain && ctx.chain->site != site) ctx.chain->producer = &l.op;
     chain = {&l, ctx.rec.dispatches() - before};
+}
+
+// The site l waits on instead of a barrier (0: none). l is a one-token matvec reading the
+// activations the last quantize wrote, with no barrier recorded since, and either that
+// quantize was the last dispatch or l overlaps matvecs that wait on it; it writes nothing the
+// quantize's op reads or writes.
+VkDeviceAddress GraphRecorder::chainedSite(const PlanContext& ctx, const graph::LoweredOp& l, bool overlapPrev) const {
+    const PlanContext::Chain* c = ctx.chain;
+    if (!c || !c->site || !c->producer || ctx.rec.barriersEmitted() != c->barriersAt) return 0;
+    if (!overlapPrev && ctx.rec.dispatches() != c->dispatchesAfter) return 0;
+    const OpKind k = l.op.kind;
+    if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || l.op.bias || l.count == 0) return 0;
+    const ActFormat mode = MatVecOp::formatFor(l.op.weight->type);
+    if (!inputReady(ctx, l) || ctx.mem.actSlots[static_cast<size_t>(mode)] != c->out) return 0;
+    if (!matVec_.waitable(*l.op.weight, k == OpKind::GateUpSwiGlu)) return 0;
+    std::vector<graph::BufferId> touched = graph::readsOf(*c->producer);
+    for (graph::BufferId id : graph::writesOf(*c->producer)) touched.push_back(id);
+    if (sharesBuffer(graph::writesOf(l.op), touched)) return 0;
+    return c->site;
 }
 
 // The format the lowered op after l quantizes l's output into, if that op is its Quantize step.

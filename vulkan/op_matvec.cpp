@@ -23,11 +23,14 @@ struct QuantizePc {
     VkDeviceAddress normW, normOut;
     float eps;
     uint32_t norm, x2Stride, aux;
+    uint32_t signalGroups = 0;  // quantize.comp SIGNAL (PlanContext::Chain)
+    VkDeviceAddress signal = 0;
 };
 
 struct MatVecPc {
     VkDeviceAddress w, w32, act, out, ids, w2, w2_32;
     uint32_t k, m, rowBytes, actStride, outStride, nTok, sliceBytes, expertMode, actDiv, accumulate, groupsX;
+    VkDeviceAddress wait = 0;  // matvec_rows.comp WAIT
 };
 
 struct MatMulPc {
@@ -131,6 +134,24 @@ uint32_t actRowWords(ActFormat mode, uint32_t k) {
 // bytes a load (matvec_rows' VEC and ACT4, matmul_coopmat's VEC and ACT4, matvec's VEC4).
 bool rows16(VkDeviceAddress base, uint64_t strideBytes) { return base % 16 == 0 && strideBytes % 16 == 0; }
 
+// A quantize dispatch of a plan with chained matvecs raises a site of its own (quantize.comp
+// SIGNAL) for the matvecs GraphRecorder records after it without a barrier.
+void recordQuantize(PlanContext& ctx, VkPipeline pipeline, QuantizePc pc, uint32_t groupsX, uint32_t rows, VkDeviceAddress out) {
+    PlanContext::Chain* chain = ctx.chain;
+    if (chain && chain->next < ctx.mem.chainSites) {
+        pc.signal = ctx.mem.chainAddress + uint64_t{kChainSiteBytes} * chain->next++;
+        pc.signalGroups = groupsX * rows;
+    }
+    ctx.rec.dispatch(pipeline, pc, groupsX, rows);
+    if (!pc.signal) return;
+    chain->site = pc.signal;
+    chain->groups = pc.signalGroups;
+    chain->dispatchesAfter = ctx.rec.dispatches();
+    chain->barriersAt = ctx.rec.barriersEmitted();
+    chain->out = out;
+    chain->producer = nullptr;
+}
+
 }  // namespace
 
 // Threads along k: enough for every 32-value unit of a row, 32 to 128.
@@ -177,7 +198,7 @@ MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActFormat mode, VkDeviceAdd
     const VkDeviceAddress out = into ? into : ctx.mem.actSlots[slot];
     const QuantizePc pc{x, x2 ? x2 : x, out, k, stride, outStride, static_cast<uint32_t>(mode),
                         x2 ? 1u : 0u, x, x, 0.0f, 0u, 0u, 0u};
-    ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), rows);
+    recordQuantize(ctx, quantize_, pc, groupsFor(k, 256), rows, out);
     if (!into) ctx.acts.slots[slot] = {};
     return {out, outStride};
 }
@@ -188,7 +209,7 @@ void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActF
     const QuantizePc pc{ctx.row0(norm.in), ctx.row0(norm.in), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
                         static_cast<uint32_t>(mode), 0u, ctx.weights.address(*norm.weight), ctx.row0(norm.out),
                         ctx.graph.config->normEps, 1u, 0u, 0u};
-    ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows));
+    recordQuantize(ctx, quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows), ctx.mem.actSlots[slot]);
     ctx.acts.invalidate(norm.out);
     ctx.acts.slots[slot] = {norm.out, ctx.firstRow, ctx.rows};
 }
@@ -207,7 +228,7 @@ void MatVecOp::recordGateQuantized(PlanContext& ctx, const graph::Op& gate, ActF
     const QuantizePc pc{ctx.row0(gate.in), ctx.row0(gate.gate), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
                         static_cast<uint32_t>(mode), norm ? 3u : 2u, norm ? ctx.weights.address(*gate.weight) : ctx.row0(gate.in),
                         ctx.row0(gate.out), ctx.graph.config->normEps, 0u, ctx.width(gate.gate), aux};
-    ctx.rec.dispatch(quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows));
+    recordQuantize(ctx, quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows), ctx.mem.actSlots[slot]);
     ctx.acts.invalidate(gate.out);
     ctx.acts.slots[slot] = {gate.out, ctx.firstRow, ctx.rows};
 }
@@ -252,6 +273,10 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
     call.accumulate = accumulate;
     call.expertSlots = expert ? expert->slots : 0;
     call.actDiv = expert ? expert->actDiv : 1u;
+    if (ctx.waitSite && !expert && tokens == 1 && act.address == ctx.chain->out) {
+        call.waitSite = ctx.waitSite;
+        call.waitMode = ctx.chain->mode;
+    }
     recordCall(ctx.rec, call, kernel_);
 }
 
@@ -346,10 +371,16 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const uint32_t tokens = expert ? 1u : c.tokens;
         const bool dot4 = matVec_ == Shader::MatVecDot4;
         const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), m, tokens, w.type, expert, c.up != nullptr, dot4, kernel);
-        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
+        auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
+        MatVecPc p = pc;
+        if (c.waitSite) {
+            if (g.stage != 0 || g.tile != 1)
+                throw std::logic_error(fmt::format("vulkan tier: {} cannot wait on its input's quantize (a staged or tiled matvec)", w.name));
+            spec.push_back(c.waitMode);  // WAIT, constant_id 11
+            p.wait = c.waitSite;
+        }
         const VkPipeline pipeline = pipelines_.get(rowsShader(spec, dot4), spec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
-        MatVecPc p = pc;
         p.groupsX = std::min<uint32_t>(groups, 65535);
         rec.dispatch(pipeline, p, p.groupsX, groupsFor(groups, p.groupsX), expert ? c.expertSlots : groupsFor(c.tokens, g.tile));
         return;
@@ -443,6 +474,14 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
                       ctx.mem.moeOrderAt};
     const uint32_t columnTiles = expert ? expert->maxTiles : groupsFor(tokens, tile.tokens);
     ctx.rec.dispatch(pipeline, pc, groupsFor(rows, tile.rows), columnTiles, 1);
+}
+
+bool MatVecOp::waitable(const model::WeightRef& w, bool up) const {
+    const ActFormat mode = formatFor(w.type);
+    if (!kernel_.v2 || mode == ActFormat::F32 || mode == ActFormat::F16 || mode == ActFormat::BF16) return false;
+    const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), static_cast<uint32_t>(w.rows), 1, w.type, false, up,
+                                    matVec_ == Shader::MatVecDot4, kernel_);
+    return g.stage == 0 && g.tile == 1;
 }
 
 bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up) {

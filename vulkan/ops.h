@@ -173,6 +173,9 @@ public:
     static bool tiled(model::GgmlType type);
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
+    // A one-token matvec of `w` (with up: a SwiGLU pair) that can wait on the quantize of its
+    // input instead of a barrier (matvec_rows.comp WAIT: unstaged, one token).
+    bool waitable(const model::WeightRef& w, bool up) const;
 
     // The matvec kernels, for A/B runs: v1 matvec.comp (1..4 rows a workgroup, activations
     // read per thread), v2 matvec_rows.comp (rows in groups of `rows` per TK threads along k,
@@ -201,6 +204,8 @@ public:
         bool accumulate = false;
         uint32_t expertSlots = 0;  // > 0: expert mode, workgroup z = slot, expert id from ids
         uint32_t actDiv = 1;
+        VkDeviceAddress waitSite = 0;  // chained after the quantize of this site (PlanContext::Chain)
+        uint32_t waitMode = 0;
     };
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
     // matvec_rows.comp's specialization constants for a weight of `type`, k columns and m rows,

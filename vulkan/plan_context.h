@@ -56,7 +56,20 @@ struct DeviceLayout {
     // matmuls run matmul.comp.
     VkDeviceAddress f16Weights = 0;
     uint64_t f16WeightBytes = 0;
+    // Chained matvecs (GraphRecorder, one-token plans): kChainSiteBytes a producer, zeroed at
+    // the start of each plan that uses them; chainSites of them.
+    VkBuffer chainBuffer = VK_NULL_HANDLE;
+    VkDeviceAddress chainAddress = 0;
+    uint32_t chainSites = 0;
 };
+
+// A chained matvec runs with no barrier after the quantize that writes its input: the quantize's
+// workgroups count themselves done at a site, the last raises the site's flags, and each matvec
+// workgroup loads its first weight units, then polls a flag before it reads the activations
+// (quantize.comp SIGNAL, matvec_rows.comp WAIT). A site: the count, then kChainFlags flags a
+// 128-byte line apart, so that the polls of many workgroups spread over several lines.
+inline constexpr uint32_t kChainFlags = 8;
+inline constexpr uint32_t kChainSiteBytes = 128 * (1 + kChainFlags);
 
 // Attention reading up to this many keys is computed exactly as the cpu tier does (attention.comp:
 // F16 accumulator, position by position, so a short chat's logits are the oracle's); past it
@@ -110,6 +123,20 @@ struct PlanContext {
     // per-row sums as the one-token matvec) instead of the tiled matmul, whose sums run in
     // another order.
     bool sequenceRows = false;
+    // Chained matvecs (DeviceLayout::chainSites): the last quantize that raised a site, and
+    // which site the next matvec waits on (0: none, a barrier before it).
+    struct Chain {
+        uint32_t next = 0;            // sites used so far in this plan
+        VkDeviceAddress site = 0;     // the last producer's site
+        uint32_t groups = 0;          // its workgroups
+        uint32_t dispatchesAfter = 0; // Recorder::dispatches() after it
+        uint32_t barriersAt = 0;      // Recorder::barriersEmitted() after it
+        VkDeviceAddress out = 0;      // the activations it wrote
+        const graph::Op* producer = nullptr;  // the graph op it belongs to (GraphRecorder)
+        uint32_t mode = 1;            // matvec_rows.comp's WAIT: 1, or 2 (plain loads, A/B)
+    };
+    Chain* chain = nullptr;
+    VkDeviceAddress waitSite = 0;
 
     uint32_t width(graph::BufferId id) const { return static_cast<uint32_t>(graph.buffer(id).width); }
     VkDeviceAddress at(graph::BufferId id, int32_t token) const {

@@ -119,6 +119,15 @@ public:
     // kernel, which a plan never records).
     void setBarriers(bool on) { barriers_ = on; }
 
+    void fill(VkBuffer dst, VkDeviceSize offset, VkDeviceSize bytes, uint32_t value) {
+        notInLane("a fill");
+        flushBarrier();
+        vkCmdFillBuffer(cmd_, dst, offset, bytes, value);
+    }
+    // Barriers recorded so far: a dispatch recorded with none since an earlier one may run
+    // beside it (GraphRecorder's chained matvecs wait on their producer while this is unchanged).
+    uint32_t barriersEmitted() const { return barriersEmitted_; }
+
     void copy(VkBuffer src, VkDeviceSize srcOffset, VkBuffer dst, VkDeviceSize dstOffset, VkDeviceSize bytes) {
         notInLane("a copy");
         flushBarrier();
@@ -162,6 +171,7 @@ private:
         bound_ = pipeline;
     }
     void emitBarrier(VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {
+        ++barriersEmitted_;
         VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, srcAccess, dstAccess};
         vkCmdPipelineBarrier(cmd_, src, dst, 0, 1, &b, 0, nullptr, 0, nullptr);
     }
@@ -187,7 +197,7 @@ private:
     VkCommandBuffer cmd_;
     VkPipelineLayout layout_;
     VkPipeline bound_ = VK_NULL_HANDLE;
-    uint32_t dispatches_ = 0, overlapped_ = 0;
+    uint32_t dispatches_ = 0, overlapped_ = 0, barriersEmitted_ = 0;
     bool pending_ = false;  // a dispatch recorded since the last compute->compute barrier
     bool barriers_ = true;
     VkQueryPool queries_ = VK_NULL_HANDLE;

@@ -79,7 +79,7 @@ private:
     int32_t logitsHostRows_ = 0;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_, laneSlots_;
     vk::DeviceBuffer routerLogits_, routerDone_, expertActs_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
-    vk::DeviceBuffer f16Weights_;
+    vk::DeviceBuffer f16Weights_, chainSites_;
     std::string f16WeightsMissing_;
     vk::DeviceLayout layout_;
 };

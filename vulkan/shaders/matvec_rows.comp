@@ -63,6 +63,7 @@ layout(push_constant) uniform PC {
     uint actDiv;
     uint accumulate;
     uint groupsX;
+    UintBuf wait;  // WAIT: the site of the quantize that writes act (vulkan/plan_context.h)
 } pc;
 
 #define ZINC_WORDS_BRANCH
@@ -105,6 +106,31 @@ shared float red[gl_WorkGroupSize.x];
 #include "q4k_vec.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Act4Buf { uvec4 v[]; };
+
+// WAIT (one token, STAGE 0; GraphRecorder's chained matvecs): this dispatch runs with no barrier
+// after the quantize that writes its activations. Each thread loads its first weight units,
+// then its subgroup polls one of the site's flags (quantize.comp SIGNAL), then the activations
+// are read past the incoherent caches (1), or plainly (2: A/B only; an SM's cache could hold a
+// stale line of the slot).
+layout(constant_id = 11) const uint WAIT = 0u;
+const uint kChainFlags = 8u;
+layout(buffer_reference, std430, buffer_reference_align = 4) volatile coherent readonly buffer FlagBuf { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent readonly buffer CoherentUintBuf { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent readonly buffer CoherentAct4Buf { uvec4 v[]; };
+
+void waitSignal() {
+    FlagBuf flags = FlagBuf(uvec2(pc.wait));
+    const uint line = 32u * (1u + (gl_WorkGroupID.x + gl_WorkGroupID.y * pc.groupsX) % kChainFlags);
+    uint seen = 0u;
+    while (seen == 0u) {
+        uint v = 0u;
+        if (subgroupElect()) v = flags.v[line];
+        seen = subgroupMax(v);
+    }
+    memoryBarrierBuffer();
+}
+uint actWord(uint i) { return WAIT == 1u ? CoherentUintBuf(uvec2(pc.act)).v[i] : pc.act.v[i]; }
+uvec4 actVec4(uint i) { return WAIT == 1u ? CoherentAct4Buf(uvec2(pc.act)).v[i] : Act4Buf(uvec2(pc.act)).v[i]; }
 
 // kOffset (Q2_K: 1) times the sums of each half of a unit's activation quants.
 void halfSums(uvec4 lo, uvec4 hi, out int olo, out int ohi) {
@@ -167,17 +193,16 @@ void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi,
     }
     const uint a0 = (actRow0 + t) * pc.actStride;
     if (ACT4 != 0u) {
-        Act4Buf act4 = Act4Buf(uvec2(pc.act));
-        alo = act4.v[a0 / 4u + 2u * u];
-        ahi = act4.v[a0 / 4u + 2u * u + 1u];
+        alo = actVec4(a0 / 4u + 2u * u);
+        ahi = actVec4(a0 / 4u + 2u * u + 1u);
     } else {
         UNROLL for (uint i = 0u; i < 4u; ++i) {
-            alo[i] = pc.act.v[a0 + 8u * u + i];
-            ahi[i] = pc.act.v[a0 + 8u * u + 4u + i];
+            alo[i] = actWord(a0 + 8u * u + i);
+            ahi[i] = actWord(a0 + 8u * u + 4u + i);
         }
     }
-    da = uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + u]);
-    sa = kHasMin ? uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + pc.k / 32u + u]) : 0.0;
+    da = uintBitsToFloat(actWord(a0 + pc.k / 4u + u));
+    sa = kHasMin ? uintBitsToFloat(actWord(a0 + pc.k / 4u + pc.k / 32u + u)) : 0.0;
     if (kNeedsSums) halfSums(alo, ahi, olo, ohi);
 }
 
@@ -298,9 +323,21 @@ void main() {
                         weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
                         UNROLL for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
                     }
-                    UNROLL for (uint t = 0u; t < NA; ++t) {
-                        const uint a = p * NA + t;
-                        actUnit(min(t, nt - 1u), j, c0 + j, actRow0, alo[a], ahi[a], da[a], sa[a], olo[a], ohi[a]);
+                    if (WAIT == 0u) {
+                        UNROLL for (uint t = 0u; t < NA; ++t) {
+                            const uint a = p * NA + t;
+                            actUnit(min(t, nt - 1u), j, c0 + j, actRow0, alo[a], ahi[a], da[a], sa[a], olo[a], ohi[a]);
+                        }
+                    }
+                }
+                if (WAIT != 0u) {
+                    if (j0 == kk) waitSignal();  // the first units' weight loads are in flight
+                    UNROLL for (uint p = 0u; p < PF; ++p) {
+                        const uint j = min(j0 + p * TK, cu - 1u);
+                        UNROLL for (uint t = 0u; t < NA; ++t) {
+                            const uint a = p * NA + t;
+                            actUnit(min(t, nt - 1u), j, c0 + j, actRow0, alo[a], ahi[a], da[a], sa[a], olo[a], ohi[a]);
+                        }
                     }
                 }
                 UNROLL for (uint p = 0u; p < PF; ++p) {
@@ -331,6 +368,7 @@ void main() {
                 weightUnit(r, wBase, row0, u, q, fa[r], fb[r], fm[r]);
                 UNROLL for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
             }
+            if (WAIT != 0u && j == kk) waitSignal();  // the first unit's weight loads are in flight
             UNROLL for (uint t = 0u; t < NT; ++t) {
                 if (t >= nt) break;
                 uvec4 alo, ahi;

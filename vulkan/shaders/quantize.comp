@@ -28,9 +28,25 @@ layout(push_constant) uniform PC {
     uint norm;
     uint x2Stride;    // prologues 2, 3: floats between rows of x2
     uint aux;         // prologue 2: gate floats per row (1: one per row); 3: the head size
+    uint signalGroups;  // SIGNAL: this dispatch's workgroups (0: no site)
+    UintBuf signal;     // a chained matvecs' site (vulkan/plan_context.h kChainSiteBytes)
 } pc;
 
 shared float squares[256];
+
+// SIGNAL (a matvec chained after this dispatch, GraphRecorder): every workgroup counts itself
+// done at the site after its writes; the last raises the site's flags, one 128-byte line
+// apart, which the matvec's workgroups poll (matvec_rows.comp WAIT).
+const uint kChainFlags = 8u;
+void signalDone() {
+    if (pc.signalGroups == 0u) return;
+    memoryBarrierBuffer();
+    barrier();
+    if (gl_LocalInvocationID.x != 0u) return;
+    if (atomicAdd(pc.signal.v[0], 1u) != pc.signalGroups - 1u) return;
+    memoryBarrierBuffer();
+    for (uint f = 1u; f <= kChainFlags; ++f) atomicExchange(pc.signal.v[32u * f], 1u);
+}
 const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMSNorm (4,096 values: all)
 
 // Σ v² over this thread's head of n values (n divides 256), summed as gated_norm.comp's
@@ -115,7 +131,9 @@ void main() {
             r = uintBitsToFloat(b << 16);
         }
         if (inside) pc.out_.v[outBase + i] = floatBitsToUint(r);
+        signalDone();
         return;
     }
     quantizeBlock(pc.out_, outBase, pc.k, tid, i, inside, v, pc.mode);
+    signalDone();
 }
