@@ -59,7 +59,12 @@ bool inputReady(const PlanContext& ctx, const graph::LoweredOp& next) {
 // wait), 2 (plain loads: A/B only), unset or 0 off. Read per plan.
 uint32_t chainMode() {
     const char* v = std::getenv("ZINC_VK_CHAIN");
-    return v && (*v == '1' || *v == '2') ? static_cast<uint32_t>(*v - '0') : 0u;
+    return v && *v >= '1' && *v <= '3' ? static_cast<uint32_t>(*v - '0') : 0u;
+}
+
+int64_t chainMaxRows() {
+    const char* v = std::getenv("ZINC_VK_CHAIN_ROWS");
+    return v && *v ? std::strtoll(v, nullptr, 10) : INT64_MAX;
 }
 
 bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph::BufferId>& b) {
@@ -130,7 +135,9 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
             if (ctx.chain) ctx.chain->site = 0;
             continue;
         }
+        ctx.signalNext = ctx.chain && i + 1 < ops.size() && mayWaitOn(l, ops[i + 1]);
         recordInChain(ctx, chain, l, !afterOps);  // instrumented plans time each op alone
+        ctx.signalNext = false;
         if (l.count == 0) continue;  // a Quantize step: counted with the op it feeds
         if (afterOps) afterOps(ctx, l, rec.dispatches() - dispatched);
         dispatched = rec.dispatches();
@@ -256,6 +263,16 @@ void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::L
     chain = {&l, ctx.rec.dispatches() - before};
 }
 
+// Whether `next`, a one-token matvec, may wait on l's quantize of its input (chainedSite checks
+// the rest when it records): only such a quantize raises a site, which costs it a count and
+// the flags.
+bool GraphRecorder::mayWaitOn(const graph::LoweredOp& l, const graph::LoweredOp& next) const {
+    const OpKind k = next.op.kind;
+    if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || next.op.bias || next.count == 0) return false;
+    if (next.op.in != l.op.out && !(l.op.kind == OpKind::Quantize && next.op.in == l.op.in)) return false;
+    return matVec_.waitable(*next.op.weight, k == OpKind::GateUpSwiGlu) && next.op.weight->rows <= chainMaxRows();
+}
+
 // The site l waits on instead of a barrier (0: none). l is a one-token matvec reading the
 // activations the last quantize wrote, with no barrier recorded since, and either that
 // quantize was the last dispatch or l overlaps matvecs that wait on it; it writes nothing the
@@ -268,7 +285,7 @@ VkDeviceAddress GraphRecorder::chainedSite(const PlanContext& ctx, const graph::
     if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || l.op.bias || l.count == 0) return 0;
     const ActFormat mode = MatVecOp::formatFor(l.op.weight->type);
     if (!inputReady(ctx, l) || ctx.mem.actSlots[static_cast<size_t>(mode)] != c->out) return 0;
-    if (!matVec_.waitable(*l.op.weight, k == OpKind::GateUpSwiGlu)) return 0;
+    if (!matVec_.waitable(*l.op.weight, k == OpKind::GateUpSwiGlu) || l.op.weight->rows > chainMaxRows()) return 0;
     std::vector<graph::BufferId> touched = graph::readsOf(*c->producer);
     for (graph::BufferId id : graph::writesOf(*c->producer)) touched.push_back(id);
     if (sharesBuffer(graph::writesOf(l.op), touched)) return 0;

@@ -138,7 +138,7 @@ bool rows16(VkDeviceAddress base, uint64_t strideBytes) { return base % 16 == 0 
 // SIGNAL) for the matvecs GraphRecorder records after it without a barrier.
 void recordQuantize(PlanContext& ctx, VkPipeline pipeline, QuantizePc pc, uint32_t groupsX, uint32_t rows, VkDeviceAddress out) {
     PlanContext::Chain* chain = ctx.chain;
-    if (chain && chain->next < ctx.mem.chainSites) {
+    if (chain && ctx.signalNext && chain->next < ctx.mem.chainSites) {
         pc.signal = ctx.mem.chainAddress + uint64_t{kChainSiteBytes} * chain->next++;
         pc.signalGroups = groupsX * rows;
     }

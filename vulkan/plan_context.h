@@ -68,7 +68,7 @@ struct DeviceLayout {
 // workgroup loads its first weight units, then polls a flag before it reads the activations
 // (quantize.comp SIGNAL, matvec_rows.comp WAIT). A site: the count, then kChainFlags flags a
 // 128-byte line apart, so that the polls of many workgroups spread over several lines.
-inline constexpr uint32_t kChainFlags = 8;
+inline constexpr uint32_t kChainFlags = 64;
 inline constexpr uint32_t kChainSiteBytes = 128 * (1 + kChainFlags);
 
 // Attention reading up to this many keys is computed exactly as the cpu tier does (attention.comp:
@@ -136,6 +136,7 @@ struct PlanContext {
         uint32_t mode = 1;            // matvec_rows.comp's WAIT: 1, or 2 (plain loads, A/B)
     };
     Chain* chain = nullptr;
+    bool signalNext = false;  // the op being recorded raises a site (a matvec after it may chain)
     VkDeviceAddress waitSite = 0;
 
     uint32_t width(graph::BufferId id) const { return static_cast<uint32_t>(graph.buffer(id).width); }

@@ -113,14 +113,22 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Ac
 // are read past the incoherent caches (1), or plainly (2: A/B only; an SM's cache could hold a
 // stale line of the slot).
 layout(constant_id = 11) const uint WAIT = 0u;
-const uint kChainFlags = 8u;
+const uint kChainFlags = 64u;
 layout(buffer_reference, std430, buffer_reference_align = 4) volatile coherent readonly buffer FlagBuf { uint v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent readonly buffer CoherentUintBuf { uint v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) coherent readonly buffer CoherentAct4Buf { uvec4 v[]; };
 
+shared uint waitDone;
 void waitSignal() {
     FlagBuf flags = FlagBuf(uvec2(pc.wait));
     const uint line = 32u * (1u + (gl_WorkGroupID.x + gl_WorkGroupID.y * pc.groupsX) % kChainFlags);
+    if (WAIT == 3u) {  // one thread polls, the workgroup waits at a barrier
+        if (gl_LocalInvocationID.x == 0u)
+            while (flags.v[line] == 0u) {}
+        barrier();
+        memoryBarrierBuffer();
+        return;
+    }
     uint seen = 0u;
     while (seen == 0u) {
         uint v = 0u;

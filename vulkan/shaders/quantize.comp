@@ -33,21 +33,23 @@ layout(push_constant) uniform PC {
 } pc;
 
 shared float squares[256];
+const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMSNorm (4,096 values: all)
 
 // SIGNAL (a matvec chained after this dispatch, GraphRecorder): every workgroup counts itself
 // done at the site after its writes; the last raises the site's flags, one 128-byte line
 // apart, which the matvec's workgroups poll (matvec_rows.comp WAIT).
-const uint kChainFlags = 8u;
+const uint kChainFlags = 64u;
+shared bool lastGroup;
 void signalDone() {
     if (pc.signalGroups == 0u) return;
     memoryBarrierBuffer();
     barrier();
-    if (gl_LocalInvocationID.x != 0u) return;
-    if (atomicAdd(pc.signal.v[0], 1u) != pc.signalGroups - 1u) return;
+    if (gl_LocalInvocationID.x == 0u) lastGroup = atomicAdd(pc.signal.v[0], 1u) == pc.signalGroups - 1u;
+    barrier();
+    if (!lastGroup) return;
     memoryBarrierBuffer();
-    for (uint f = 1u; f <= kChainFlags; ++f) atomicExchange(pc.signal.v[32u * f], 1u);
+    if (gl_LocalInvocationID.x < kChainFlags) atomicExchange(pc.signal.v[32u * (gl_LocalInvocationID.x + 1u)], 1u);
 }
-const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMSNorm (4,096 values: all)
 
 // Σ v² over this thread's head of n values (n divides 256), summed as gated_norm.comp's
 // workgroupSum does when a subgroup lies inside one head: the same bits.
