@@ -31,6 +31,7 @@ struct MatVecPc {
     VkDeviceAddress w, w32, act, out, ids, w2, w2_32;
     uint32_t k, m, rowBytes, actStride, outStride, nTok, sliceBytes, expertMode, actDiv, accumulate, groupsX;
     VkDeviceAddress wait = 0;  // matvec_rows.comp WAIT
+    uint32_t waitGroups = 0;
 };
 
 struct MatMulPc {
@@ -276,6 +277,7 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
     if (ctx.waitSite && !expert && tokens == 1 && act.address == ctx.chain->out) {
         call.waitSite = ctx.waitSite;
         call.waitMode = ctx.chain->mode;
+        call.waitGroups = ctx.chain->groups;
     }
     recordCall(ctx.rec, call, kernel_);
 }
@@ -378,6 +380,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
                 throw std::logic_error(fmt::format("vulkan tier: {} cannot wait on its input's quantize (a staged or tiled matvec)", w.name));
             spec.push_back(c.waitMode);  // WAIT, constant_id 11
             p.wait = c.waitSite;
+            p.waitGroups = c.waitGroups;
         }
         const VkPipeline pipeline = pipelines_.get(rowsShader(spec, dot4), spec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);

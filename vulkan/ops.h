@@ -205,7 +205,7 @@ public:
         uint32_t expertSlots = 0;  // > 0: expert mode, workgroup z = slot, expert id from ids
         uint32_t actDiv = 1;
         VkDeviceAddress waitSite = 0;  // chained after the quantize of this site (PlanContext::Chain)
-        uint32_t waitMode = 0;
+        uint32_t waitMode = 0, waitGroups = 0;
     };
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
     // matvec_rows.comp's specialization constants for a weight of `type`, k columns and m rows,

@@ -64,6 +64,7 @@ layout(push_constant) uniform PC {
     uint accumulate;
     uint groupsX;
     UintBuf wait;  // WAIT: the site of the quantize that writes act (vulkan/plan_context.h)
+    uint waitGroups;  // its workgroups: each line of the site counts to this
 } pc;
 
 #define ZINC_WORDS_BRANCH
@@ -124,13 +125,13 @@ void waitSignal() {
     const uint line = 32u * (1u + (gl_WorkGroupID.x + gl_WorkGroupID.y * pc.groupsX) % kChainFlags);
     if (WAIT == 3u) {  // one thread polls, the workgroup waits at a barrier
         if (gl_LocalInvocationID.x == 0u)
-            while (flags.v[line] == 0u) {}
+            while (flags.v[line] < pc.waitGroups) {}
         barrier();
         memoryBarrierBuffer();
         return;
     }
     uint seen = 0u;
-    while (seen == 0u) {
+    while (seen < pc.waitGroups) {
         uint v = 0u;
         if (subgroupElect()) v = flags.v[line];
         seen = subgroupMax(v);

@@ -39,16 +39,13 @@ const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMS
 // done at the site after its writes; the last raises the site's flags, one 128-byte line
 // apart, which the matvec's workgroups poll (matvec_rows.comp WAIT).
 const uint kChainFlags = 64u;
-shared bool lastGroup;
 void signalDone() {
     if (pc.signalGroups == 0u) return;
     memoryBarrierBuffer();
     barrier();
-    if (gl_LocalInvocationID.x == 0u) lastGroup = atomicAdd(pc.signal.v[0], 1u) == pc.signalGroups - 1u;
-    barrier();
-    if (!lastGroup) return;
-    memoryBarrierBuffer();
-    if (gl_LocalInvocationID.x < kChainFlags) atomicExchange(pc.signal.v[32u * (gl_LocalInvocationID.x + 1u)], 1u);
+    // every workgroup counts itself done on each of the site's lines: no workgroup waits for
+    // the others, and the matvec's polls spread over the lines
+    if (gl_LocalInvocationID.x < kChainFlags) atomicAdd(pc.signal.v[32u * (gl_LocalInvocationID.x + 1u)], 1u);
 }
 
 // Σ v² over this thread's head of n values (n divides 256), summed as gated_norm.comp's
