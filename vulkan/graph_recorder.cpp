@@ -55,11 +55,10 @@ bool inputReady(const PlanContext& ctx, const graph::LoweredOp& next) {
     return e.buffer == next.op.in && e.firstRow == ctx.firstRow && e.rows == ctx.rows;
 }
 
-// Chained matvecs (PlanContext::Chain): ZINC_VK_CHAIN=1 (coherent activation loads after the
-// wait), 2 (plain loads: A/B only), unset or 0 off. Read per plan.
-uint32_t chainMode() {
+// Chained matvecs (PlanContext::Chain): ZINC_VK_CHAIN=1 on, unset or 0 off. Read per plan.
+bool chainEnabled() {
     const char* v = std::getenv("ZINC_VK_CHAIN");
-    return v && *v >= '1' && *v <= '3' ? static_cast<uint32_t>(*v - '0') : 0u;
+    return v && *v == '1';
 }
 
 int64_t chainMaxRows() {
@@ -111,14 +110,13 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     uint32_t dispatched = rec.dispatches();
     Chain chain;
     PlanContext::Chain sites;
-    if (const uint32_t mode = chainMode(); mode && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
+    if (chainEnabled() && matVec_.chains() && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
         // The sites start at zero in every run of the plan.
         rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
         rec.fill(mem.chainBuffer, 0, VK_WHOLE_SIZE, 0);
         rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        sites.mode = mode;
         ctx.chain = &sites;
     }
     const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;

@@ -13,9 +13,6 @@
 #include "vulkan/vk_error.h"
 
 namespace zinc::vk {
-namespace {
-
-using model::GgmlType;
 
 struct QuantizePc {
     VkDeviceAddress x, x2, out;
@@ -23,9 +20,13 @@ struct QuantizePc {
     VkDeviceAddress normW, normOut;
     float eps;
     uint32_t norm, x2Stride, aux;
-    uint32_t signalGroups = 0;  // quantize.comp SIGNAL (PlanContext::Chain)
-    VkDeviceAddress signal = 0;
+    uint32_t unused = 0;
+    VkDeviceAddress signal = 0;  // quantize_signal: the site (PlanContext::Chain)
 };
+
+namespace {
+
+using model::GgmlType;
 
 struct MatVecPc {
     VkDeviceAddress w, w32, act, out, ids, w2, w2_32;
@@ -135,24 +136,6 @@ uint32_t actRowWords(ActFormat mode, uint32_t k) {
 // bytes a load (matvec_rows' VEC and ACT4, matmul_coopmat's VEC and ACT4, matvec's VEC4).
 bool rows16(VkDeviceAddress base, uint64_t strideBytes) { return base % 16 == 0 && strideBytes % 16 == 0; }
 
-// A quantize dispatch of a plan with chained matvecs raises a site of its own (quantize.comp
-// SIGNAL) for the matvecs GraphRecorder records after it without a barrier.
-void recordQuantize(PlanContext& ctx, VkPipeline pipeline, QuantizePc pc, uint32_t groupsX, uint32_t rows, VkDeviceAddress out) {
-    PlanContext::Chain* chain = ctx.chain;
-    if (chain && ctx.signalNext && chain->next < ctx.mem.chainSites) {
-        pc.signal = ctx.mem.chainAddress + uint64_t{kChainSiteBytes} * chain->next++;
-        pc.signalGroups = groupsX * rows;
-    }
-    ctx.rec.dispatch(pipeline, pc, groupsX, rows);
-    if (!pc.signal) return;
-    chain->site = pc.signal;
-    chain->groups = pc.signalGroups;
-    chain->dispatchesAfter = ctx.rec.dispatches();
-    chain->barriersAt = ctx.rec.barriersEmitted();
-    chain->out = out;
-    chain->producer = nullptr;
-}
-
 }  // namespace
 
 // Threads along k: enough for every 32-value unit of a row, 32 to 128.
@@ -172,6 +155,7 @@ MatVecOp::MatVecOp(PipelineFactory& pipelines, bool integerDotProduct)
               : integerDotProduct                          ? Shader::MatMulDot4
                                                            : Shader::MatMul) {
     const auto& caps = pipelines.caps();
+    chains_ = caps.vulkanMemoryModel;
     if (caps.coopmatDequant && (caps.cooperativeMatrix || caps.cooperativeMatrixEmulated)) {
         f16_ = std::make_unique<F16MatMul>(pipelines);
         expertOnePass_ = caps.cooperativeMatrix ? Shader::MatMulCoopmat : Shader::MatMulCoopmatEmulated;
@@ -199,7 +183,7 @@ MatVecOp::Input MatVecOp::quantize(PlanContext& ctx, ActFormat mode, VkDeviceAdd
     const VkDeviceAddress out = into ? into : ctx.mem.actSlots[slot];
     const QuantizePc pc{x, x2 ? x2 : x, out, k, stride, outStride, static_cast<uint32_t>(mode),
                         x2 ? 1u : 0u, x, x, 0.0f, 0u, 0u, 0u};
-    recordQuantize(ctx, quantize_, pc, groupsFor(k, 256), rows, out);
+    recordQuantize(ctx, pc, groupsFor(k, 256), rows, out);
     if (!into) ctx.acts.slots[slot] = {};
     return {out, outStride};
 }
@@ -210,9 +194,27 @@ void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActF
     const QuantizePc pc{ctx.row0(norm.in), ctx.row0(norm.in), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
                         static_cast<uint32_t>(mode), 0u, ctx.weights.address(*norm.weight), ctx.row0(norm.out),
                         ctx.graph.config->normEps, 1u, 0u, 0u};
-    recordQuantize(ctx, quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows), ctx.mem.actSlots[slot]);
+    recordQuantize(ctx, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows), ctx.mem.actSlots[slot]);
     ctx.acts.invalidate(norm.out);
     ctx.acts.slots[slot] = {norm.out, ctx.firstRow, ctx.rows};
+}
+
+// A quantize dispatch a chained matvec will wait on (PlanContext::signalNext) runs
+// quantize_signal and raises a site of its own (vulkan/plan_context.h).
+void MatVecOp::recordQuantize(PlanContext& ctx, QuantizePc pc, uint32_t groupsX, uint32_t rows, VkDeviceAddress out) {
+    PlanContext::Chain* chain = ctx.chain;
+    if (!chain || !ctx.signalNext || chain->next >= ctx.mem.chainSites) {
+        ctx.rec.dispatch(quantize_, pc, groupsX, rows);
+        return;
+    }
+    pc.signal = ctx.mem.chainAddress + uint64_t{kChainSiteBytes} * chain->next++;
+    ctx.rec.dispatch(pipelines_.get(Shader::QuantizeSignal), pc, groupsX, rows);
+    chain->site = pc.signal;
+    chain->groups = groupsX * rows;
+    chain->dispatchesAfter = ctx.rec.dispatches();
+    chain->barriersAt = ctx.rec.barriersEmitted();
+    chain->out = out;
+    chain->producer = nullptr;
 }
 
 bool MatVecOp::gateQuantizable(const graph::Op& gate) {
@@ -229,7 +231,7 @@ void MatVecOp::recordGateQuantized(PlanContext& ctx, const graph::Op& gate, ActF
     const QuantizePc pc{ctx.row0(gate.in), ctx.row0(gate.gate), ctx.mem.actSlots[slot], k, k, actRowWords(mode, k),
                         static_cast<uint32_t>(mode), norm ? 3u : 2u, norm ? ctx.weights.address(*gate.weight) : ctx.row0(gate.in),
                         ctx.row0(gate.out), ctx.graph.config->normEps, 0u, ctx.width(gate.gate), aux};
-    recordQuantize(ctx, quantize_, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows), ctx.mem.actSlots[slot]);
+    recordQuantize(ctx, pc, groupsFor(k, 256), static_cast<uint32_t>(ctx.rows), ctx.mem.actSlots[slot]);
     ctx.acts.invalidate(gate.out);
     ctx.acts.slots[slot] = {gate.out, ctx.firstRow, ctx.rows};
 }
@@ -276,7 +278,6 @@ void MatVecOp::multiply(PlanContext& ctx, const model::WeightRef& w, Input act, 
     call.actDiv = expert ? expert->actDiv : 1u;
     if (ctx.waitSite && !expert && tokens == 1 && act.address == ctx.chain->out) {
         call.waitSite = ctx.waitSite;
-        call.waitMode = ctx.chain->mode;
         call.waitGroups = ctx.chain->groups;
     }
     recordCall(ctx.rec, call, kernel_);
@@ -373,16 +374,17 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const uint32_t tokens = expert ? 1u : c.tokens;
         const bool dot4 = matVec_ == Shader::MatVecDot4;
         const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), m, tokens, w.type, expert, c.up != nullptr, dot4, kernel);
-        auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
+        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
         MatVecPc p = pc;
+        Shader shader = rowsShader(spec, dot4);
         if (c.waitSite) {
             if (g.stage != 0 || g.tile != 1)
                 throw std::logic_error(fmt::format("vulkan tier: {} cannot wait on its input's quantize (a staged or tiled matvec)", w.name));
-            spec.push_back(c.waitMode);  // WAIT, constant_id 11
+            shader = dot4 ? Shader::MatVecRowsChainDot4 : Shader::MatVecRowsChain;
             p.wait = c.waitSite;
             p.waitGroups = c.waitGroups;
         }
-        const VkPipeline pipeline = pipelines_.get(rowsShader(spec, dot4), spec);
+        const VkPipeline pipeline = pipelines_.get(shader, spec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         p.groupsX = std::min<uint32_t>(groups, 65535);
         rec.dispatch(pipeline, p, p.groupsX, groupsFor(groups, p.groupsX), expert ? c.expertSlots : groupsFor(c.tokens, g.tile));
@@ -481,10 +483,11 @@ void MatVecOp::multiplyTiled(PlanContext& ctx, const model::WeightRef& w, Input 
 
 bool MatVecOp::waitable(const model::WeightRef& w, bool up) const {
     const ActFormat mode = formatFor(w.type);
-    if (!kernel_.v2 || mode == ActFormat::F32 || mode == ActFormat::F16 || mode == ActFormat::BF16) return false;
+    if (!chains_ || !kernel_.v2 || mode == ActFormat::F32 || mode == ActFormat::F16 || mode == ActFormat::BF16) return false;
     const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), static_cast<uint32_t>(w.rows), 1, w.type, false, up,
                                     matVec_ == Shader::MatVecDot4, kernel_);
-    return g.stage == 0 && g.tile == 1;
+    // Every thread has a unit of k, so that all reach the wait's workgroup barrier.
+    return g.stage == 0 && g.tile == 1 && w.cols / 32 >= g.alongK;
 }
 
 bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up) {

@@ -125,6 +125,8 @@ private:
 // then runs the matvec variant of the weight type (tokens tiled for batched prefill).
 class F16MatMul;
 
+struct QuantizePc;  // quantize.comp's push constants (op_matvec.cpp)
+
 class MatVecOp {
 public:
     MatVecOp(PipelineFactory& pipelines, bool integerDotProduct);
@@ -176,6 +178,7 @@ public:
     // A one-token matvec of `w` (with up: a SwiGLU pair) that can wait on the quantize of its
     // input instead of a barrier (matvec_rows.comp WAIT: unstaged, one token).
     bool waitable(const model::WeightRef& w, bool up) const;
+    bool chains() const { return chains_; }
 
     // The matvec kernels, for A/B runs: v1 matvec.comp (1..4 rows a workgroup, activations
     // read per thread), v2 matvec_rows.comp (rows in groups of `rows` per TK threads along k,
@@ -205,7 +208,7 @@ public:
         uint32_t expertSlots = 0;  // > 0: expert mode, workgroup z = slot, expert id from ids
         uint32_t actDiv = 1;
         VkDeviceAddress waitSite = 0;  // chained after the quantize of this site (PlanContext::Chain)
-        uint32_t waitMode = 0, waitGroups = 0;
+        uint32_t waitGroups = 0;
     };
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
     // matvec_rows.comp's specialization constants for a weight of `type`, k columns and m rows,
@@ -235,6 +238,8 @@ private:
     static constexpr uint32_t kOnePassMinPairsPerExpert = 8;
     std::unique_ptr<F16MatMul> f16_;  // the two-pass matrix-core matmul (DeviceCaps::coopmatDequant)
     Kernel kernel_ = kernelFromEnvironment();
+    bool chains_ = false;  // the device has the Vulkan memory model (the chain modules need it)
+    void recordQuantize(PlanContext& ctx, QuantizePc pc, uint32_t groupsX, uint32_t rows, VkDeviceAddress out);
 };
 
 class MoeOp {

@@ -133,7 +133,6 @@ struct PlanContext {
         uint32_t barriersAt = 0;      // Recorder::barriersEmitted() after it
         VkDeviceAddress out = 0;      // the activations it wrote
         const graph::Op* producer = nullptr;  // the graph op it belongs to (GraphRecorder)
-        uint32_t mode = 1;            // matvec_rows.comp's WAIT: 1, or 2 (plain loads, A/B)
     };
     Chain* chain = nullptr;
     bool signalNext = false;  // the op being recorded raises a site (a matvec after it may chain)

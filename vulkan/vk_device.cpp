@@ -142,6 +142,7 @@ DeviceCaps Instance::caps(uint32_t index) const {
     if (p.apiVersion >= VK_API_VERSION_1_2) vkGetPhysicalDeviceFeatures2(device, &f.base);
     c.integerDotProduct = p.apiVersion >= VK_API_VERSION_1_3 && f.v13.shaderIntegerDotProduct;
     c.shaderFloat16 = f.v12.shaderFloat16;
+    c.vulkanMemoryModel = f.v12.vulkanMemoryModel;
     const char* dotProducts = c.integerDotProduct ? "integer dot products" : "unpacked integer products";
     if (!coopmatExtension) {
         c.prefillMatmul = fmt::format("{} (no VK_KHR_cooperative_matrix)", dotProducts);
@@ -297,6 +298,7 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index, const DeviceOp
         extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     }
     if (caps_.cooperativeMatrixEmulated) enable.v12.shaderFloat16 = VK_TRUE;
+    if (caps_.vulkanMemoryModel) enable.v12.vulkanMemoryModel = VK_TRUE;
     enable.v12.bufferDeviceAddress = VK_TRUE;
     enable.v12.timelineSemaphore = VK_TRUE;
     enable.v11.storageBuffer16BitAccess = VK_TRUE;

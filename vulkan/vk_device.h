@@ -31,6 +31,7 @@ struct DeviceCaps {
     float timestampPeriodNs = 0;
     bool timestamps = false;
     bool integerDotProduct = false;  // 4x8-bit dot products in shaders (Vulkan 1.3)
+    bool vulkanMemoryModel = false;  // (Vulkan 1.2) the chained matvecs' release and acquire
     // Prefill matmuls on matrix cores (matmul_coopmat.comp): VK_KHR_cooperative_matrix with a
     // subgroup-scope 16x16x16 f16 x f16 -> f32 shape, shaderFloat16, vulkanMemoryModel (the
     // NV-spelled GLSL brings the Vulkan memory model), subgroups of 32 or 64 threads (the

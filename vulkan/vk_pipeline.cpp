@@ -25,6 +25,9 @@
 #include "vulkan/shaders/matvec_rows.h"
 #include "vulkan/shaders/matvec_rows_dot4.h"
 #include "vulkan/shaders/matvec_rows_tiles.h"
+#include "vulkan/shaders/matvec_rows_chain.h"
+#include "vulkan/shaders/matvec_rows_chain_dot4.h"
+#include "vulkan/shaders/quantize_signal.h"
 #include "vulkan/shaders/matvec_rows_tiles_dot4.h"
 #include "vulkan/shaders/copy.h"
 #include "vulkan/shaders/sync_probe.h"
@@ -70,6 +73,9 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MatVecRowsDot4, kMatvecRowsDot4)
         ZINC_SHADER(MatVecRowsTiles, kMatvecRowsTiles)
         ZINC_SHADER(MatVecRowsTilesDot4, kMatvecRowsTilesDot4)
+        ZINC_SHADER(MatVecRowsChain, kMatvecRowsChain)
+        ZINC_SHADER(MatVecRowsChainDot4, kMatvecRowsChainDot4)
+        ZINC_SHADER(QuantizeSignal, kQuantizeSignal)
         ZINC_SHADER(MatMul, kMatmul)
         ZINC_SHADER(MatMulDot4, kMatmulDot4)
         ZINC_SHADER(MatMulCoopmat, kMatmulCoopmat)
@@ -118,6 +124,9 @@ const char* shaderName(Shader shader) {
         case Shader::MatVecRowsDot4: return "matvec_rows_dot4";
         case Shader::MatVecRowsTiles: return "matvec_rows_tiles";
         case Shader::MatVecRowsTilesDot4: return "matvec_rows_tiles_dot4";
+        case Shader::MatVecRowsChain: return "matvec_rows_chain";
+        case Shader::MatVecRowsChainDot4: return "matvec_rows_chain_dot4";
+        case Shader::QuantizeSignal: return "quantize_signal";
         case Shader::MatMul: return "matmul";
         case Shader::MatMulDot4: return "matmul_dot4";
         case Shader::MatMulCoopmat: return "matmul_coopmat";

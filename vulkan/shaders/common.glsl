@@ -7,9 +7,20 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer FloatBuf { float v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer IntBuf { int v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer UintBuf { uint v[]; };
+// ZINC_CHAIN (quantize_signal, matvec_rows_chain: GraphRecorder's chained matvecs): the Vulkan
+// memory model, the buffers non-private, so that a release by the quantize and an acquire by
+// the matvec order the activations' writes and reads.
+#ifdef ZINC_CHAIN
+#pragma use_vulkan_memory_model
+#extension GL_KHR_memory_scope_semantics : require
+#define ZINC_MEM nonprivate
+#else
+#define ZINC_MEM
+#endif
+
+layout(buffer_reference, std430, buffer_reference_align = 4) ZINC_MEM buffer FloatBuf { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) ZINC_MEM buffer IntBuf { int v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) ZINC_MEM buffer UintBuf { uint v[]; };
 // Raw GGUF blocks: some block sizes (Q6_K 210, Q8_0 34 bytes) are only 2-byte aligned.
 layout(buffer_reference, std430, buffer_reference_align = 2) readonly buffer U16Buf { uint16_t v[]; };
 

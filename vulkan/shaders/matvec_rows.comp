@@ -106,40 +106,31 @@ shared float red[gl_WorkGroupSize.x];
 
 #include "q4k_vec.glsl"
 
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Act4Buf { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly buffer Act4Buf { uvec4 v[]; };
 
-// WAIT (one token, STAGE 0; GraphRecorder's chained matvecs): this dispatch runs with no barrier
-// after the quantize that writes its activations. Each thread loads its first weight units,
-// then its subgroup polls one of the site's flags (quantize.comp SIGNAL), then the activations
-// are read past the incoherent caches (1), or plainly (2: A/B only; an SM's cache could hold a
-// stale line of the slot).
-layout(constant_id = 11) const uint WAIT = 0u;
-const uint kChainFlags = 64u;
-layout(buffer_reference, std430, buffer_reference_align = 4) volatile coherent readonly buffer FlagBuf { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent readonly buffer CoherentUintBuf { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent readonly buffer CoherentAct4Buf { uvec4 v[]; };
-
-shared uint waitDone;
+// ZINC_CHAIN (matvec_rows_chain; one token, STAGE 0; GraphRecorder's chained matvecs): this
+// dispatch runs with no barrier after the quantize that writes its activations. Each thread
+// issues its first weight units' loads, then thread 0 polls a line of the quantize's site until
+// every workgroup of it counted itself (quantize.comp signalDone), acquires, and the workgroup
+// barrier passes that on before anyone reads the activations.
+#ifdef ZINC_CHAIN
+const bool kWait = true;
+const uint kChainLines = 64u;
 void waitSignal() {
-    FlagBuf flags = FlagBuf(uvec2(pc.wait));
-    const uint line = 32u * (1u + (gl_WorkGroupID.x + gl_WorkGroupID.y * pc.groupsX) % kChainFlags);
-    if (WAIT == 3u) {  // one thread polls, the workgroup waits at a barrier
-        if (gl_LocalInvocationID.x == 0u)
-            while (flags.v[line] < pc.waitGroups) {}
-        barrier();
-        memoryBarrierBuffer();
-        return;
+    if (gl_LocalInvocationID.x == 0u) {
+        const uint line = 32u * (1u + (gl_WorkGroupID.x + gl_WorkGroupID.y * pc.groupsX) % kChainLines);
+        while (atomicLoad(pc.wait.v[line], gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed) < pc.waitGroups) {}
+        memoryBarrier(gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
     }
-    uint seen = 0u;
-    while (seen < pc.waitGroups) {
-        uint v = 0u;
-        if (subgroupElect()) v = flags.v[line];
-        seen = subgroupMax(v);
-    }
-    memoryBarrierBuffer();
+    controlBarrier(gl_ScopeWorkgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+                   gl_SemanticsAcquireRelease | gl_SemanticsMakeVisible);
 }
-uint actWord(uint i) { return WAIT == 1u ? CoherentUintBuf(uvec2(pc.act)).v[i] : pc.act.v[i]; }
-uvec4 actVec4(uint i) { return WAIT == 1u ? CoherentAct4Buf(uvec2(pc.act)).v[i] : Act4Buf(uvec2(pc.act)).v[i]; }
+#else
+const bool kWait = false;
+void waitSignal() {}
+#endif
+uint actWord(uint i) { return pc.act.v[i]; }
+uvec4 actVec4(uint i) { return Act4Buf(uvec2(pc.act)).v[i]; }
 
 // kOffset (Q2_K: 1) times the sums of each half of a unit's activation quants.
 void halfSums(uvec4 lo, uvec4 hi, out int olo, out int ohi) {
@@ -332,14 +323,14 @@ void main() {
                         weightUnit(r, wBase, row0, c0 + j, q, pa[p * RR + r], pb[p * RR + r], pm[p * RR + r]);
                         UNROLL for (uint i = 0u; i < 8u; ++i) pq[(p * RR + r) * 8u + i] = q[i];
                     }
-                    if (WAIT == 0u) {
+                    if (!kWait) {
                         UNROLL for (uint t = 0u; t < NA; ++t) {
                             const uint a = p * NA + t;
                             actUnit(min(t, nt - 1u), j, c0 + j, actRow0, alo[a], ahi[a], da[a], sa[a], olo[a], ohi[a]);
                         }
                     }
                 }
-                if (WAIT != 0u) {
+                if (kWait) {
                     if (j0 == kk) waitSignal();  // the first units' weight loads are in flight
                     UNROLL for (uint p = 0u; p < PF; ++p) {
                         const uint j = min(j0 + p * TK, cu - 1u);
@@ -377,7 +368,7 @@ void main() {
                 weightUnit(r, wBase, row0, u, q, fa[r], fb[r], fm[r]);
                 UNROLL for (uint i = 0u; i < 8u; ++i) wq[r * 8u + i] = q[i];
             }
-            if (WAIT != 0u && j == kk) waitSignal();  // the first unit's weight loads are in flight
+            if (kWait && j == kk) waitSignal();  // the first unit's weight loads are in flight
             UNROLL for (uint t = 0u; t < NT; ++t) {
                 if (t >= nt) break;
                 uvec4 alo, ahi;

@@ -28,25 +28,28 @@ layout(push_constant) uniform PC {
     uint norm;
     uint x2Stride;    // prologues 2, 3: floats between rows of x2
     uint aux;         // prologue 2: gate floats per row (1: one per row); 3: the head size
-    uint signalGroups;  // SIGNAL: this dispatch's workgroups (0: no site)
-    UintBuf signal;     // a chained matvecs' site (vulkan/plan_context.h kChainSiteBytes)
+    uint signalGroups;  // unused (the site's lines count to the matvec's waitGroups)
+    UintBuf signal;     // ZINC_CHAIN: the site (vulkan/plan_context.h kChainSiteBytes)
 } pc;
 
 shared float squares[256];
 const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMSNorm (4,096 values: all)
 
-// SIGNAL (a matvec chained after this dispatch, GraphRecorder): every workgroup counts itself
-// done at the site after its writes; the last raises the site's flags, one 128-byte line
-// apart, which the matvec's workgroups poll (matvec_rows.comp WAIT).
-const uint kChainFlags = 64u;
+// ZINC_CHAIN (quantize_signal; a matvec chained after this dispatch, GraphRecorder): each
+// workgroup, its writes done, counts itself on every line of the site (one a 128-byte line, so
+// that the polls of the matvec's workgroups spread over them), with release semantics.
+#ifdef ZINC_CHAIN
+const uint kChainLines = 64u;
 void signalDone() {
-    if (pc.signalGroups == 0u) return;
-    memoryBarrierBuffer();
-    barrier();
-    // every workgroup counts itself done on each of the site's lines: no workgroup waits for
-    // the others, and the matvec's polls spread over the lines
-    if (gl_LocalInvocationID.x < kChainFlags) atomicAdd(pc.signal.v[32u * (gl_LocalInvocationID.x + 1u)], 1u);
+    controlBarrier(gl_ScopeWorkgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
+                   gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable);
+    const uint tid = gl_LocalInvocationID.x;
+    if (tid < kChainLines)
+        atomicAdd(pc.signal.v[32u * (tid + 1u)], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
 }
+#else
+void signalDone() {}
+#endif
 
 // Σ v² over this thread's head of n values (n divides 256), summed as gated_norm.comp's
 // workgroupSum does when a subgroup lies inside one head: the same bits.
