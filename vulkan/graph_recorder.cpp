@@ -55,15 +55,24 @@ bool inputReady(const PlanContext& ctx, const graph::LoweredOp& next) {
     return e.buffer == next.op.in && e.firstRow == ctx.firstRow && e.rows == ctx.rows;
 }
 
-// Chained matvecs (PlanContext::Chain): ZINC_VK_CHAIN=1 on, unset or 0 off. Read per plan.
+// Chained matvecs (PlanContext::Chain; tiers.md "chained matvecs"): on unless ZINC_VK_CHAIN=0.
+// Read per plan: tests compare both.
 bool chainEnabled() {
     const char* v = std::getenv("ZINC_VK_CHAIN");
-    return v && *v == '1';
+    return !(v && *v == '0');
 }
 
-int64_t chainMaxRows() {
-    const char* v = std::getenv("ZINC_VK_CHAIN_ROWS");
-    return v && *v ? std::strtoll(v, nullptr, 10) : INT64_MAX;
+// The largest matrix a chained matvec multiplies: 4 MiB, ZINC_VK_CHAIN_BYTES=N for A/B. A chained
+// matvec hides its launch behind the quantize before it, but its first weight loads then compete
+// with the quantize for the memory system, and the release and acquire cost the quantize and
+// every workgroup of it a little: small matrices gain, large ones lose. H200, Q4_K_M files,
+// bench -p 512 -n 128 -r 2 --gpu-greedy, twice (runs 159-160): Qwen3-0.6B (every matrix up to
+// 1.8 MiB) 781.3 / 781.9 tok/s barriers, 812.9 / 813.0 chained; chaining matrices of up to 4,096
+// rows, Qwen3-8B (q 9.0 MiB, ffn_down 27 MiB) 313.9 -> 301.0 / 300.7, Qwen3-30B-A3B 290.1 ->
+// 281.3 / 281.1; every one-token matvec, 8B 284.8, 0.6B 804.9.
+uint64_t chainMaxBytes() {
+    const char* v = std::getenv("ZINC_VK_CHAIN_BYTES");
+    return v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{4} << 20;
 }
 
 bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph::BufferId>& b) {
@@ -110,7 +119,10 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     uint32_t dispatched = rec.dispatches();
     Chain chain;
     PlanContext::Chain sites;
-    if (chainEnabled() && matVec_.chains() && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
+    const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;
+    bool mayChain = false;
+    for (size_t i = 0; i + 1 < ops.size() && !mayChain; ++i) mayChain = mayWaitOn(ops[i], ops[i + 1]);
+    if (mayChain && chainEnabled() && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
         // The sites start at zero in every run of the plan.
         rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
@@ -119,7 +131,6 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         ctx.chain = &sites;
     }
-    const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;
     const bool lanes = !afterOps && nTokens == 1 && lanesEnabled();  // timed plans time each op alone
     for (size_t i = 0; i < ops.size(); ++i) {
         const graph::LoweredOp& l = ops[i];
@@ -261,14 +272,18 @@ void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::L
     chain = {&l, ctx.rec.dispatches() - before};
 }
 
-// Whether `next`, a one-token matvec, may wait on l's quantize of its input (chainedSite checks
-// the rest when it records): only such a quantize raises a site, which costs it a count and
-// the flags.
+// Whether `next`, a one-token matvec, may wait on l, the quantize of its input (chainedSite
+// checks the rest when it records): only such a quantize raises a site.
 bool GraphRecorder::mayWaitOn(const graph::LoweredOp& l, const graph::LoweredOp& next) const {
+    const OpKind q = l.op.kind;
+    if (q != OpKind::NormQuantize && q != OpKind::Quantize && q != OpKind::SwiGluQuantize && q != OpKind::GatedNormQuantize &&
+        q != OpKind::SigmoidGateQuantize)
+        return false;
     const OpKind k = next.op.kind;
     if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || next.op.bias || next.count == 0) return false;
     if (next.op.in != l.op.out && !(l.op.kind == OpKind::Quantize && next.op.in == l.op.in)) return false;
-    return matVec_.waitable(*next.op.weight, k == OpKind::GateUpSwiGlu) && next.op.weight->rows <= chainMaxRows();
+    const model::WeightRef& w = *next.op.weight;
+    return matVec_.waitable(w, k == OpKind::GateUpSwiGlu) && w.rowBytes * static_cast<uint64_t>(w.rows) <= chainMaxBytes();
 }
 
 // The site l waits on instead of a barrier (0: none). l is a one-token matvec reading the
@@ -283,7 +298,8 @@ VkDeviceAddress GraphRecorder::chainedSite(const PlanContext& ctx, const graph::
     if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || l.op.bias || l.count == 0) return 0;
     const ActFormat mode = MatVecOp::formatFor(l.op.weight->type);
     if (!inputReady(ctx, l) || ctx.mem.actSlots[static_cast<size_t>(mode)] != c->out) return 0;
-    if (!matVec_.waitable(*l.op.weight, k == OpKind::GateUpSwiGlu) || l.op.weight->rows > chainMaxRows()) return 0;
+    const model::WeightRef& w = *l.op.weight;
+    if (!matVec_.waitable(w, k == OpKind::GateUpSwiGlu) || w.rowBytes * static_cast<uint64_t>(w.rows) > chainMaxBytes()) return 0;
     std::vector<graph::BufferId> touched = graph::readsOf(*c->producer);
     for (graph::BufferId id : graph::writesOf(*c->producer)) touched.push_back(id);
     if (sharesBuffer(graph::writesOf(l.op), touched)) return 0;

@@ -20,7 +20,7 @@ struct QuantizePc {
     VkDeviceAddress normW, normOut;
     float eps;
     uint32_t norm, x2Stride, aux;
-    uint32_t unused = 0;
+    uint32_t pad = 0;
     VkDeviceAddress signal = 0;  // quantize_signal: the site (PlanContext::Chain)
 };
 
@@ -31,7 +31,7 @@ using model::GgmlType;
 struct MatVecPc {
     VkDeviceAddress w, w32, act, out, ids, w2, w2_32;
     uint32_t k, m, rowBytes, actStride, outStride, nTok, sliceBytes, expertMode, actDiv, accumulate, groupsX;
-    VkDeviceAddress wait = 0;  // matvec_rows.comp WAIT
+    VkDeviceAddress wait = 0;  // matvec_rows_chain: the site and the workgroups it counts to
     uint32_t waitGroups = 0;
 };
 

@@ -176,9 +176,8 @@ public:
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
     // A one-token matvec of `w` (with up: a SwiGLU pair) that can wait on the quantize of its
-    // input instead of a barrier (matvec_rows.comp WAIT: unstaged, one token).
+    // input instead of a barrier (matvec_rows_chain: unstaged, one token, a unit of k a thread).
     bool waitable(const model::WeightRef& w, bool up) const;
-    bool chains() const { return chains_; }
 
     // The matvec kernels, for A/B runs: v1 matvec.comp (1..4 rows a workgroup, activations
     // read per thread), v2 matvec_rows.comp (rows in groups of `rows` per TK threads along k,

@@ -56,20 +56,21 @@ struct DeviceLayout {
     // matmuls run matmul.comp.
     VkDeviceAddress f16Weights = 0;
     uint64_t f16WeightBytes = 0;
-    // Chained matvecs (GraphRecorder, one-token plans): kChainSiteBytes a producer, zeroed at
-    // the start of each plan that uses them; chainSites of them.
+    // Chained matvecs (GraphRecorder, one-token plans): chainSites sites of kChainSiteBytes,
+    // zeroed at the start of each plan that uses them, one a quantize a matvec waits on.
     VkBuffer chainBuffer = VK_NULL_HANDLE;
     VkDeviceAddress chainAddress = 0;
     uint32_t chainSites = 0;
 };
 
-// A chained matvec runs with no barrier after the quantize that writes its input: the quantize's
-// workgroups count themselves done at a site, the last raises the site's flags, and each matvec
-// workgroup loads its first weight units, then polls a flag before it reads the activations
-// (quantize.comp SIGNAL, matvec_rows.comp WAIT). A site: the count, then kChainFlags flags a
-// 128-byte line apart, so that the polls of many workgroups spread over several lines.
-inline constexpr uint32_t kChainFlags = 64;
-inline constexpr uint32_t kChainSiteBytes = 128 * (1 + kChainFlags);
+// A chained matvec (GraphRecorder::chainedSite) runs with no barrier after the quantize that
+// writes its input: each workgroup of the quantize, its writes done, counts itself with release
+// semantics on every line of a site (quantize_signal); each workgroup of the matvec issues its
+// first weight loads, then polls one line until every workgroup counted and acquires
+// (matvec_rows_chain). The lines are 128 bytes apart, so that many workgroups' polls spread
+// over them. Both modules run on the Vulkan memory model (DeviceCaps::vulkanMemoryModel).
+inline constexpr uint32_t kChainLines = 64;
+inline constexpr uint32_t kChainSiteBytes = 128 * (1 + kChainLines);
 
 // Attention reading up to this many keys is computed exactly as the cpu tier does (attention.comp:
 // F16 accumulator, position by position, so a short chat's logits are the oracle's); past it

@@ -329,6 +329,34 @@ int64_t decodeBarriers(const std::string& describe) {
     return dispatches - without;
 }
 
+// A one-token matvec of a small matrix (up to 4 MiB) waits on the quantize of its input instead
+// of a barrier (GraphRecorder::chainedSite; quantize_signal and matvec_rows_chain on the Vulkan
+// memory model): the logits of the plan with every barrier (ZINC_VK_CHAIN=0) bit for bit, and a
+// barrier fewer after attn_norm (q, with k and v beside it), ffn_norm (gate, with up beside it),
+// the SwiGLU quantize (ffn_down) and output_norm (this preset's small output head). lavapipe runs
+// one dispatch after the other, so the wait only passes here; on a GPU that runs them side by
+// side (vulkan_tests on the H200) a matvec reading its input early would change the bits.
+TEST(VulkanTier, ChainedMatvecsGiveTheBarriersBits) {
+    ZINC_REQUIRE_VULKAN();
+    const auto path = makeTestModel("qwen3-tiny-ffn8192", "q4_k_m", 7);
+    const std::vector<int32_t> tokens = tokenRamp(12, 37, 11, 1000);
+    std::vector<std::vector<float>> logits;
+    std::vector<int64_t> barriers;
+    int32_t layers = 0;
+    for (const char* chain : {"1", "0"}) {
+        setenv("ZINC_VK_CHAIN", chain, 1);  // read when a plan is recorded
+        auto gpu = test::loadPath(path, true);
+        logits.push_back(feedThenStep(gpu, tokens, 8));
+        barriers.push_back(decodeBarriers(gpu.tier->describe()));
+        layers = gpu.model->config().nLayer;
+    }
+    unsetenv("ZINC_VK_CHAIN");
+    EXPECT_EQ(logits[0], logits[1]);
+    ASSERT_GE(barriers[1], 0) << "no decode plan line in describe()";
+    EXPECT_EQ(barriers[0] + 3 * layers + 1, barriers[1]) << "three chained matvecs a layer and the output head";
+    std::filesystem::remove(path);
+}
+
 // qwen35moe's shared expert beside the routed experts in a decode step (the recorder's lanes,
 // GraphRecorder::recordSharedExpertLanes): the logits of the plan that runs the two chains one
 // after the other (ZINC_VK_MOE_LANES=0), bit for bit, with three barriers a layer fewer and one

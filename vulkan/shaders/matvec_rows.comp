@@ -63,7 +63,7 @@ layout(push_constant) uniform PC {
     uint actDiv;
     uint accumulate;
     uint groupsX;
-    UintBuf wait;  // WAIT: the site of the quantize that writes act (vulkan/plan_context.h)
+    UintBuf wait;     // ZINC_CHAIN: the site of the quantize that writes act (vulkan/plan_context.h)
     uint waitGroups;  // its workgroups: each line of the site counts to this
 } pc;
 
@@ -108,11 +108,11 @@ shared float red[gl_WorkGroupSize.x];
 
 layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly buffer Act4Buf { uvec4 v[]; };
 
-// ZINC_CHAIN (matvec_rows_chain; one token, STAGE 0; GraphRecorder's chained matvecs): this
-// dispatch runs with no barrier after the quantize that writes its activations. Each thread
-// issues its first weight units' loads, then thread 0 polls a line of the quantize's site until
-// every workgroup of it counted itself (quantize.comp signalDone), acquires, and the workgroup
-// barrier passes that on before anyone reads the activations.
+// ZINC_CHAIN (matvec_rows_chain; one token, STAGE 0, every thread a unit of k at least;
+// vulkan/plan_context.h kChainLines): this dispatch runs with no barrier after the quantize that
+// writes its activations. Each thread issues its first weight units' loads, then thread 0 polls
+// a line of the quantize's site until every workgroup of it counted itself (quantize.comp
+// signalDone) and acquires, and the workgroup barrier makes the activations visible to all.
 #ifdef ZINC_CHAIN
 const bool kWait = true;
 const uint kChainLines = 64u;
@@ -129,8 +129,6 @@ void waitSignal() {
 const bool kWait = false;
 void waitSignal() {}
 #endif
-uint actWord(uint i) { return pc.act.v[i]; }
-uvec4 actVec4(uint i) { return Act4Buf(uvec2(pc.act)).v[i]; }
 
 // kOffset (Q2_K: 1) times the sums of each half of a unit's activation quants.
 void halfSums(uvec4 lo, uvec4 hi, out int olo, out int ohi) {
@@ -193,16 +191,17 @@ void actUnit(uint t, uint j, uint u, uint actRow0, out uvec4 alo, out uvec4 ahi,
     }
     const uint a0 = (actRow0 + t) * pc.actStride;
     if (ACT4 != 0u) {
-        alo = actVec4(a0 / 4u + 2u * u);
-        ahi = actVec4(a0 / 4u + 2u * u + 1u);
+        Act4Buf act4 = Act4Buf(uvec2(pc.act));
+        alo = act4.v[a0 / 4u + 2u * u];
+        ahi = act4.v[a0 / 4u + 2u * u + 1u];
     } else {
         UNROLL for (uint i = 0u; i < 4u; ++i) {
-            alo[i] = actWord(a0 + 8u * u + i);
-            ahi[i] = actWord(a0 + 8u * u + 4u + i);
+            alo[i] = pc.act.v[a0 + 8u * u + i];
+            ahi[i] = pc.act.v[a0 + 8u * u + 4u + i];
         }
     }
-    da = uintBitsToFloat(actWord(a0 + pc.k / 4u + u));
-    sa = kHasMin ? uintBitsToFloat(actWord(a0 + pc.k / 4u + pc.k / 32u + u)) : 0.0;
+    da = uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + u]);
+    sa = kHasMin ? uintBitsToFloat(pc.act.v[a0 + pc.k / 4u + pc.k / 32u + u]) : 0.0;
     if (kNeedsSums) halfSums(alo, ahi, olo, ohi);
 }
 

@@ -28,16 +28,16 @@ layout(push_constant) uniform PC {
     uint norm;
     uint x2Stride;    // prologues 2, 3: floats between rows of x2
     uint aux;         // prologue 2: gate floats per row (1: one per row); 3: the head size
-    uint signalGroups;  // unused (the site's lines count to the matvec's waitGroups)
-    UintBuf signal;     // ZINC_CHAIN: the site (vulkan/plan_context.h kChainSiteBytes)
+    uint pad;
+    UintBuf signal;   // ZINC_CHAIN: the site (vulkan/plan_context.h kChainSiteBytes)
 } pc;
 
 shared float squares[256];
 const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMSNorm (4,096 values: all)
 
-// ZINC_CHAIN (quantize_signal; a matvec chained after this dispatch, GraphRecorder): each
-// workgroup, its writes done, counts itself on every line of the site (one a 128-byte line, so
-// that the polls of the matvec's workgroups spread over them), with release semantics.
+// ZINC_CHAIN (quantize_signal; a matvec chained after this dispatch, vulkan/plan_context.h
+// kChainLines): each workgroup, its writes done, counts itself on every line of the site with
+// release semantics.
 #ifdef ZINC_CHAIN
 const uint kChainLines = 64u;
 void signalDone() {
