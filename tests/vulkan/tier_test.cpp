@@ -363,7 +363,8 @@ TEST(VulkanTier, ChainedMatvecsGiveTheBarriersBits) {
 // dispatch more (the shared expert quantizes the FFN input into its own slot). On make-model's
 // qwen35moe-tiny in the Q4_K_M mix, as Qwen3.6 files are (the shared gate and up one SwiGLU
 // pair). The shared qwen35moe-tiny (shared gate Q5_K and up Q4_K: two matvecs) runs with the
-// lanes in every other test, against the cpu tier and its golden.
+// lanes in every other test, against the cpu tier and its golden. Without chained matvecs
+// (ZINC_VK_CHAIN=0): the plain plan would chain its shared expert's (lanes do not).
 TEST(VulkanTier, SharedExpertBesideTheRoutedExpertsGivesThePlainPlansBits) {
     ZINC_REQUIRE_VULKAN();
     for (const std::string& path : {makeTestModel("qwen35moe-tiny", "q4_k_m", 9)}) {
@@ -371,6 +372,7 @@ TEST(VulkanTier, SharedExpertBesideTheRoutedExpertsGivesThePlainPlansBits) {
         std::vector<int64_t> dispatches, barriers;
         int32_t layers = 0;
         const std::vector<int32_t> tokens = tokenRamp(16, 37, 11, 1000);
+        setenv("ZINC_VK_CHAIN", "0", 1);  // the plain plan's shared expert would chain its matvecs
         for (const char* lanes : {"1", "0"}) {
             setenv("ZINC_VK_MOE_LANES", lanes, 1);  // read when a plan is recorded
             auto gpu = test::loadPath(path, true);
@@ -380,6 +382,7 @@ TEST(VulkanTier, SharedExpertBesideTheRoutedExpertsGivesThePlainPlansBits) {
             layers = gpu.model->config().nLayer;
         }
         unsetenv("ZINC_VK_MOE_LANES");
+        unsetenv("ZINC_VK_CHAIN");
         EXPECT_EQ(logits[0], logits[1]) << path;
         EXPECT_EQ(dispatches[0], dispatches[1] + layers) << path << ": the shared expert's own quantize, a layer";
         ASSERT_GE(barriers[1], 0) << path << ": no decode plan line in describe()";
