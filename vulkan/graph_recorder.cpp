@@ -120,15 +120,17 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     Chain chain;
     PlanContext::Chain sites;
     const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;
-    bool mayChain = false;
-    for (size_t i = 0; i + 1 < ops.size() && !mayChain; ++i) mayChain = mayWaitOn(ops[i], ops[i + 1]);
-    if (mayChain && chainEnabled() && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
+    uint32_t sitesUsed = 0;  // one a quantize a matvec may wait on
+    for (size_t i = 0; i + 1 < ops.size(); ++i) sitesUsed += mayWaitOn(ops[i], ops[i + 1]) ? 1 : 0;
+    sitesUsed = std::min(sitesUsed, mem.chainSites);
+    if (sitesUsed > 0 && chainEnabled() && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
         // The sites start at zero in every run of the plan.
         rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-        rec.fill(mem.chainBuffer, 0, VK_WHOLE_SIZE, 0);
+        rec.fill(mem.chainBuffer, 0, uint64_t{kChainSiteBytes} * sitesUsed, 0);
         rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        sites.capacity = sitesUsed;
         ctx.chain = &sites;
     }
     const bool lanes = !afterOps && nTokens == 1 && lanesEnabled();  // timed plans time each op alone

@@ -203,7 +203,7 @@ void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActF
 // quantize_signal and raises a site of its own (vulkan/plan_context.h).
 void MatVecOp::recordQuantize(PlanContext& ctx, QuantizePc pc, uint32_t groupsX, uint32_t rows, VkDeviceAddress out) {
     PlanContext::Chain* chain = ctx.chain;
-    if (!chain || !ctx.signalNext || chain->next >= ctx.mem.chainSites) {
+    if (!chain || !ctx.signalNext || chain->next >= chain->capacity) {
         ctx.rec.dispatch(quantize_, pc, groupsX, rows);
         return;
     }

@@ -128,6 +128,7 @@ struct PlanContext {
     // which site the next matvec waits on (0: none, a barrier before it).
     struct Chain {
         uint32_t next = 0;            // sites used so far in this plan
+        uint32_t capacity = 0;        // sites zeroed at its start
         VkDeviceAddress site = 0;     // the last producer's site
         uint32_t groups = 0;          // its workgroups
         uint32_t dispatchesAfter = 0; // Recorder::dispatches() after it
