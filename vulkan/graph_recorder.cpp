@@ -75,6 +75,12 @@ uint64_t chainMaxBytes() {
     return v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{4} << 20;
 }
 
+// A quantize raised the context's site and no barrier was recorded since: whatever overlaps
+// the dispatches after it may run beside it.
+bool siteOpen(const PlanContext& ctx) {
+    return ctx.chain && ctx.chain->site && ctx.rec.barriersEmitted() == ctx.chain->barriersAt;
+}
+
 bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph::BufferId>& b) {
     for (graph::BufferId x : a)
         if (std::find(b.begin(), b.end(), x) != b.end()) return true;
@@ -121,9 +127,10 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     PlanContext::Chain sites;
     const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;
     uint32_t sitesUsed = 0;  // one a quantize a matvec may wait on
-    for (size_t i = 0; i + 1 < ops.size(); ++i) sitesUsed += mayWaitOn(ops[i], ops[i + 1]) ? 1 : 0;
+    if (nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE && chainEnabled())
+        for (size_t i = 0; i + 1 < ops.size(); ++i) sitesUsed += mayWaitOn(ops[i], ops[i + 1]) ? 1 : 0;
     sitesUsed = std::min(sitesUsed, mem.chainSites);
-    if (sitesUsed > 0 && chainEnabled() && nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE) {
+    if (sitesUsed > 0) {
         // The sites start at zero in every run of the plan.
         rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
@@ -264,8 +271,7 @@ void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::L
     bool overlapPrev = overlap && independent(ctx, chain.prev, chain.dispatches, l);
     ctx.waitSite = chainedSite(ctx, l, overlapPrev);
     // A quantize still running beside the matvecs before l: l overlaps them only if it waits too.
-    if (overlapPrev && !ctx.waitSite && ctx.chain && ctx.chain->site && ctx.rec.barriersEmitted() == ctx.chain->barriersAt)
-        overlapPrev = false;
+    if (overlapPrev && !ctx.waitSite && siteOpen(ctx)) overlapPrev = false;
     if (overlapPrev || ctx.waitSite) ctx.rec.overlapNext();
     const VkDeviceAddress site = ctx.chain ? ctx.chain->site : 0;
     recordOp(ctx, l);
@@ -281,10 +287,16 @@ bool GraphRecorder::mayWaitOn(const graph::LoweredOp& l, const graph::LoweredOp&
     if (q != OpKind::NormQuantize && q != OpKind::Quantize && q != OpKind::SwiGluQuantize && q != OpKind::GatedNormQuantize &&
         q != OpKind::SigmoidGateQuantize)
         return false;
-    const OpKind k = next.op.kind;
-    if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || next.op.bias || next.count == 0) return false;
-    if (next.op.in != l.op.out && !(l.op.kind == OpKind::Quantize && next.op.in == l.op.in)) return false;
-    const model::WeightRef& w = *next.op.weight;
+    if (next.op.in != l.op.out && !(q == OpKind::Quantize && next.op.in == l.op.in)) return false;
+    return chainable(next);
+}
+
+// A plain one-token matvec (no bias) of a matrix of up to chainMaxBytes that matvec_rows_chain
+// can run.
+bool GraphRecorder::chainable(const graph::LoweredOp& l) const {
+    const OpKind k = l.op.kind;
+    if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || l.op.bias || l.count == 0) return false;
+    const model::WeightRef& w = *l.op.weight;
     return matVec_.waitable(w, k == OpKind::GateUpSwiGlu) && w.rowBytes * static_cast<uint64_t>(w.rows) <= chainMaxBytes();
 }
 
@@ -294,14 +306,10 @@ bool GraphRecorder::mayWaitOn(const graph::LoweredOp& l, const graph::LoweredOp&
 // quantize's op reads or writes.
 VkDeviceAddress GraphRecorder::chainedSite(const PlanContext& ctx, const graph::LoweredOp& l, bool overlapPrev) const {
     const PlanContext::Chain* c = ctx.chain;
-    if (!c || !c->site || !c->producer || ctx.rec.barriersEmitted() != c->barriersAt) return 0;
+    if (!siteOpen(ctx) || !c->producer) return 0;
     if (!overlapPrev && ctx.rec.dispatches() != c->dispatchesAfter) return 0;
-    const OpKind k = l.op.kind;
-    if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || l.op.bias || l.count == 0) return 0;
-    const ActFormat mode = MatVecOp::formatFor(l.op.weight->type);
-    if (!inputReady(ctx, l) || ctx.mem.actSlots[static_cast<size_t>(mode)] != c->out) return 0;
-    const model::WeightRef& w = *l.op.weight;
-    if (!matVec_.waitable(w, k == OpKind::GateUpSwiGlu) || w.rowBytes * static_cast<uint64_t>(w.rows) > chainMaxBytes()) return 0;
+    if (!chainable(l) || !inputReady(ctx, l)) return 0;
+    if (ctx.mem.actSlots[static_cast<size_t>(MatVecOp::formatFor(l.op.weight->type))] != c->out) return 0;
     std::vector<graph::BufferId> touched = graph::readsOf(*c->producer);
     for (graph::BufferId id : graph::writesOf(*c->producer)) touched.push_back(id);
     if (sharesBuffer(graph::writesOf(l.op), touched)) return 0;

@@ -101,11 +101,15 @@ void TierMemory::allocate() {
                                   "MoE expert groups");
         layout_.moeGroups = moeGroups_.address();
     }
-    // Chained matvecs' sites (GraphRecorder): a decode token quantizes a few inputs a layer.
-    layout_.chainSites = 8 * static_cast<uint32_t>(c.nLayer) + 16;
-    chainSites_ = DeviceBuffer(device_, uint64_t{kChainSiteBytes} * layout_.chainSites, MemoryKind::DeviceLocal, "chained matvec sites");
-    layout_.chainBuffer = chainSites_.handle();
-    layout_.chainAddress = chainSites_.address();
+    // Chained matvecs' sites (GraphRecorder; the chain modules need the Vulkan memory model): a
+    // decode token quantizes a few inputs a layer.
+    if (device_.caps().vulkanMemoryModel) {
+        layout_.chainSites = 8 * static_cast<uint32_t>(c.nLayer) + 16;
+        chainSites_ = DeviceBuffer(device_, uint64_t{kChainSiteBytes} * layout_.chainSites, MemoryKind::DeviceLocal,
+                                   "chained matvec sites");
+        layout_.chainBuffer = chainSites_.handle();
+        layout_.chainAddress = chainSites_.address();
+    }
     // The chunked delta rule's scratch (hybrid prefill), when the device has the shared memory
     // delta_chunk_prep.comp takes; without it a batch runs the recurrence.
     const uint32_t chunk = std::min(static_cast<uint32_t>(std::max(deltaChunk_, 0)), HybridOp::kMaxDeltaChunk);
