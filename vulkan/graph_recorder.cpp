@@ -126,19 +126,26 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
     Chain chain;
     PlanContext::Chain sites;
     const std::vector<graph::LoweredOp>& ops = loweredFor(nTokens, false).ops;
-    uint32_t sitesUsed = 0;  // one a quantize a matvec may wait on
-    if (nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE && chainEnabled())
-        for (size_t i = 0; i + 1 < ops.size(); ++i) sitesUsed += mayWaitOn(ops[i], ops[i + 1]) ? 1 : 0;
-    sitesUsed = std::min(sitesUsed, mem.chainSites);
-    if (sitesUsed > 0) {
-        // The sites start at zero in every run of the plan.
-        rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                    VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
-        rec.fill(mem.chainBuffer, 0, uint64_t{kChainSiteBytes} * sitesUsed, 0);
-        rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        sites.capacity = sitesUsed;
+    if (nTokens == 1 && !afterOps && mem.chainBuffer != VK_NULL_HANDLE && chainEnabled()) {
+        uint32_t sitesUsed = 0;  // one an op a matvec may wait on raises
+        for (size_t i = 0; i + 1 < ops.size(); ++i)
+            if (raisesSite(ops, i)) {
+                ++sitesUsed;
+                const OpKind k = ops[i].op.kind;
+                if (k == OpKind::Attention || k == OpKind::QkRopeAttention) ++i;  // one for it and its Quantize step
+            }
+        sites.capacity = std::min(sitesUsed, mem.chainSites);
         ctx.chain = &sites;
+        // The sites start at zero in every run of the plan, the split attention's too.
+        const bool splitSite = mem.attnArgs != VK_NULL_HANDLE;
+        if (sites.capacity > 0 || splitSite)
+            rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                        VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+        if (sites.capacity > 0) rec.fill(mem.chainBuffer, 0, uint64_t{kChainSiteBytes} * sites.capacity, 0);
+        if (splitSite) rec.fill(mem.attnArgs, kSplitSiteOffset, kChainSiteBytes, 0);
+        if (sites.capacity > 0 || splitSite)
+            rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     }
     const bool lanes = !afterOps && nTokens == 1 && lanesEnabled();  // timed plans time each op alone
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -153,7 +160,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
             if (ctx.chain) ctx.chain->site = 0;
             continue;
         }
-        ctx.signalNext = ctx.chain && i + 1 < ops.size() && mayWaitOn(l, ops[i + 1]);
+        ctx.signalNext = ctx.chain && i + 1 < ops.size() && raisesSite(ops, i);
         recordInChain(ctx, chain, l, !afterOps);  // instrumented plans time each op alone
         ctx.signalNext = false;
         if (l.count == 0) continue;  // a Quantize step: counted with the op it feeds
@@ -280,10 +287,16 @@ void GraphRecorder::recordInChain(PlanContext& ctx, Chain& chain, const graph::L
     chain = {&l, ctx.rec.dispatches() - before};
 }
 
-// Whether `next`, a one-token matvec, may wait on l, the quantize of its input (chainedSite
-// checks the rest when it records): only such a quantize raises a site.
-bool GraphRecorder::mayWaitOn(const graph::LoweredOp& l, const graph::LoweredOp& next) const {
+// Whether ops[i] raises a site a one-token matvec may wait on (chainedSite checks the rest when
+// it records): a quantize of the matvec's input, or attention whose output the next op (its
+// Quantize step: nothing to record where attention.comp quantized) holds for the matvec after
+// it. Where attention raises one, its Quantize step does not.
+bool GraphRecorder::raisesSite(const std::vector<graph::LoweredOp>& ops, size_t i) const {
+    if (i + 1 >= ops.size()) return false;
+    const graph::LoweredOp &l = ops[i], &next = ops[i + 1];
     const OpKind q = l.op.kind;
+    if (q == OpKind::Attention || q == OpKind::QkRopeAttention)
+        return next.op.kind == OpKind::Quantize && next.op.in == l.op.out && raisesSite(ops, i + 1);
     if (q != OpKind::NormQuantize && q != OpKind::Quantize && q != OpKind::SwiGluQuantize && q != OpKind::GatedNormQuantize &&
         q != OpKind::SigmoidGateQuantize)
         return false;

@@ -47,7 +47,7 @@ private:
     // independent() allow; l becomes the chain's last op.
     void recordInChain(PlanContext& ctx, Chain& chain, const graph::LoweredOp& l, bool overlap);
     std::optional<graph::ActFormat> quantizedNext(const graph::LoweredOp& l) const;
-    bool mayWaitOn(const graph::LoweredOp& l, const graph::LoweredOp& next) const;
+    bool raisesSite(const std::vector<graph::LoweredOp>& ops, size_t i) const;
     bool chainable(const graph::LoweredOp& l) const;
     VkDeviceAddress chainedSite(const PlanContext& ctx, const graph::LoweredOp& l, bool overlapPrev) const;
     static bool independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,

@@ -20,7 +20,7 @@ struct StorePc {
 
 struct AttendPc {
     VkDeviceAddress q, kCache, vCache, out, state;
-    uint32_t nHead, group, headDim, kvDim, qStride, outStride;
+    uint32_t nHead, group, headDim, qStride, outStride;
     float scale;
     VkDeviceAddress partials;
     uint32_t nSplits, exactMax;
@@ -28,7 +28,10 @@ struct AttendPc {
     uint32_t window, slots;
     VkDeviceAddress quantOut;  // QUANT only
     uint32_t quantStride;
+    uint32_t chainWait;        // attention_chain: (the chained split's ordinal) << 16 | its head blocks
+    VkDeviceAddress signal;    // attention_chain: the site a chained matvec after it waits on
 };
+static_assert(sizeof(AttendPc) <= 128);
 
 struct FusedPc {
     VkDeviceAddress q, k, v, qNorm, kNorm, table, kCache, vCache, state;
@@ -67,6 +70,14 @@ static_assert(sizeof(SplitPc) == 128);
 // ZINC_VK_ATTN_FUSE=0 (A/B; read per plan).
 bool fuseEnabled() {
     const char* v = std::getenv("ZINC_VK_ATTN_FUSE");
+    return !(v && *v == '0');
+}
+
+// A chained plan (PlanContext::chain) runs a FUSED one-token split attention and its merge with
+// no barrier between them (attention_split_chain, attention_chain) unless ZINC_VK_CHAIN_ATTN=0
+// (A/B; read per plan).
+bool chainSplitEnabled() {
+    const char* v = std::getenv("ZINC_VK_CHAIN_ATTN");
     return !(v && *v == '0');
 }
 
@@ -254,9 +265,13 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const uint32_t nSplits = splitCount(ctx);
     const bool split = splitFits(ctx);
     const uint32_t exactMax = split ? ctx.mem.attnExactMax : UINT32_MAX;
+    // The merge waits on the split in the kernel (vulkan/plan_context.h kSplitSiteOffset): a
+    // FUSED step, where split 0 runs at every length, so an exact step waits on it too.
+    const bool chains = ctx.chain && pipelines_.caps().chainedAttention;
+    const bool chainSplit = chains && split && step && ctx.nTokens == 1 && chainSplitEnabled();
+    const uint32_t heads = split ? splitHeads(c) : 1;
     if (split) {
         const SubLabel splitLabel(ctx.rec, "split");  // attention.comp's merge keeps the op's label
-        const uint32_t heads = splitHeads(c);
         const RopeStep none{};
         const RopeStep& r = step ? *step : none;
         const SplitPc pc{ctx.row0(op.in), kCache,  vCache,  ctx.mem.attnPartials, ctx.mem.state,
@@ -280,9 +295,9 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
         // batches and rows keep the plain loads (the same bits); so do heads wider than 128,
         // whose rolled keys and values take twice the registers (the Qwen3.6 shape, 256-wide
         // attention heads, decoded 2-3 % slower rolled). ZINC_VK_ATTN_ROLL=0: none (A/B).
-        ctx.rec.dispatchIndirect(
-            pipelines_.get(Shader::AttentionSplit, splitSpec(heads, headDim, ctx.nTokens == 1, step != nullptr)), pc,
-            ctx.mem.attnArgs, 0);
+        ctx.rec.dispatchIndirect(pipelines_.get(chainSplit ? Shader::AttentionSplitChain : Shader::AttentionSplit,
+                                                splitSpec(heads, headDim, ctx.nTokens == 1, step != nullptr)),
+                                 pc, ctx.mem.attnArgs, 0);
     }
     AttendPc attend{ctx.row0(op.in),
                     kCache,
@@ -292,7 +307,6 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
                     static_cast<uint32_t>(c.nHead),
                     static_cast<uint32_t>(c.nHead / c.nHeadKv),
                     static_cast<uint32_t>(c.headDim),
-                    kvDim,
                     ctx.width(op.in),
                     ctx.width(op.out),
                     scoreScale,
@@ -303,6 +317,8 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
                     cache.window,
                     cache.slots,
                     0,
+                    0,
+                    chainSplit ? (++ctx.chain->splitsChained) << 16 | nHead / heads : 0u,
                     0};
     // The output quantized here too for the next matvec where a 256-value group is 2 or 4 whole
     // heads (workgroups of 256 or 512 threads, 128 a head): its Quantize step then finds the
@@ -316,17 +332,24 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const bool quant = eightBit && quantEnabled() && !ctx.sequenceRows && (headDim == 64 || headDim == 128) &&
                        (nHead * headDim) % 256 == 0 && ctx.width(op.out) == nHead * headDim;
     ctx.acts.invalidate(op.out);
+    if (chainSplit) ctx.rec.overlapNext();
     if (!quant) {
-        ctx.rec.dispatch(attend_, attend, nHead, static_cast<uint32_t>(ctx.rows));
+        ctx.rec.dispatch(chainSplit ? pipelines_.get(Shader::AttentionChain) : attend_, attend, nHead,
+                         static_cast<uint32_t>(ctx.rows));
         return;
     }
+    // A chained matvec after it (the next op's, attn_output: GraphRecorder) waits on the site
+    // it raises.
     const auto slot = static_cast<size_t>(*quantizeFor);
-    const uint32_t heads = 256 / headDim, k = nHead * headDim;
+    const uint32_t merged = 256 / headDim, k = nHead * headDim, groups = nHead / merged;
     attend.quantOut = ctx.mem.actSlots[slot];
     attend.quantStride = MatVecOp::rowWords(*quantizeFor, k);
-    const VkPipeline pipeline =
-        pipelines_.get(Shader::Attention, {128 * heads, heads, 1 + static_cast<uint32_t>(*quantizeFor)});
-    ctx.rec.dispatch(pipeline, attend, nHead / heads, static_cast<uint32_t>(ctx.rows));
+    attend.signal = chains ? ctx.takeSite() : 0;
+    const bool chained = chainSplit || attend.signal;
+    const VkPipeline pipeline = pipelines_.get(chained ? Shader::AttentionChain : Shader::Attention,
+                                               {128 * merged, merged, 1 + static_cast<uint32_t>(*quantizeFor)});
+    ctx.rec.dispatch(pipeline, attend, groups, static_cast<uint32_t>(ctx.rows));
+    if (attend.signal) ctx.raised(attend.signal, groups * static_cast<uint32_t>(ctx.rows), attend.quantOut);
     ctx.acts.slots[slot] = {op.out, ctx.firstRow, ctx.rows};
 }
 

@@ -202,19 +202,9 @@ void MatVecOp::recordNormQuantized(PlanContext& ctx, const graph::Op& norm, ActF
 // A quantize dispatch a chained matvec will wait on (PlanContext::signalNext) runs
 // quantize_signal and raises a site of its own (vulkan/plan_context.h).
 void MatVecOp::recordQuantize(PlanContext& ctx, QuantizePc pc, uint32_t groupsX, uint32_t rows, VkDeviceAddress out) {
-    PlanContext::Chain* chain = ctx.chain;
-    if (!chain || !ctx.signalNext || chain->next >= chain->capacity) {
-        ctx.rec.dispatch(quantize_, pc, groupsX, rows);
-        return;
-    }
-    pc.signal = ctx.mem.chainAddress + uint64_t{kChainSiteBytes} * chain->next++;
-    ctx.rec.dispatch(pipelines_.get(Shader::QuantizeSignal), pc, groupsX, rows);
-    chain->site = pc.signal;
-    chain->groups = groupsX * rows;
-    chain->dispatchesAfter = ctx.rec.dispatches();
-    chain->barriersAt = ctx.rec.barriersEmitted();
-    chain->out = out;
-    chain->producer = nullptr;
+    pc.signal = ctx.takeSite();
+    ctx.rec.dispatch(pc.signal ? pipelines_.get(Shader::QuantizeSignal) : quantize_, pc, groupsX, rows);
+    if (pc.signal) ctx.raised(pc.signal, groupsX * rows, out);
 }
 
 bool MatVecOp::gateQuantizable(const graph::Op& gate) {

@@ -71,6 +71,12 @@ struct DeviceLayout {
 // over them. Both modules run on the Vulkan memory model (DeviceCaps::vulkanMemoryModel).
 inline constexpr uint32_t kChainLines = 64;
 inline constexpr uint32_t kChainSiteBytes = 128 * (1 + kChainLines);
+// A one-token step's split attention (attention_split_chain) and its merge (attention_chain) are
+// chained the same way, on one site for the whole plan in the partials' buffer, right before
+// the partials (chain.glsl splitSite): the merge of the i-th chained layer waits for a count of
+// i times the layer's working split workgroups. The site starts at this offset, after the
+// split's dispatch counts.
+inline constexpr uint32_t kSplitSiteOffset = 128;
 
 // Attention reading up to this many keys is computed exactly as the cpu tier does (attention.comp:
 // F16 accumulator, position by position, so a short chat's logits are the oracle's); past it
@@ -135,10 +141,27 @@ struct PlanContext {
         uint32_t barriersAt = 0;      // Recorder::barriersEmitted() after it
         VkDeviceAddress out = 0;      // the activations it wrote
         const graph::Op* producer = nullptr;  // the graph op it belongs to (GraphRecorder)
+        uint32_t splitsChained = 0;   // split attentions whose merge waits on the split site
     };
     Chain* chain = nullptr;
     bool signalNext = false;  // the op being recorded raises a site (a matvec after it may chain)
     VkDeviceAddress waitSite = 0;
+
+    // The site the dispatch about to be recorded raises (its chain module signals there), where
+    // the op raises one and one is left; 0: none (the plain module).
+    VkDeviceAddress takeSite() {
+        if (!chain || !signalNext || chain->next >= chain->capacity) return 0;
+        return mem.chainAddress + uint64_t{kChainSiteBytes} * chain->next++;
+    }
+    // After that dispatch (`groups` workgroups, writing the activations at `out`).
+    void raised(VkDeviceAddress site, uint32_t groups, VkDeviceAddress out) {
+        chain->site = site;
+        chain->groups = groups;
+        chain->dispatchesAfter = rec.dispatches();
+        chain->barriersAt = rec.barriersEmitted();
+        chain->out = out;
+        chain->producer = nullptr;
+    }
 
     uint32_t width(graph::BufferId id) const { return static_cast<uint32_t>(graph.buffer(id).width); }
     VkDeviceAddress at(graph::BufferId id, int32_t token) const {

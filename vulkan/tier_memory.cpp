@@ -149,17 +149,19 @@ void TierMemory::allocate() {
     const char* exactEnv = std::getenv("ZINC_VK_ATTN_EXACT");
     layout_.attnExactMax = exactEnv && *exactEnv ? static_cast<uint32_t>(std::strtoul(exactEnv, nullptr, 10)) : kExactAttentionMax;
     if (static_cast<uint32_t>(contextLength_) > layout_.attnExactMax) {
-        // 16 bytes of dispatch counts (attention_args.comp), then the partials: one token's
-        // attnSplits per head, or a whole batch's attnBatchSplits (rows of several sequences,
-        // attnSplits each, up to as many).
+        // 16 bytes of dispatch counts (attention_args.comp), the split site at kSplitSiteOffset
+        // (chained split attention, plan_context.h), then the partials: one token's attnSplits
+        // per head, or a whole batch's attnBatchSplits (rows of several sequences, attnSplits
+        // each, up to as many).
         const size_t perHead = std::max<size_t>(layout_.attnSplits, static_cast<size_t>(maxBatch_) * layout_.attnBatchSplits);
         layout_.attnPartialSlots = perHead;
-        attnPartials_ = DeviceBuffer(device_, 16 + sizeof(float) * static_cast<size_t>(c.nHead) * perHead *
-                                                       static_cast<size_t>(c.headDim + 2),
+        const uint32_t head = kSplitSiteOffset + kChainSiteBytes;
+        attnPartials_ = DeviceBuffer(device_, head + sizeof(float) * static_cast<size_t>(c.nHead) * perHead *
+                                                         static_cast<size_t>(c.headDim + 2),
                                      MemoryKind::DeviceLocal, "attention partials");
         layout_.attnArgs = attnPartials_.handle();
         layout_.attnArgsAddress = attnPartials_.address();
-        layout_.attnPartials = attnPartials_.address() + 16;
+        layout_.attnPartials = attnPartials_.address() + head;
     }
     layout_.arena = arena_.address();
     layout_.plan = &plan_;

@@ -143,6 +143,7 @@ DeviceCaps Instance::caps(uint32_t index) const {
     c.integerDotProduct = p.apiVersion >= VK_API_VERSION_1_3 && f.v13.shaderIntegerDotProduct;
     c.shaderFloat16 = f.v12.shaderFloat16;
     c.vulkanMemoryModel = f.v12.vulkanMemoryModel;
+    c.chainedAttention = c.vulkanMemoryModel && c.type != "cpu";
     const char* dotProducts = c.integerDotProduct ? "integer dot products" : "unpacked integer products";
     if (!coopmatExtension) {
         c.prefillMatmul = fmt::format("{} (no VK_KHR_cooperative_matrix)", dotProducts);

@@ -32,6 +32,12 @@ struct DeviceCaps {
     bool timestamps = false;
     bool integerDotProduct = false;  // 4x8-bit dot products in shaders (Vulkan 1.3)
     bool vulkanMemoryModel = false;  // (Vulkan 1.2) the chained matvecs' release and acquire
+    // Chained attention (attention_split_chain, attention_chain: vulkan/plan_context.h
+    // kSplitSiteOffset): the memory model, on a GPU. lavapipe (Mesa 22.3.6, Debian 12) runs
+    // attention.comp compiled on the memory model wrongly: the exact path's workgroups write
+    // nothing past its score loop (a store before it lands, one after it does not); the same
+    // source without the memory model, and its merge path with it, are right.
+    bool chainedAttention = false;
     // Prefill matmuls on matrix cores (matmul_coopmat.comp): VK_KHR_cooperative_matrix with a
     // subgroup-scope 16x16x16 f16 x f16 -> f32 shape, shaderFloat16, vulkanMemoryModel (the
     // NV-spelled GLSL brings the Vulkan memory model), subgroups of 32 or 64 threads (the

@@ -27,6 +27,8 @@
 #include "vulkan/shaders/matvec_rows_tiles.h"
 #include "vulkan/shaders/matvec_rows_chain.h"
 #include "vulkan/shaders/matvec_rows_chain_dot4.h"
+#include "vulkan/shaders/attention_chain.h"
+#include "vulkan/shaders/attention_split_chain.h"
 #include "vulkan/shaders/quantize_signal.h"
 #include "vulkan/shaders/matvec_rows_tiles_dot4.h"
 #include "vulkan/shaders/copy.h"
@@ -75,6 +77,8 @@ Code codeOf(Shader shader) {
         ZINC_SHADER(MatVecRowsTilesDot4, kMatvecRowsTilesDot4)
         ZINC_SHADER(MatVecRowsChain, kMatvecRowsChain)
         ZINC_SHADER(MatVecRowsChainDot4, kMatvecRowsChainDot4)
+        ZINC_SHADER(AttentionChain, kAttentionChain)
+        ZINC_SHADER(AttentionSplitChain, kAttentionSplitChain)
         ZINC_SHADER(QuantizeSignal, kQuantizeSignal)
         ZINC_SHADER(MatMul, kMatmul)
         ZINC_SHADER(MatMulDot4, kMatmulDot4)
@@ -126,6 +130,8 @@ const char* shaderName(Shader shader) {
         case Shader::MatVecRowsTilesDot4: return "matvec_rows_tiles_dot4";
         case Shader::MatVecRowsChain: return "matvec_rows_chain";
         case Shader::MatVecRowsChainDot4: return "matvec_rows_chain_dot4";
+        case Shader::AttentionChain: return "attention_chain";
+        case Shader::AttentionSplitChain: return "attention_split_chain";
         case Shader::QuantizeSignal: return "quantize_signal";
         case Shader::MatMul: return "matmul";
         case Shader::MatMulDot4: return "matmul_dot4";

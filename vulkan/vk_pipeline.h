@@ -18,7 +18,7 @@
 
 namespace zinc::vk {
 
-enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, Elementwise, Quantize, MatVec, MatVecDot4, MatVecRows, MatVecRowsDot4, MatVecRowsTiles, MatVecRowsTilesDot4, MatVecRowsChain, MatVecRowsChainDot4, QuantizeSignal, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample,
+enum class Shader { Embed, RmsNorm, Rope, KvStore, Attention, AttentionSplit, AttentionArgs, Elementwise, Quantize, MatVec, MatVecDot4, MatVecRows, MatVecRowsDot4, MatVecRowsTiles, MatVecRowsTilesDot4, MatVecRowsChain, MatVecRowsChainDot4, QuantizeSignal, AttentionChain, AttentionSplitChain, MatMul, MatMulDot4, MoeTopK, MoeCombine, MoeGroup, Argmax, QkRope, Sample,
                     SsmConv, DeltaNet, DeltaChunkPrep, DeltaChunkState, GatedNorm, Gate, GatherRows, Copy, SyncProbe, MatMulCoopmat, MatMulCoopmatEmulated,
                     DequantF16, MatMulF16, MatMulF16Emulated, FlashAttention, FlashAttentionEmulated };
 const char* shaderName(Shader shader);

@@ -94,7 +94,7 @@ public:
     std::string describe() const override {
         const auto& c = device_.caps();
         std::string s = fmt::format("vulkan: device {} {} ({}, {}), subgroup {}, {} {}, weights {:.1f} MiB (uploaded at {:.1f} GiB/s), context {}, "
-                                    "KV cache F16 {:.1f} MiB{}, {}, decode plan {} dispatches ({} without a barrier before them), prefill matmul: {}, prefill attention: {}",
+                                    "KV cache F16 {:.1f} MiB{}, {}, decode plan {} dispatches ({} without a barrier before them{}), prefill matmul: {}, prefill attention: {}",
                                     c.index, c.name, c.type, c.driverName, c.subgroupSize,
                                     c.integerDotProduct ? "dot4 matvec" : "unpacked matvec",
                                     vk::MatVecOp::kernelFromEnvironment().name(),
@@ -104,7 +104,8 @@ public:
                                     static_cast<double>(memory_.kvCacheBytes()) / (1 << 20),
                                     sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(),
                                     limits_.describe(),
-                                    stats_.dispatchesPerToken, decodeOverlapped_, prefillMatmul(), c.prefillAttention);
+                                    stats_.dispatchesPerToken, decodeOverlapped_, c.chainedAttention ? "; attention chained" : "",
+                                    prefillMatmul(), c.prefillAttention);
         if (stats_.decodeTokens > 0) {
             const double tokens = static_cast<double>(stats_.decodeTokens);
             s += fmt::format(", {:.2f} submissions/token, host {:.1f} us/token", stats_.decodeSubmissions / tokens,

@@ -331,29 +331,41 @@ int64_t decodeBarriers(const std::string& describe) {
 
 // A one-token matvec of a small matrix (up to 4 MiB) waits on the quantize of its input instead
 // of a barrier (GraphRecorder::chainedSite; quantize_signal and matvec_rows_chain on the Vulkan
-// memory model): the logits of the plan with every barrier (ZINC_VK_CHAIN=0) bit for bit, and a
-// barrier fewer after attn_norm (q, with k and v beside it), ffn_norm (gate, with up beside it),
-// the SwiGLU quantize (ffn_down) and output_norm (this preset's small output head). lavapipe runs
-// one dispatch after the other, so the wait only passes here; on a GPU that runs them side by
-// side (vulkan_tests on the H200) a matvec reading its input early would change the bits.
-TEST(VulkanTier, ChainedMatvecsGiveTheBarriersBits) {
+// memory model), and on a GPU a one-token step's attention merge waits on its split
+// (attention_split_chain, attention_chain; DeviceCaps::chainedAttention): the logits of the plan
+// with every barrier (ZINC_VK_CHAIN=0) bit for bit, and a barrier fewer after attn_norm (q, with
+// k and v beside it), ffn_norm (gate, with up beside it), the SwiGLU quantize (ffn_down),
+// output_norm (this preset's small output head) and, on a GPU, the split (the merge) and the
+// merge (attn_output, whose input the merge quantized). Steps at 14 to 18 keys: attention.comp
+// computes the first three exactly, after split 0 stored the key, and merges the last two.
+// lavapipe runs one dispatch after the other, so the waits only pass here; on a GPU that runs
+// them side by side (vulkan_tests on the H200) a kernel reading its input early would change
+// the bits.
+TEST(VulkanTier, ChainedDispatchesGiveTheBarriersBits) {
     ZINC_REQUIRE_VULKAN();
     const auto path = makeTestModel("qwen3-tiny-ffn8192", "q4_k_m", 7);
-    const std::vector<int32_t> tokens = tokenRamp(7, 37, 11, 1000);  // 2 fed, 5 one-token steps
+    const std::vector<int32_t> tokens = tokenRamp(19, 37, 11, 1000);  // 14 fed, 5 one-token steps
     std::vector<std::vector<float>> logits;
     std::vector<int64_t> barriers;
     int32_t layers = 0;
-    for (const char* chain : {"1", "0"}) {
-        setenv("ZINC_VK_CHAIN", chain, 1);  // read when a plan is recorded
+    bool attention = false;
+    for (const char* chain : {"1", "attn0", "0"}) {
+        setenv("ZINC_VK_CHAIN", chain[0] == '0' ? "0" : "1", 1);  // read when a plan is recorded
+        setenv("ZINC_VK_CHAIN_ATTN", chain[0] == 'a' ? "0" : "1", 1);
         auto gpu = test::loadPath(path, true);
-        logits.push_back(feedThenStep(gpu, tokens, 2));
+        logits.push_back(feedThenStep(gpu, tokens, 14));
         barriers.push_back(decodeBarriers(gpu.tier->describe()));
         layers = gpu.model->config().nLayer;
+        attention = gpu.tier->describe().find("attention chained") != std::string::npos;
     }
     unsetenv("ZINC_VK_CHAIN");
-    EXPECT_EQ(logits[0], logits[1]);
-    ASSERT_GE(barriers[1], 0) << "no decode plan line in describe()";
-    EXPECT_EQ(barriers[0] + 3 * layers + 1, barriers[1]) << "three chained matvecs a layer and the output head";
+    unsetenv("ZINC_VK_CHAIN_ATTN");
+    EXPECT_EQ(logits[0], logits[2]);
+    EXPECT_EQ(logits[1], logits[2]);
+    ASSERT_GE(barriers[2], 0) << "no decode plan line in describe()";
+    const int64_t merged = attention ? 1 : 0;  // attn_output after the merge that quantized its input
+    EXPECT_EQ(barriers[1] + (3 + merged) * layers + 1, barriers[2]) << "three chained matvecs a layer and the output head";
+    EXPECT_EQ(barriers[0] + (3 + 2 * merged) * layers + 1, barriers[2]) << "and the merge after the split";
     std::filesystem::remove(path);
 }
 

@@ -16,7 +16,7 @@
 #include "quant_block.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
 
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uvec4Buf { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly buffer Uvec4Buf { uvec4 v[]; };
 
 layout(local_size_x = 128, local_size_x_id = 0) in;  // 128 * HB
 layout(constant_id = 1) const uint HB = 1u;     // heads a workgroup (QUANT: 256 / headDim)
@@ -31,7 +31,6 @@ layout(push_constant) uniform PC {
     uint nHead;
     uint group;      // query heads per kv head
     uint headDim;
-    uint kvDim;
     uint qStride;
     uint outStride;
     float scale;
@@ -43,6 +42,12 @@ layout(push_constant) uniform PC {
     uint slots;    // the layer's rows: position p in row p % slots (graph/kv_layout.h)
     UintBuf quantOut;  // QUANT: the quantized rows, quantStride words apart
     uint quantStride;
+    // ZINC_CHAIN (attention_chain; chain.glsl): where chainWait is not 0 this dispatch runs with
+    // no barrier after attention_split_chain and first waits on the split site for the
+    // (chainWait >> 16)-th layer's working split workgroups, (chainWait & 0xFFFF) head blocks
+    // of them; where signal is not 0 a matvec chained after it waits on that site.
+    uint chainWait;
+    UintBuf signal;
 } pc;
 
 uint firstSlot_, slotBase_;
@@ -59,6 +64,23 @@ uint headSubgroup0() { return (gl_LocalInvocationID.x / HT) * perHead(); }
 const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
+
+#ifdef ZINC_CHAIN
+#include "chain.glsl"
+// The split workgroups that count themselves for a token of n keys (attention_split.comp
+// splitDone): the token's split count, or split 0 alone where it is computed exactly.
+void waitForSplits(uint n) {
+    if (pc.chainWait == 0u) return;
+    const uint working = n <= pc.exactMax ? 1u : min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits);
+    chainWait(splitSite(pc.partials), gl_WorkGroupID.x % kSplitLines, (pc.chainWait >> 16) * working * (pc.chainWait & 0xFFFFu));
+}
+void signalDone() {
+    if (uvec2(pc.signal) != uvec2(0u)) chainSignal(pc.signal, kChainLines);
+}
+#else
+void waitForSplits(uint n) {}
+void signalDone() {}
+#endif
 
 const uint kChunk = HB > 1u ? 256u : 1024u;  // positions a pass of the exact path (shared memory)
 const uint kAhead = 16u;  // V elements a thread has in flight in the exact accumulation
@@ -82,6 +104,12 @@ void finish(uint t) {
     quantizeBlock(pc.quantOut, t * pc.quantStride, k, j, i, j < 256u, j < 256u ? outVals[j] : 0.0, QUANT - 1u);
 }
 
+// The outputs written (and quantized): a chained matvec may read them.
+void done(uint t) {
+    finish(t);
+    signalDone();
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x % HT, part = gl_LocalInvocationID.x / HT;
     const uint h = gl_WorkGroupID.x * HB + part, t = gl_WorkGroupID.y;
@@ -91,7 +119,8 @@ void main() {
     const uint n = pos + 1u - first;
     firstSlot_ = first % pc.slots;
     const uint kvHead = h / pc.group;
-    const uint hd = pc.headDim;
+    const uint hd = pc.headDim, kvDim = (pc.nHead / pc.group) * hd;
+    waitForSplits(n);
     if (n > pc.exactMax) {
         // Merge: one thread per split finds the common max and each split's scale, then one
         // thread per output element sums the scaled partials (loads independent of each other).
@@ -129,14 +158,14 @@ void main() {
             const float total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
             emit(t, h, part, d, total / sum);
         }
-        finish(t);
+        done(t);
         return;
     }
     const uint qb = part * 256u, sb = part * kChunk;  // this head's qh[], scores[] and vScale[]
     for (uint i = tid; i < hd; i += 128u) qh[qb + i] = roundHalf(pc.q.v[t * pc.qStride + h * hd + i] * pc.qScale);
     barrier();
     const uvec2 kAddress = uvec2(pc.kCache);
-    const bool wide = hd % 8u == 0u && pc.kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
+    const bool wide = hd % 8u == 0u && kvDim % 8u == 0u && (kAddress.x & 15u) == 0u;
     Uvec4Buf k4 = Uvec4Buf(kAddress);
     // The accumulator: element tid and, for heads wider than the workgroup (256: qwen35's gated
     // attention, gemma3), element tid + 128.
@@ -149,7 +178,7 @@ void main() {
         for (uint p = tid; p < count; p += 128u) {
             float s = 0.0;
             if (wide) {
-                const uint row = (rowOf(base + p) * pc.kvDim + kvHead * hd) / 8u, quads = hd / 8u;
+                const uint row = (rowOf(base + p) * kvDim + kvHead * hd) / 8u, quads = hd / 8u;
                 for (uint b = 0u; b < quads; b += 16u) {
                     uvec4 k[16];
                     [[unroll]] for (uint i = 0u; i < 16u; ++i)
@@ -166,7 +195,7 @@ void main() {
                     }
                 }
             } else {
-                const uint row = (rowOf(base + p) * pc.kvDim + kvHead * hd) / 2u;
+                const uint row = (rowOf(base + p) * kvDim + kvHead * hd) / 2u;
                 for (uint i = 0u; i < hd / 2u; ++i) {
                     const vec2 kv = unpackHalf2x16(pc.kCache.v[row + i]);
                     s += kv.x * qh[qb + 2u * i] + kv.y * qh[qb + 2u * i + 1u];
@@ -211,7 +240,7 @@ void main() {
             const uint col = kvHead * hd + d;
             float v[kAhead], next[kAhead];
             [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
-                const uint e = rowOf(base + min(u, count - 1u)) * pc.kvDim + col;
+                const uint e = rowOf(base + min(u, count - 1u)) * kvDim + col;
                 next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
             }
             float a = acc[lane];
@@ -219,7 +248,7 @@ void main() {
                 [[unroll]] for (uint u = 0u; u < kAhead; ++u) v[u] = next[u];
                 if (p + kAhead < count)
                     [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
-                        const uint e = rowOf(base + min(p + kAhead + u, count - 1u)) * pc.kvDim + col;
+                        const uint e = rowOf(base + min(p + kAhead + u, count - 1u)) * kvDim + col;
                         next[u] = unpackHalf2x16(pc.vCache.v[e / 2u])[e % 2u];
                     }
                 [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
@@ -238,5 +267,5 @@ void main() {
     }
     [[unroll]] for (uint lane = 0u; lane < 2u; ++lane)
         if (tid + 128u * lane < hd) emit(t, h, part, tid + 128u * lane, acc[lane] * (sum > 0.0 ? 1.0 / sum : 0.0));
-    finish(t);
+    done(t);
 }

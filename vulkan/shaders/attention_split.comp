@@ -19,7 +19,7 @@
 #include "reduce.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
 
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer Uvec4Buf { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly buffer Uvec4Buf { uvec4 v[]; };
 
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint GQ = 1u;  // query heads a workgroup, at most 8
@@ -56,6 +56,17 @@ layout(push_constant) uniform PC {
     uint rope;     // FUSED: ropeDim | neox << 16 | hasNorm << 17
     float eps;
 } pc;
+
+// ZINC_CHAIN (attention_split_chain; FUSED one-token steps): attention.comp runs with no barrier
+// after this dispatch. Each workgroup that works (split < the token's split count, or split 0 of
+// an exact step: it rotates and stores) counts itself on the split site when its writes are
+// done (chain.glsl); the merge waits for every one.
+#ifdef ZINC_CHAIN
+#include "chain.glsl"
+void splitDone() { chainSignal(splitSite(pc.partials), kSplitLines); }
+#else
+void splitDone() {}
+#endif
 
 uint firstSlot_, slotBase_;
 // The cache row of the i-th key this query reads (in position order), in its sequence's slot.
@@ -167,9 +178,15 @@ bool fusedStep(uint tid, uint split, uint h0, uint kvHead, uint t, uint pos, uin
             pc.kCache.v[row + i] = packHalves(ropedAt(kIn, 2u * i, pos), ropedAt(kIn, 2u * i + 1u, pos));
             pc.vCache.v[row + i] = packHalves(pc.v.v[kSrc + 2u * i], pc.v.v[kSrc + 2u * i + 1u]);
         }
+#ifndef ZINC_CHAIN
         memoryBarrier();  // the stored key and value, before this workgroup's loads
+#endif
     }
+#ifdef ZINC_CHAIN
+    workgroupBufferBarrier();  // qh[], and the stored key and value before this workgroup's loads
+#else
     barrier();  // qh[]
+#endif
     return exact;
 }
 
@@ -186,7 +203,10 @@ void main() {
     if ((FUSED == 0u || split > 0u) && (exact || split * kChunk >= n)) return;
     const uint kvHead = h0 / pc.group, hd = HD;
     if (FUSED != 0u) {
-        if (fusedStep(tid, split, h0, kvHead, t, pos, n, exact)) return;
+        if (fusedStep(tid, split, h0, kvHead, t, pos, n, exact)) {
+            if (exact && split == 0u) splitDone();  // rotated and stored for attention.comp
+            return;
+        }
     } else {
         for (uint i = tid; i < GQ * 64u; i += 256u) {
             const uint hq = i / 64u, e = 4u * (i % 64u);
@@ -357,4 +377,5 @@ void main() {
             pc.partials.v[out0 + 1u] = headSum[h1 + tid];
         }
     }
+    splitDone();
 }

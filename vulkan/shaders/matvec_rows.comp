@@ -114,17 +114,9 @@ layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly 
 // a line of the quantize's site until every workgroup of it counted itself (quantize.comp
 // signalDone) and acquires, and the workgroup barrier makes the activations visible to all.
 #ifdef ZINC_CHAIN
+#include "chain.glsl"
 const bool kWait = true;
-const uint kChainLines = 64u;
-void waitSignal() {
-    if (gl_LocalInvocationID.x == 0u) {
-        const uint line = 32u * (1u + (gl_WorkGroupID.x + gl_WorkGroupID.y * pc.groupsX) % kChainLines);
-        while (atomicLoad(pc.wait.v[line], gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed) < pc.waitGroups) {}
-        memoryBarrier(gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
-    }
-    controlBarrier(gl_ScopeWorkgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
-                   gl_SemanticsAcquireRelease | gl_SemanticsMakeVisible);
-}
+void waitSignal() { chainWait(pc.wait, (gl_WorkGroupID.x + gl_WorkGroupID.y * pc.groupsX) % kChainLines, pc.waitGroups); }
 #else
 const bool kWait = false;
 void waitSignal() {}

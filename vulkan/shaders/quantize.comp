@@ -35,18 +35,11 @@ layout(push_constant) uniform PC {
 shared float squares[256];
 const uint kNormAhead = 16u;  // a thread's row loads in flight in the fused RMSNorm (4,096 values: all)
 
-// ZINC_CHAIN (quantize_signal; a matvec chained after this dispatch, vulkan/plan_context.h
-// kChainLines): each workgroup, its writes done, counts itself on every line of the site with
-// release semantics.
+// ZINC_CHAIN (quantize_signal; a matvec chained after this dispatch): each workgroup, its writes
+// done, counts itself on every line of the site (chain.glsl).
 #ifdef ZINC_CHAIN
-const uint kChainLines = 64u;
-void signalDone() {
-    controlBarrier(gl_ScopeWorkgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
-                   gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable);
-    const uint tid = gl_LocalInvocationID.x;
-    if (tid < kChainLines)
-        atomicAdd(pc.signal.v[32u * (tid + 1u)], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer, gl_SemanticsRelease);
-}
+#include "chain.glsl"
+void signalDone() { chainSignal(pc.signal, kChainLines); }
 #else
 void signalDone() {}
 #endif
