@@ -75,6 +75,15 @@ uint64_t chainMaxBytes() {
     return v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{4} << 20;
 }
 
+// The same for a matvec waiting on attention's merge (attn_output): ZINC_VK_CHAIN_ATTN_BYTES=N
+// (A/B).
+uint64_t chainAfterAttentionMaxBytes() {
+    const char* v = std::getenv("ZINC_VK_CHAIN_ATTN_BYTES");
+    return v && *v ? std::strtoull(v, nullptr, 10) : chainMaxBytes();
+}
+
+bool isAttention(OpKind k) { return k == OpKind::Attention || k == OpKind::QkRopeAttention; }
+
 // A quantize raised the context's site and no barrier was recorded since: whatever overlaps
 // the dispatches after it may run beside it.
 bool siteOpen(const PlanContext& ctx) {
@@ -131,8 +140,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
         for (size_t i = 0; i + 1 < ops.size(); ++i)
             if (raisesSite(ops, i)) {
                 ++sitesUsed;
-                const OpKind k = ops[i].op.kind;
-                if (k == OpKind::Attention || k == OpKind::QkRopeAttention) ++i;  // one for it and its Quantize step
+                if (isAttention(ops[i].op.kind)) ++i;  // one for it and its Quantize step
             }
         sites.capacity = std::min(sitesUsed, mem.chainSites);
         ctx.chain = &sites;
@@ -295,22 +303,23 @@ bool GraphRecorder::raisesSite(const std::vector<graph::LoweredOp>& ops, size_t 
     if (i + 1 >= ops.size()) return false;
     const graph::LoweredOp &l = ops[i], &next = ops[i + 1];
     const OpKind q = l.op.kind;
-    if (q == OpKind::Attention || q == OpKind::QkRopeAttention)
-        return next.op.kind == OpKind::Quantize && next.op.in == l.op.out && raisesSite(ops, i + 1);
+    if (isAttention(q))
+        return next.op.kind == OpKind::Quantize && next.op.in == l.op.out && i + 2 < ops.size() &&
+               ops[i + 2].op.in == next.op.in && chainable(ops[i + 2], chainAfterAttentionMaxBytes());
     if (q != OpKind::NormQuantize && q != OpKind::Quantize && q != OpKind::SwiGluQuantize && q != OpKind::GatedNormQuantize &&
         q != OpKind::SigmoidGateQuantize)
         return false;
     if (next.op.in != l.op.out && !(q == OpKind::Quantize && next.op.in == l.op.in)) return false;
-    return chainable(next);
+    return chainable(next, chainMaxBytes());
 }
 
 // A plain one-token matvec (no bias) of a matrix of up to chainMaxBytes that matvec_rows_chain
 // can run.
-bool GraphRecorder::chainable(const graph::LoweredOp& l) const {
+bool GraphRecorder::chainable(const graph::LoweredOp& l, uint64_t maxBytes) const {
     const OpKind k = l.op.kind;
     if ((k != OpKind::MatMul && k != OpKind::MatMulAdd && k != OpKind::GateUpSwiGlu) || l.op.bias || l.count == 0) return false;
     const model::WeightRef& w = *l.op.weight;
-    return matVec_.waitable(w, k == OpKind::GateUpSwiGlu) && w.rowBytes * static_cast<uint64_t>(w.rows) <= chainMaxBytes();
+    return matVec_.waitable(w, k == OpKind::GateUpSwiGlu) && w.rowBytes * static_cast<uint64_t>(w.rows) <= maxBytes;
 }
 
 // The site l waits on instead of a barrier (0: none). l is a one-token matvec reading the
@@ -321,7 +330,8 @@ VkDeviceAddress GraphRecorder::chainedSite(const PlanContext& ctx, const graph::
     const PlanContext::Chain* c = ctx.chain;
     if (!siteOpen(ctx) || !c->producer) return 0;
     if (!overlapPrev && ctx.rec.dispatches() != c->dispatchesAfter) return 0;
-    if (!chainable(l) || !inputReady(ctx, l)) return 0;
+    const uint64_t maxBytes = isAttention(c->producer->kind) ? chainAfterAttentionMaxBytes() : chainMaxBytes();
+    if (!chainable(l, maxBytes) || !inputReady(ctx, l)) return 0;
     if (ctx.mem.actSlots[static_cast<size_t>(MatVecOp::formatFor(l.op.weight->type))] != c->out) return 0;
     std::vector<graph::BufferId> touched = graph::readsOf(*c->producer);
     for (graph::BufferId id : graph::writesOf(*c->producer)) touched.push_back(id);

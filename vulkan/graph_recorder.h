@@ -48,7 +48,7 @@ private:
     void recordInChain(PlanContext& ctx, Chain& chain, const graph::LoweredOp& l, bool overlap);
     std::optional<graph::ActFormat> quantizedNext(const graph::LoweredOp& l) const;
     bool raisesSite(const std::vector<graph::LoweredOp>& ops, size_t i) const;
-    bool chainable(const graph::LoweredOp& l) const;
+    bool chainable(const graph::LoweredOp& l, uint64_t maxBytes) const;
     VkDeviceAddress chainedSite(const PlanContext& ctx, const graph::LoweredOp& l, bool overlapPrev) const;
     static bool independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
                             const graph::LoweredOp& next);
