@@ -75,11 +75,14 @@ uint64_t chainMaxBytes() {
     return v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{4} << 20;
 }
 
-// The same for a matvec waiting on attention's merge (attn_output): ZINC_VK_CHAIN_ATTN_BYTES=N
-// (A/B).
+// The same for a matvec waiting on attention's merge (attn_output): any size, ZINC_VK_CHAIN_ATTN_BYTES=N
+// for A/B. The merge is a few workgroups, so a large matrix's first weight loads do not delay it
+// as they delay a quantize. H200, Q4_K_M files, bench -p 512 -n 128 -r 2 --gpu-greedy, twice
+// (run 167): Qwen3-8B (attn_output 9.0 MiB) 316.7 / 316.5 tok/s up to 4 MiB, 318.6 / 318.9
+// chained; Qwen3-30B-A3B (4.5 MiB) 292.8, 294.9.
 uint64_t chainAfterAttentionMaxBytes() {
     const char* v = std::getenv("ZINC_VK_CHAIN_ATTN_BYTES");
-    return v && *v ? std::strtoull(v, nullptr, 10) : chainMaxBytes();
+    return v && *v ? std::strtoull(v, nullptr, 10) : UINT64_MAX;
 }
 
 bool isAttention(OpKind k) { return k == OpKind::Attention || k == OpKind::QkRopeAttention; }

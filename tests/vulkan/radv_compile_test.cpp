@@ -174,12 +174,16 @@ TEST_F(RadvCompile, FloatMatvecsCompileWithoutSpills) {
 
 // Split attention as AttentionOp::splitSpec specializes it: 1, 2 or 4 query heads a workgroup,
 // heads 64, 128 (Qwen3) and 256 (Qwen3.6, gemma3) wide, a one-token step (rolling loads up to
-// 128) and a batch.
+// 128) and a batch. Chained (DeviceCaps::chainedAttention) as Qwen3-8B's and 0.6B's one-token
+// steps run it: the FUSED split of 4 and 2 heads of 128, and the merge quantizing two heads for
+// attn_output (Q8_K: 1 + its format).
 TEST_F(RadvCompile, SplitAttentionVariantsCompileWithoutSpills) {
     std::map<std::string, int> vgprs;
     for (uint32_t heads : {1u, 2u, 4u})
         for (uint32_t headDim : {64u, 128u, 256u})
             for (bool oneToken : {true, false}) compile(Shader::AttentionSplit, AttentionOp::splitSpec(heads, headDim, oneToken), &vgprs);
+    for (uint32_t heads : {2u, 4u}) compile(Shader::AttentionSplitChain, AttentionOp::splitSpec(heads, 128, true, true), &vgprs);
+    compile(Shader::AttentionChain, {256, 2, 1 + static_cast<uint32_t>(graph::ActFormat::Q8_K)}, &vgprs);
     for (const auto& [name, n] : vgprs) std::printf("[ %-30s %3d VGPRs ]\n", name.c_str(), n);
 }
 
