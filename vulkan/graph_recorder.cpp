@@ -326,9 +326,9 @@ bool GraphRecorder::chainable(const graph::LoweredOp& l, uint64_t maxBytes) cons
 }
 
 // The site l waits on instead of a barrier (0: none). l is a one-token matvec reading the
-// activations the last quantize wrote, with no barrier recorded since, and either that
-// quantize was the last dispatch or l overlaps matvecs that wait on it; it writes nothing the
-// quantize's op reads or writes.
+// activations the last quantize (or attention's merge) wrote, with no barrier recorded since,
+// and either that dispatch was the last or l overlaps matvecs that wait on it; it writes
+// nothing the producer's op reads or writes.
 VkDeviceAddress GraphRecorder::chainedSite(const PlanContext& ctx, const graph::LoweredOp& l, bool overlapPrev) const {
     const PlanContext::Chain* c = ctx.chain;
     if (!siteOpen(ctx) || !c->producer) return 0;
