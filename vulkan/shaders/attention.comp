@@ -65,13 +65,16 @@ const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
+// A token of n keys past exactMax: its split count (attention_split.comp's, the partials merged).
+uint tokenSplits(uint n) { return min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits); }
+
 #ifdef ZINC_CHAIN
 #include "chain.glsl"
 // The split workgroups that count themselves for a token of n keys (attention_split.comp
 // splitDone): the token's split count, or split 0 alone where it is computed exactly.
 void waitForSplits(uint n) {
     if (pc.chainWait == 0u) return;
-    const uint working = n <= pc.exactMax ? 1u : min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits);
+    const uint working = n <= pc.exactMax ? 1u : tokenSplits(n);
     chainWait(splitSite(pc.partials), gl_WorkGroupID.x % kSplitLines, (pc.chainWait >> 16) * working * (pc.chainWait & 0xFFFFu));
 }
 void signalDone() {
@@ -126,7 +129,7 @@ void main() {
         // thread per output element sums the scaled partials (loads independent of each other).
         // Every load the merge makes for the first kMergeAhead splits (each split's max and sum,
         // element tid of its partial) is issued first, in one round trip, not three.
-        const uint splits = min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits);
+        const uint splits = tokenSplits(n);
         const uint base = (t * pc.nHead + h) * pc.nSplits * (hd + 2u);
         float ahead[kMergeAhead];
         [[unroll]] for (uint u = 0u; u < kMergeAhead; ++u)

@@ -34,8 +34,8 @@ void workgroupBufferBarrier() {
 
 // Split attention's site (attention_split.comp signals, attention.comp waits): the
 // kChainSiteBytes before the partials (vulkan/tier_memory.cpp), one for the whole plan, so each
-// layer's merge waits for a running count (GraphRecorder: AttentionOp::ChainedSplits). Its
-// workgroups poll kSplitLines lines: a merge has few.
+// layer's merge waits for a running count (PlanContext::Chain::splitsChained, plan_context.h
+// kSplitSiteOffset). Its workgroups poll kSplitLines lines: a merge has few.
 const uint kChainSiteBytes = 128u * (1u + kChainLines);
 const uint kSplitLines = 16u;
 UintBuf splitSite(FloatBuf partials) {
