@@ -178,6 +178,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
         if (afterOps) afterOps(ctx, l, rec.dispatches() - dispatched);
         dispatched = rec.dispatches();
     }
+    attentionSplits_ = ctx.attnArgsSplits;
     return ctx.firstRow;
 }
 

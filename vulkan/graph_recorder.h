@@ -35,6 +35,8 @@ public:
                       bool advance);
     // Seeded sampling after the graph (sample.comp), advancing the token state.
     void recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits);
+    // The split count of the plan record() made last (PlanContext::attnArgsSplits; 0: no split attention).
+    uint32_t attentionSplits() const { return attentionSplits_; }
 
 private:
     void recordOp(PlanContext& ctx, const graph::LoweredOp& l);
@@ -65,6 +67,7 @@ private:
     graph::Lowered decodeLowered_;  // paired below 8,192 rows (ZINC_VK_PAIR_BELOW_ROWS)
     graph::Lowered tileLowered_;    // never paired
     std::vector<graph::BufferId> crossingLayerEnd_;  // graph::buffersCrossingLayerEnd
+    uint32_t attentionSplits_ = 0;
     EmbedOp embed_;
     NormOp norm_;
     RopeOp rope_;

@@ -230,6 +230,18 @@ uint32_t AttentionOp::splitCount(const PlanContext& ctx) {
     return ctx.nTokens == 1 || ctx.sequenceRows ? ctx.mem.attnSplits : ctx.mem.attnBatchSplits;
 }
 
+uint32_t AttentionOp::splitCount(const PlanContext& ctx, VkPipeline split, uint32_t headBlocks) const {
+    const uint32_t base = splitCount(ctx);
+    if (ctx.nTokens != 1 || ctx.sequenceRows || ctx.mem.attnStepSplits <= base) return base;
+    // A one-token step takes as many splits as the GPU runs at once (vulkan/residency.h), where
+    // that is more than kMaxAttentionSplits: a long context's token waits for its slowest split,
+    // which walks ceil(chunks / splits) chunks. H200, 8B at depth 8192 (129 chunks, 8 head blocks,
+    // 2 workgroups of this kernel an SM): 32 splits 268.2 / 268.5 tok/s, 33 (264 workgroups, one
+    // wave) 271.6 / 272.5, 34 (two waves) 249.2, 48 248.3; 0.6B 628.3 / 629.0 -> 644.3 / 645.3.
+    const uint32_t resident = pipelines_.residentWorkgroups(split, 256);  // attention_split.comp's workgroup
+    return std::clamp(resident / std::max(headBlocks, 1u), base, ctx.mem.attnStepSplits);
+}
+
 bool AttentionOp::fusable(const PlanContext& ctx) { return ctx.nTokens == 1 && !ctx.sequenceRows && fuseEnabled(); }
 
 bool AttentionOp::splitFits(const PlanContext& ctx) const {
@@ -262,7 +274,6 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     // several sequences splits as it would alone, so its bits do not depend on the rows beside
     // it. A sliding-window layer splits its window (the split count follows the whole KV length,
     // so workgroups past the window's chunks return at once).
-    const uint32_t nSplits = splitCount(ctx);
     const bool split = splitFits(ctx);
     const uint32_t exactMax = split ? ctx.mem.attnExactMax : UINT32_MAX;
     // The merge waits on the split in the kernel (vulkan/plan_context.h kSplitSiteOffset): a
@@ -270,6 +281,18 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const bool chains = ctx.chain && pipelines_.caps().chainedAttention;
     const bool chainSplit = chains && split && step && ctx.nTokens == 1 && chainSplitEnabled();
     const uint32_t heads = split ? splitHeads(c) : 1;
+    // Rolling loads (attention_split.comp ROLL) for a one-token step: on the H200 8B decode at
+    // depth 8192 193.6 -> 203.3 tok/s, at 512 262.7 -> 265.8; their registers (95 against 69)
+    // cost a prefill batch's many workgroups occupancy (8B prefill 8192 1,017 -> 978), so
+    // batches and rows keep the plain loads (the same bits); so do heads wider than 128,
+    // whose rolled keys and values take twice the registers (the Qwen3.6 shape, 256-wide
+    // attention heads, decoded 2-3 % slower rolled). ZINC_VK_ATTN_ROLL=0: none (A/B).
+    const VkPipeline splitPipeline = split ? pipelines_.get(chainSplit ? Shader::AttentionSplitChain : Shader::AttentionSplit,
+                                                            splitSpec(heads, headDim, ctx.nTokens == 1, step != nullptr))
+                                           : VK_NULL_HANDLE;
+    // Every split layer of a plan shares attention_args.comp's dispatch size: the first one's count.
+    if (split && ctx.attnArgsSplits == 0) ctx.attnArgsSplits = splitCount(ctx, splitPipeline, nHead / heads);
+    const uint32_t nSplits = split ? ctx.attnArgsSplits : splitCount(ctx);
     if (split) {
         const SubLabel splitLabel(ctx.rec, "split");  // attention.comp's merge keeps the op's label
         const RopeStep none{};
@@ -289,15 +312,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
             ctx.rec.indirectArgsBarrier();
             ctx.attnArgsRecorded = true;
         }
-        // Rolling loads (attention_split.comp ROLL) for a one-token step: on the H200 8B decode at
-        // depth 8192 193.6 -> 203.3 tok/s, at 512 262.7 -> 265.8; their registers (95 against 69)
-        // cost a prefill batch's many workgroups occupancy (8B prefill 8192 1,017 -> 978), so
-        // batches and rows keep the plain loads (the same bits); so do heads wider than 128,
-        // whose rolled keys and values take twice the registers (the Qwen3.6 shape, 256-wide
-        // attention heads, decoded 2-3 % slower rolled). ZINC_VK_ATTN_ROLL=0: none (A/B).
-        ctx.rec.dispatchIndirect(pipelines_.get(chainSplit ? Shader::AttentionSplitChain : Shader::AttentionSplit,
-                                                splitSpec(heads, headDim, ctx.nTokens == 1, step != nullptr)),
-                                 pc, ctx.mem.attnArgs, 0);
+        ctx.rec.dispatchIndirect(splitPipeline, pc, ctx.mem.attnArgs, 0);
     }
     AttendPc attend{ctx.row0(op.in),
                     kCache,

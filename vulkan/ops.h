@@ -93,8 +93,12 @@ private:
     // A one-token step whose attention the split kernel's FUSED variant may rotate and store
     // (not ZINC_VK_ATTN_FUSE=0).
     static bool fusable(const PlanContext& ctx);
-    // Partials per (token, head) this plan's split kernel writes, and whether they fit.
+    // Partials per (token, head) this plan's split kernel writes (at most; a one-token step's
+    // may be more, below), and whether they fit.
     static uint32_t splitCount(const PlanContext& ctx);
+    // The count for a plan whose split kernel is `split` over `headBlocks` blocks of query heads:
+    // a one-token step's grows to what the GPU keeps resident, up to DeviceLayout::attnStepSplits.
+    uint32_t splitCount(const PlanContext& ctx, VkPipeline split, uint32_t headBlocks) const;
     bool splitFits(const PlanContext& ctx) const;
     // What the split kernel's FUSED variant reads to rotate and store the step itself.
     struct RopeStep {

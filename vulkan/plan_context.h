@@ -42,6 +42,7 @@ struct DeviceLayout {
     uint32_t moeOrderAt = 0;
     VkDeviceAddress attnPartials = 0;  // split attention: [token][head][split][headDim + 2]
     uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
+    uint32_t attnStepSplits = 0;       // a one-token step's, at most: up to kMaxResidentSplits (AttentionOp::splitCount)
     uint32_t attnExactMax = 0;         // the longest KV attention.comp computes exactly (kExactAttentionMax)
     uint32_t attnBatchSplits = 0;      // the same in a prefill batch, at most kMaxBatchAttentionSplits
     uint64_t attnPartialSlots = 0;     // (token, split) partials per head that fit: a step of more is not split
@@ -96,6 +97,9 @@ inline constexpr uint32_t kExactAttentionMax = 16;
 // positions each workgroup walks several chunks. 32 measured best on the H100 (8B decode at
 // depth 8192: 148.9 tok/s, against 148.1 with 64 and 143.3 with 128; results/vulkan-h100.md).
 inline constexpr uint32_t kMaxAttentionSplits = 32;
+// A one-token step's split count past kMaxAttentionSplits, where the GPU keeps that many
+// workgroups resident (attention.comp's kMaxSplits).
+inline constexpr uint32_t kMaxResidentSplits = 128;
 // A prefill batch's split workgroups per (token, head): the batch's tokens fill the GPU already.
 inline constexpr uint32_t kMaxBatchAttentionSplits = 8;
 
@@ -124,6 +128,7 @@ struct PlanContext {
     int32_t firstRow = 0; // rows of the current op: [firstRow, firstRow + rows)
     int32_t rows = 1;
     bool attnArgsRecorded = false;  // attention_args.comp ran earlier in this plan
+    uint32_t attnArgsSplits = 0;    // the split count every split layer of this plan uses (0: none yet)
     // Rows of several sequences (the token state's per-row arrays). Each row's arithmetic must
     // not depend on the rows beside it, so that a request's tokens do not depend on the load:
     // no split attention, and the token-tiled matvec (each weight unit read once per 8 rows,

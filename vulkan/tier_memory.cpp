@@ -140,20 +140,23 @@ void TierMemory::allocate() {
         }
     }
     // ZINC_VK_ATTN_SPLITS (A/B runs) replaces kMaxAttentionSplits, up to the 128 partials
-    // attention.comp merges (its kMaxSplits).
+    // attention.comp merges (its kMaxSplits), and holds a one-token step to it too (no count
+    // from the GPU's resident workgroups).
     const char* splitsEnv = std::getenv("ZINC_VK_ATTN_SPLITS");
     const uint32_t maxSplits = splitsEnv && *splitsEnv ? std::clamp<uint32_t>(std::strtoul(splitsEnv, nullptr, 10), 1, 128) : kMaxAttentionSplits;
     layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
                                   maxSplits);
     layout_.attnBatchSplits = std::min(layout_.attnSplits, kMaxBatchAttentionSplits);
+    layout_.attnStepSplits = splitsEnv && *splitsEnv ? layout_.attnSplits
+                                                     : std::min(static_cast<uint32_t>((contextLength_ + 63) / 64), kMaxResidentSplits);
     const char* exactEnv = std::getenv("ZINC_VK_ATTN_EXACT");
     layout_.attnExactMax = exactEnv && *exactEnv ? static_cast<uint32_t>(std::strtoul(exactEnv, nullptr, 10)) : kExactAttentionMax;
     if (static_cast<uint32_t>(contextLength_) > layout_.attnExactMax) {
         // 16 bytes of dispatch counts (attention_args.comp), the split site at kSplitSiteOffset
-        // (chained split attention, plan_context.h), then the partials: one token's attnSplits
+        // (chained split attention, plan_context.h), then the partials: one token's attnStepSplits
         // per head, or a whole batch's attnBatchSplits (rows of several sequences, attnSplits
         // each, up to as many).
-        const size_t perHead = std::max<size_t>(layout_.attnSplits, static_cast<size_t>(maxBatch_) * layout_.attnBatchSplits);
+        const size_t perHead = std::max<size_t>(layout_.attnStepSplits, static_cast<size_t>(maxBatch_) * layout_.attnBatchSplits);
         layout_.attnPartialSlots = perHead;
         const uint32_t head = kSplitSiteOffset + kChainSiteBytes;
         attnPartials_ = DeviceBuffer(device_, head + sizeof(float) * static_cast<size_t>(c.nHead) * perHead *

@@ -120,7 +120,35 @@ DeviceCaps Instance::caps(uint32_t index) const {
     subgroup.pNext = &driver;
     driver.pNext = &m3;
     if (coopmatExtension) m3.pNext = &coopmatProps;
+    // Compute units: NVIDIA's SMs, AMD's CUs (the active ones where properties2 says).
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sms{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceShaderCorePropertiesAMD cores{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceShaderCoreProperties2AMD cores2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+    const bool smExtension = hasExtension(device, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+    const bool coreExtension = hasExtension(device, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME);
+    const bool core2Extension = coreExtension && hasExtension(device, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+    if (smExtension) {
+        sms.pNext = props.pNext;
+        props.pNext = &sms;
+    }
+    if (coreExtension) {
+        cores.pNext = props.pNext;
+        props.pNext = &cores;
+    }
+    if (core2Extension) {
+        cores2.pNext = props.pNext;
+        props.pNext = &cores2;
+    }
     vkGetPhysicalDeviceProperties2(device, &props);
+    if (smExtension && sms.shaderSMCount > 0 && sms.shaderWarpsPerSM > 0) {
+        c.computeUnits = sms.shaderSMCount;
+        c.threadsPerUnit = sms.shaderWarpsPerSM * 32u;  // a warp is 32 threads
+    } else if (coreExtension && cores.simdPerComputeUnit > 0) {
+        const uint32_t perArrays = cores.shaderEngineCount * cores.shaderArraysPerEngineCount * cores.computeUnitsPerShaderArray;
+        c.computeUnits = core2Extension && cores2.activeComputeUnitCount > 0 ? cores2.activeComputeUnitCount : perArrays;
+        c.simdsPerUnit = cores.simdPerComputeUnit;
+    }
+    c.executableStatistics = c.computeUnits > 0 && hasExtension(device, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     const auto& p = props.properties;
     c.name = p.deviceName;
     c.type = typeName(p.deviceType);
@@ -306,15 +334,16 @@ Device::Device(std::shared_ptr<Instance> instance, int32_t index, const DeviceOp
     enable.base.features.shaderInt16 = VK_TRUE;
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-    if (options.pipelineStatistics) {
-        if (!hasExtension(physical_, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME))
-            throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_PIPELINE_STATS=1 but {} lacks {}", caps_.name,
-                                                 VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME));
+    if (options.pipelineStatistics && !hasExtension(physical_, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME))
+        throw runtime::TierError(fmt::format("vulkan tier: ZINC_VK_PIPELINE_STATS=1 but {} lacks {}", caps_.name,
+                                             VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME));
+    caps_.pipelineStatistics = options.pipelineStatistics;
+    caps_.executableStatistics = caps_.executableStatistics || options.pipelineStatistics;
+    if (caps_.executableStatistics) {
         executables.pipelineExecutableInfo = VK_TRUE;
         executables.pNext = enable.base.pNext;
         enable.base.pNext = &executables;
         extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-        caps_.pipelineStatistics = true;
     }
     VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     info.pNext = &enable.base;

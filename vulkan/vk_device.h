@@ -67,11 +67,21 @@ struct DeviceCaps {
     // matrix cores; read once, by Device). prefillAttention says which, for describe.
     bool flashAttention = false;
     std::string prefillAttention;
-    // VK_KHR_pipeline_executable_properties enabled: PipelineFactory prints each pipeline's
-    // compiler statistics (registers, spills, shared memory: what the driver reports) to stderr
+    // PipelineFactory prints each pipeline's compiler statistics (registers, spills, shared
+    // memory: what the driver reports through VK_KHR_pipeline_executable_properties) to stderr
     // as it creates it (once a process: later tiers on a SharedDevice reuse the pipeline). Only
     // when ZINC_VK_PIPELINE_STATS=1 (read once, by Device).
     bool pipelineStatistics = false;
+    // Where workgroups run, for residentWorkgroups (vulkan/residency.h): the SMs and the threads
+    // an SM holds (VK_NV_shader_sm_builtins), or the CUs and their SIMDs (VK_AMD_shader_core_properties,
+    // _properties2's active CUs); 0 where the driver says neither.
+    uint32_t computeUnits = 0;
+    uint32_t threadsPerUnit = 0;  // NVIDIA
+    uint32_t simdsPerUnit = 0;    // AMD
+    // VK_KHR_pipeline_executable_properties enabled, every pipeline created capturing its
+    // compiler statistics: with pipelineStatistics, or wherever computeUnits is known (the
+    // registers a pipeline takes decide how many of its workgroups a unit holds).
+    bool executableStatistics = false;
     std::vector<std::string> features;  // the ones zinc-rt uses that are present
     std::vector<std::string> missing;   // the ones zinc-rt needs that are absent
     bool usable() const { return missing.empty(); }

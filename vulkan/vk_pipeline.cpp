@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "vulkan/residency.h"
 #include "vulkan/vk_error.h"
 #include "vulkan/shaders/argmax.h"
 #include "vulkan/shaders/attention.h"
@@ -201,7 +202,7 @@ VkPipeline PipelineFactory::get(Shader shader, const std::vector<uint32_t>& spec
     info.stage.pName = "main";
     info.stage.pSpecializationInfo = spec.empty() ? nullptr : &specInfo;
     info.layout = layout_;
-    if (caps().pipelineStatistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    if (caps().executableStatistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkPipeline p;
     const std::string name = fmt::format("{} [{}]", shaderName(shader), fmt::join(spec, ","));
     check(vkCreateComputePipelines(device_.handle(), VK_NULL_HANDLE, 1, &info, nullptr, &p), "vkCreateComputePipelines", name);
@@ -230,7 +231,7 @@ void PipelineFactory::compileNow(VkPipeline pipeline, const std::string& name) {
 // (NVIDIA: "Register Count", ...; RADV: "VGPRs", "Spilled VGPRs", "LDS size", ...), one line.
 std::vector<PipelineStatistic> PipelineFactory::statistics(VkPipeline pipeline) const {
     std::vector<PipelineStatistic> out;
-    if (!caps().pipelineStatistics) return out;
+    if (!caps().executableStatistics) return out;
     const VkDevice d = device_.handle();
     const auto executables = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
         vkGetDeviceProcAddr(d, "vkGetPipelineExecutablePropertiesKHR"));
@@ -274,6 +275,10 @@ std::vector<PipelineStatistic> PipelineFactory::statistics(VkPipeline pipeline) 
         }
     }
     return out;
+}
+
+uint32_t PipelineFactory::residentWorkgroups(VkPipeline pipeline, uint32_t threads) const {
+    return caps().executableStatistics ? vk::residentWorkgroups(caps(), statistics(pipeline), threads) : 0;
 }
 
 }  // namespace zinc::vk

@@ -44,9 +44,12 @@ public:
     const DeviceCaps& caps() const { return device_.caps(); }
     // Safe from several threads (tiers sharing the factory, SharedDevice).
     VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
-    // The compiler's statistics of a pipeline get() made; empty unless the device was created
-    // with ZINC_VK_PIPELINE_STATS=1 (caps().pipelineStatistics).
+    // The compiler's statistics of a pipeline get() made; empty unless the device captures
+    // them (caps().executableStatistics).
     std::vector<PipelineStatistic> statistics(VkPipeline pipeline) const;
+    // How many workgroups of `threads` threads of a pipeline get() made the device runs at
+    // once (vulkan/residency.h); 0 where that is not known.
+    uint32_t residentWorkgroups(VkPipeline pipeline, uint32_t threads) const;
 
 private:
     std::mutex mutex_;  // get()'s maps

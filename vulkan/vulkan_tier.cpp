@@ -104,7 +104,10 @@ public:
                                     static_cast<double>(memory_.kvCacheBytes()) / (1 << 20),
                                     sequences_ > 1 ? fmt::format(" ({} sequence slots)", sequences_) : std::string(),
                                     limits_.describe(),
-                                    stats_.dispatchesPerToken, decodeOverlapped_, c.chainedAttention ? "; attention chained" : "",
+                                    stats_.dispatchesPerToken, decodeOverlapped_,
+                                    (c.chainedAttention ? "; attention chained" : std::string()) +
+                                        (decodeAttentionSplits_ > 0 ? fmt::format("; attention split up to {} ways", decodeAttentionSplits_)
+                                                                    : std::string()),
                                     prefillMatmul(), c.prefillAttention);
         if (stats_.decodeTokens > 0) {
             const double tokens = static_cast<double>(stats_.decodeTokens);
@@ -389,6 +392,7 @@ private:
         if (key.nTokens == 1 && key.output == PlanOutput::Logits) {
             stats_.dispatchesPerToken = plan.dispatches;
             decodeOverlapped_ = rec.overlapped();
+            decodeAttentionSplits_ = recorder_.attentionSplits();
         }
         return plan;
     }
@@ -406,6 +410,7 @@ private:
     WeightStore weights_;
     TierMemory memory_;
     GraphRecorder recorder_;
+    uint32_t decodeAttentionSplits_ = 0;  // the decode plan's split attention: at most this many splits a head
     uint32_t decodeOverlapped_ = 0;  // the decode plan's dispatches run beside the one before (Recorder::overlapNext)
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
     int32_t statePosition_ = 0;  // tokens folded into the recurrent state (hybrid models)

@@ -20,6 +20,7 @@
 
 #include "graph/lower.h"
 #include "vulkan/ops.h"
+#include "vulkan/residency.h"
 #include "vulkan/vk_device.h"
 #include "vulkan/vk_pipeline.h"
 
@@ -185,6 +186,28 @@ TEST_F(RadvCompile, SplitAttentionVariantsCompileWithoutSpills) {
     for (uint32_t heads : {2u, 4u}) compile(Shader::AttentionSplitChain, AttentionOp::splitSpec(heads, 128, true, true), &vgprs);
     compile(Shader::AttentionChain, {256, 2, 1 + static_cast<uint32_t>(graph::ActFormat::Q8_K)}, &vgprs);
     for (const auto& [name, n] : vgprs) std::printf("[ %-30s %3d VGPRs ]\n", name.c_str(), n);
+}
+
+// Residency (vulkan/residency.h) from RADV's figures: the compiler's "Subgroups per SIMD" for
+// the one-token split kernel, whose splits a long context's decode step sizes to what the GPU
+// holds (AttentionOp::splitCount), and the SIMDs of a CU (VK_AMD_shader_core_properties). The
+// null device reports no CUs (so the tier would keep kMaxAttentionSplits there): an RX 7900
+// XTX's 96 stand in.
+TEST_F(RadvCompile, TheSplitKernelsResidencyComesFromTheCompiler) {
+    DeviceCaps caps = factory()->caps();
+    EXPECT_GT(caps.simdsPerUnit, 0u) << caps.name << ": no SIMDs a CU from VK_AMD_shader_core_properties";
+    const VkPipeline split = factory()->get(Shader::AttentionSplitChain, AttentionOp::splitSpec(4, 128, true, true));
+    const auto stats = factory()->statistics(split);
+    const double waves = stat(stats, "Subgroups per SIMD");
+    EXPECT_GT(waves, 0.0);
+    if (caps.computeUnits == 0) caps.computeUnits = 96;
+    const uint32_t resident = residentWorkgroups(caps, stats, 256);
+    // gfx1100: 2 SIMDs a CU, RADV's figure in wave32s; a workgroup of 256 is 8 of them.
+    EXPECT_EQ(caps.simdsPerUnit, 2u);
+    EXPECT_EQ(resident, static_cast<uint32_t>(waves) * 2u / 8u * caps.computeUnits);
+    EXPECT_GT(resident, 0u);
+    std::printf("[ %u CUs of %u SIMDs; attention_split_chain: %g wave32s a SIMD, %u workgroups resident ]\n",
+                caps.computeUnits, caps.simdsPerUnit, waves, resident);
 }
 
 }  // namespace
