@@ -64,6 +64,9 @@ void listVulkanDevices() {
         fmt::print("  subgroup {}, shared memory {} KiB, device-local memory {:.1f} GiB, max allocation {:.1f} GiB\n",
                    d.subgroupSize, d.sharedMemoryBytes / 1024, static_cast<double>(d.deviceLocalBytes) / (1 << 30),
                    static_cast<double>(d.maxAllocationBytes) / (1 << 30));
+        if (d.computeUnits > 0)
+            fmt::print("  {} compute units ({})\n", d.computeUnits,
+                       d.threadsPerUnit > 0 ? fmt::format("SMs of {} threads", d.threadsPerUnit) : fmt::format("CUs of {} SIMDs", d.simdsPerUnit));
         fmt::print("  has: {}\n", fmt::join(d.features, ", "));
         if (d.usable())
             fmt::print("  vulkan tier: usable (--tier=vulkan --device {})\n", d.index);
