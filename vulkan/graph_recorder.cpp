@@ -178,7 +178,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
         if (afterOps) afterOps(ctx, l, rec.dispatches() - dispatched);
         dispatched = rec.dispatches();
     }
-    attentionSplits_ = ctx.attnArgsSplits;
+    attentionSplits_ = ctx.attnSplitPolicy & 0xFFu;  // split_policy.glsl's stride
     return ctx.firstRow;
 }
 

@@ -35,7 +35,8 @@ public:
                       bool advance);
     // Seeded sampling after the graph (sample.comp), advancing the token state.
     void recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits);
-    // The split count of the plan record() made last (PlanContext::attnArgsSplits; 0: no split attention).
+    // The most splits a head of the plan record() made last takes (PlanContext::attnSplitPolicy;
+    // 0: no split attention).
     uint32_t attentionSplits() const { return attentionSplits_; }
 
 private:

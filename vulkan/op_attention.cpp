@@ -230,16 +230,31 @@ uint32_t AttentionOp::splitCount(const PlanContext& ctx) {
     return ctx.nTokens == 1 || ctx.sequenceRows ? ctx.mem.attnSplits : ctx.mem.attnBatchSplits;
 }
 
-uint32_t AttentionOp::splitCount(const PlanContext& ctx, VkPipeline split, uint32_t headBlocks) const {
+uint32_t AttentionOp::splitPolicy(const PlanContext& ctx, VkPipeline split, uint32_t headBlocks) const {
     const uint32_t base = splitCount(ctx);
-    if (ctx.nTokens != 1 || ctx.sequenceRows || ctx.mem.attnStepSplits <= base) return base;
-    // A one-token step takes as many splits as the GPU runs at once (vulkan/residency.h), where
-    // that is more than kMaxAttentionSplits: a long context's token waits for its slowest split,
-    // which walks ceil(chunks / splits) chunks. H200, 8B at depth 8192 (129 chunks, 8 head blocks,
-    // 2 workgroups of this kernel an SM): 32 splits 268.2 / 268.5 tok/s, 33 (264 workgroups, one
-    // wave) 271.6 / 272.5, 34 (two waves) 249.2, 48 248.3; 0.6B 628.3 / 629.0 -> 644.3 / 645.3.
-    const uint32_t resident = pipelines_.residentWorkgroups(split, 256);  // attention_split.comp's workgroup
-    return std::clamp(resident / std::max(headBlocks, 1u), base, ctx.mem.attnStepSplits);
+    if (ctx.nTokens != 1 || ctx.sequenceRows || ctx.mem.attnStepSplits <= base || headBlocks == 0 || headBlocks > 0x7F) return base;
+    // A one-token step may take more than splitCount's splits, up to what the GPU keeps resident
+    // (vulkan/residency.h): a long context's token waits for its busiest unit, and
+    // split_policy.glsl picks the count per token. H200, 8B at depth 8192 (129 chunks of 64
+    // keys, 8 head blocks, 2 workgroups of this kernel an SM): 32 splits 268.2 / 268.5 tok/s, 33
+    // (264 workgroups, one wave) 271.6 / 272.5, 34 (two waves) 249.2, 48 248.3. Tests stand in
+    // for a GPU with ZINC_VK_ATTN_UNITS=U:K (U units holding K split workgroups each; read per
+    // plan); ZINC_VK_ATTN_UNITS=0, or ZINC_VK_ATTN_SPLITS alone, holds a step to splitCount (A/B).
+    uint32_t units = pipelines_.caps().computeUnits, resident = 0;
+    const char* fake = std::getenv("ZINC_VK_ATTN_UNITS");
+    const char* fixed = std::getenv("ZINC_VK_ATTN_SPLITS");
+    if (fake && *fake) {
+        char* end = nullptr;
+        units = static_cast<uint32_t>(std::strtoul(fake, &end, 10));
+        resident = *end == ':' ? units * static_cast<uint32_t>(std::strtoul(end + 1, nullptr, 10)) : 0;
+    } else if (fixed && *fixed) {
+        return base;
+    } else if (units > 0) {
+        resident = pipelines_.residentWorkgroups(split, 256);  // attention_split.comp's workgroup
+    }
+    if (units == 0 || units > 0x1FF || base > 0xFF) return base;
+    const uint32_t most = std::clamp(resident / headBlocks, base, std::min<uint32_t>(ctx.mem.attnStepSplits, 0xFF));
+    return most <= base ? base : most | base << 8 | headBlocks << 16 | units << 23;
 }
 
 bool AttentionOp::fusable(const PlanContext& ctx) { return ctx.nTokens == 1 && !ctx.sequenceRows && fuseEnabled(); }
@@ -290,9 +305,9 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     const VkPipeline splitPipeline = split ? pipelines_.get(chainSplit ? Shader::AttentionSplitChain : Shader::AttentionSplit,
                                                             splitSpec(heads, headDim, ctx.nTokens == 1, step != nullptr))
                                            : VK_NULL_HANDLE;
-    // Every split layer of a plan shares attention_args.comp's dispatch size: the first one's count.
-    if (split && ctx.attnArgsSplits == 0) ctx.attnArgsSplits = splitCount(ctx, splitPipeline, nHead / heads);
-    const uint32_t nSplits = split ? ctx.attnArgsSplits : splitCount(ctx);
+    // Every split layer of a plan shares attention_args.comp's dispatch size: the first one's policy.
+    if (split && ctx.attnSplitPolicy == 0) ctx.attnSplitPolicy = splitPolicy(ctx, splitPipeline, nHead / heads);
+    const uint32_t nSplits = split ? ctx.attnSplitPolicy : splitCount(ctx);  // the kernels' split policy word
     if (split) {
         const SubLabel splitLabel(ctx.rec, "split");  // attention.comp's merge keeps the op's label
         const RopeStep none{};

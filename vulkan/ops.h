@@ -96,9 +96,10 @@ private:
     // Partials per (token, head) this plan's split kernel writes (at most; a one-token step's
     // may be more, below), and whether they fit.
     static uint32_t splitCount(const PlanContext& ctx);
-    // The count for a plan whose split kernel is `split` over `headBlocks` blocks of query heads:
-    // a one-token step's grows to what the GPU keeps resident, up to DeviceLayout::attnStepSplits.
-    uint32_t splitCount(const PlanContext& ctx, VkPipeline split, uint32_t headBlocks) const;
+    // The split policy word (vulkan/shaders/split_policy.glsl) of a plan whose split kernel is
+    // `split` over `headBlocks` blocks of query heads: splitCount; for a one-token step up to
+    // what the GPU keeps resident (DeviceLayout::attnStepSplits at most), with the GPU's units.
+    uint32_t splitPolicy(const PlanContext& ctx, VkPipeline split, uint32_t headBlocks) const;
     bool splitFits(const PlanContext& ctx) const;
     // What the split kernel's FUSED variant reads to rotate and store the step itself.
     struct RopeStep {

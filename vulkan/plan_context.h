@@ -128,7 +128,7 @@ struct PlanContext {
     int32_t firstRow = 0; // rows of the current op: [firstRow, firstRow + rows)
     int32_t rows = 1;
     bool attnArgsRecorded = false;  // attention_args.comp ran earlier in this plan
-    uint32_t attnArgsSplits = 0;    // the split count every split layer of this plan uses (0: none yet)
+    uint32_t attnSplitPolicy = 0;   // the split policy every split layer of this plan uses (0: none yet)
     // Rows of several sequences (the token state's per-row arrays). Each row's arithmetic must
     // not depend on the rows beside it, so that a request's tokens do not depend on the load:
     // no split attention, and the token-tiled matvec (each weight unit read once per 8 rows,

@@ -140,15 +140,14 @@ void TierMemory::allocate() {
         }
     }
     // ZINC_VK_ATTN_SPLITS (A/B runs) replaces kMaxAttentionSplits, up to the 128 partials
-    // attention.comp merges (its kMaxSplits), and holds a one-token step to it too (no count
-    // from the GPU's resident workgroups).
+    // attention.comp merges (its kMaxSplits), and holds a one-token step to it too
+    // (AttentionOp::splitPolicy).
     const char* splitsEnv = std::getenv("ZINC_VK_ATTN_SPLITS");
     const uint32_t maxSplits = splitsEnv && *splitsEnv ? std::clamp<uint32_t>(std::strtoul(splitsEnv, nullptr, 10), 1, 128) : kMaxAttentionSplits;
     layout_.attnSplits = std::min(static_cast<uint32_t>((contextLength_ + 63) / 64),  // attention_split.comp's chunk
                                   maxSplits);
     layout_.attnBatchSplits = std::min(layout_.attnSplits, kMaxBatchAttentionSplits);
-    layout_.attnStepSplits = splitsEnv && *splitsEnv ? layout_.attnSplits
-                                                     : std::min(static_cast<uint32_t>((contextLength_ + 63) / 64), kMaxResidentSplits);
+    layout_.attnStepSplits = std::max(layout_.attnSplits, std::min(static_cast<uint32_t>((contextLength_ + 63) / 64), kMaxResidentSplits));
     const char* exactEnv = std::getenv("ZINC_VK_ATTN_EXACT");
     layout_.attnExactMax = exactEnv && *exactEnv ? static_cast<uint32_t>(std::strtoul(exactEnv, nullptr, 10)) : kExactAttentionMax;
     if (static_cast<uint32_t>(contextLength_) > layout_.attnExactMax) {

@@ -14,6 +14,7 @@
 #include "common.glsl"
 #include "reduce.glsl"
 #include "quant_block.glsl"
+#include "split_policy.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
 
 layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly buffer Uvec4Buf { uvec4 v[]; };
@@ -35,7 +36,7 @@ layout(push_constant) uniform PC {
     uint outStride;
     float scale;
     FloatBuf partials;
-    uint nSplits;
+    uint nSplits;  // the split policy (split_policy.glsl)
     uint exactMax;
     float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
     uint window;   // 0: every position
@@ -61,12 +62,11 @@ uint rowOf(uint i) {
 uint perHead() { return max(HT / gl_SubgroupSize, 1u); }
 uint headSubgroup0() { return (gl_LocalInvocationID.x / HT) * perHead(); }
 
-const uint kSplitChunk = 64u;  // attention_split.comp's chunk
 const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
 // A token of n keys past exactMax: its split count (attention_split.comp's, the partials merged).
-uint tokenSplits(uint n) { return min((n + kSplitChunk - 1u) / kSplitChunk, pc.nSplits); }
+uint tokenSplits(uint n) { return policySplits(n, pc.nSplits); }
 
 #ifdef ZINC_CHAIN
 #include "chain.glsl"
@@ -130,7 +130,7 @@ void main() {
         // Every load the merge makes for the first kMergeAhead splits (each split's max and sum,
         // element tid of its partial) is issued first, in one round trip, not three.
         const uint splits = tokenSplits(n);
-        const uint base = (t * pc.nHead + h) * pc.nSplits * (hd + 2u);
+        const uint base = (t * pc.nHead + h) * policyStride(pc.nSplits) * (hd + 2u);
         float ahead[kMergeAhead];
         [[unroll]] for (uint u = 0u; u < kMergeAhead; ++u)
             ahead[u] = u < splits && tid < hd ? pc.partials.v[base + u * (hd + 2u) + 2u + tid] : 0.0;

@@ -1,20 +1,21 @@
 #version 450
 // The split attention's workgroup counts for this step, from the current KV length in the
 // token-state block: one split per kChunk keys of the step's longest row (a sequence's last
-// token), at most maxSplits, none up to exactMax (attention.comp then computes exactly; one
+// token), at most the policy's stride (split_policy.glsl), none up to exactMax (attention.comp then computes exactly; one
 // where the split kernel is FUSED, to rotate and store the step); one z per token. Each
 // workgroup then keeps to its own token's split count (attention_split.comp).
 // Written once per plan, read by every layer's vkCmdDispatchIndirect, so a short chat costs its
 // own length whatever the context size.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "split_policy.glsl"
 
 layout(local_size_x = 1) in;
 layout(push_constant) uniform PC {
     IntBuf state;
     UintBuf args;  // VkDispatchIndirectCommand {x, y, z}
     uint nHead;  // y: head blocks (attention_split.comp's GQ query heads each)
-    uint maxSplits;
+    uint policy;  // split_policy.glsl
     uint exactMax;
     uint tokens;  // the plan's tokens (rows): z; x follows the row with the most keys
     uint atLeast;  // 1 where the split kernel also rotates and stores the step (its FUSED variant)
@@ -28,7 +29,9 @@ void main() {
         n = 0u;
         for (uint t = 0u; t < pc.tokens; ++t) n = max(n, rowPosition(pc.state, t) + 1u);
     }
-    pc.args.v[0] = max(n <= pc.exactMax ? 0u : min((n + kChunk - 1u) / kChunk, pc.maxSplits), pc.atLeast);
+    // Every split a layer's token may take (a window's layer takes its own count of its own
+    // keys: split_policy.glsl's is not monotonic in n); workgroups past a token's return at once.
+    pc.args.v[0] = max(n <= pc.exactMax ? 0u : min((n + kChunk - 1u) / kChunk, policyStride(pc.policy)), pc.atLeast);
     pc.args.v[1] = pc.nHead;
     pc.args.v[2] = pc.tokens;
 }

@@ -1,7 +1,8 @@
 #version 450
 // Long-context attention, split along the KV length (flash decoding): workgroup
 // (split, head block, token) walks the chunks split, split + S, split + 2S, ... of kChunk positions
-// (S = the token's own split count: one per kChunk keys it reads, at most nSplits; the dispatch's
+// (S = the token's own split count, split_policy.glsl: one per kChunk keys it reads, at most the
+// policy's stride, fewer where the GPU's units are busier otherwise; the dispatch's
 // x, from attention_args.comp, follows the step's longest row) in fp32 with an online softmax,
 // and writes its partial (max score, sum of weights, weighted V sum); attention.comp merges
 // the partials. A decode step, a prefill batch (token t at position + t) and rows of several
@@ -17,6 +18,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "reduce.glsl"
+#include "split_policy.glsl"
 #extension GL_EXT_buffer_reference_uvec2 : require
 
 layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly buffer Uvec4Buf { uvec4 v[]; };
@@ -47,7 +49,7 @@ layout(push_constant) uniform PC {
     uint group;
     uint kvDim;
     uint qStride;
-    uint nSplits;  // partials per (token, head)
+    uint nSplits;  // the split policy (split_policy.glsl): its stride is the partials per (token, head)
     float scale;
     uint exactMax;
     float qScale;  // gemma3 scales q before attention (its F16 rounding sees q * qScale)
@@ -133,7 +135,7 @@ vec2 blockSum2(vec2 x) {
 // first 64 threads beside their query head's. True: this workgroup has nothing more to do.
 bool fusedStep(uint tid, uint split, uint h0, uint kvHead, uint t, uint pos, uint n, bool exact) {
     const uint hd = HD;
-    const uint splits = exact ? 1u : min((n + kChunk - 1u) / kChunk, pc.nSplits);
+    const uint splits = exact ? 1u : policySplits(n, pc.nSplits);
     if (split >= splits) return true;  // whole workgroup
     const bool ownsPos = exact || ((n - 1u) / kChunk) % splits == split;
     const bool hasNorm = (pc.rope & 0x20000u) != 0u;
@@ -231,7 +233,7 @@ void main() {
     [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] = vec2(0.0);
     // This token's own split count (attention.comp merges that many), whatever the dispatch's
     // x, which follows the step's longest row: a row's partials do not depend on its batch.
-    const uint splits = min((n + kChunk - 1u) / kChunk, pc.nSplits);
+    const uint splits = policySplits(n, pc.nSplits);
     if (split >= splits) return;  // whole workgroup
     // Rolling loads (ROLL): a thread's key quarter (KQ 16-byte loads, wide rows) and value pairs
     // (positions g, g + groups, ...: VP words) of the next chunk are issued as soon as this
@@ -369,10 +371,10 @@ void main() {
             const uint i = pow2 ? o >> shift : o / hd, e = pow2 ? o & (hd - 1u) : o % hd;
             float total = 0.0;
             for (uint gg = 0u; gg < groups; ++gg) total += partAcc[i * 256u + gg * pairs + e / 2u][e % 2u];
-            pc.partials.v[((t * pc.nHead + h0 + h1 + i) * pc.nSplits + split) * (hd + 2u) + 2u + e] = total;
+            pc.partials.v[((t * pc.nHead + h0 + h1 + i) * policyStride(pc.nSplits) + split) * (hd + 2u) + 2u + e] = total;
         }
         if (tid < passHeads) {
-            const uint out0 = ((t * pc.nHead + h0 + h1 + tid) * pc.nSplits + split) * (hd + 2u);
+            const uint out0 = ((t * pc.nHead + h0 + h1 + tid) * policyStride(pc.nSplits) + split) * (hd + 2u);
             pc.partials.v[out0] = headM[h1 + tid];
             pc.partials.v[out0 + 1u] = headSum[h1 + tid];
         }

@@ -1,0 +1,32 @@
+// Split attention's count for one token of n keys: attention_args.comp (the dispatch),
+// attention_split.comp (its chunks) and attention.comp's merge (its partials) agree through it.
+// The plan's policy word (vulkan/op_attention.cpp AttentionOp::splitPolicy): the partials'
+// stride, at most that many splits (bits 0-7); the count below which none grows (8-15); the split
+// dispatch's head blocks (16-22); the GPU's compute units (23-31; 0: its residency is unknown).
+// A token of c chunks of 64 keys takes min(c, stride) splits where the units are unknown or that
+// is at most the base. Past it, the count whose busiest unit walks the fewest chunks: S splits
+// put ceil(S blocks / units) workgroups on a unit, each walking ceil(c / S) chunks; for each
+// count of workgroups a unit the largest S that gives it (the stride keeps them all resident),
+// ties to the larger S. H200, 0.6B at depth 8192 (129 chunks, 8 blocks, 3 workgroups of the
+// kernel an SM): 32 splits, 10 chunks on the busiest SM, 628 tok/s; 33, 8, 644; 49, 9, 629.
+const uint kPolicyChunk = 64u;  // attention_split.comp's chunk
+
+uint policyStride(uint policy) { return policy & 0xFFu; }
+
+uint policySplits(uint n, uint policy) {
+    const uint chunks = (n + kPolicyChunk - 1u) / kPolicyChunk;
+    const uint base = (policy >> 8) & 0xFFu, blocks = (policy >> 16) & 0x7Fu, units = policy >> 23;
+    const uint most = min(chunks, policy & 0xFFu);
+    if (units == 0u || blocks == 0u || most <= base) return most;
+    uint best = most, bestLoad = 0xFFFFFFFFu;
+    const uint perUnit = (most * blocks + units - 1u) / units;
+    for (uint w = 1u; w <= perUnit; ++w) {
+        const uint s = clamp(w * units / blocks, base, most);
+        const uint load = ((s * blocks + units - 1u) / units) * ((chunks + s - 1u) / s);
+        if (load <= bestLoad) {
+            best = s;
+            bestLoad = load;
+        }
+    }
+    return best;
+}
