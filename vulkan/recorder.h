@@ -84,9 +84,11 @@ public:
         }
         for (auto& lane : lanes_) lane.clear();
     }
+    // Also for shaders that read what the arguments' dispatch wrote beside them.
     void indirectArgsBarrier() {
-        barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT,
-                VK_ACCESS_INDIRECT_COMMAND_READ_BIT);
+        barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
     }
 
     // Per-dispatch timestamps (profiling): every dispatch is tagged with the current label.

@@ -158,6 +158,7 @@ void TierMemory::allocate() {
         const size_t perHead = std::max<size_t>(layout_.attnStepSplits, static_cast<size_t>(maxBatch_) * layout_.attnBatchSplits);
         layout_.attnPartialSlots = perHead;
         const uint32_t head = kSplitSiteOffset + kChainSiteBytes;
+        static_assert(kSplitSiteOffset + kChainSiteBytes == 128 + 128 * 65, "split_policy.glsl kPolicyArgsBack");
         attnPartials_ = DeviceBuffer(device_, head + sizeof(float) * static_cast<size_t>(c.nHead) * perHead *
                                                          static_cast<size_t>(c.headDim + 2),
                                      MemoryKind::DeviceLocal, "attention partials");

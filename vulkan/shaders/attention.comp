@@ -65,23 +65,21 @@ uint headSubgroup0() { return (gl_LocalInvocationID.x / HT) * perHead(); }
 const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
-// A token of n keys past exactMax: its split count (attention_split.comp's, the partials merged).
-uint tokenSplits(uint n) { return policySplits(n, pc.nSplits); }
 
 #ifdef ZINC_CHAIN
 #include "chain.glsl"
 // The split workgroups that count themselves for a token of n keys (attention_split.comp
-// splitDone): the token's split count, or split 0 alone where it is computed exactly.
-void waitForSplits(uint n) {
+// splitDone): the token's split count (`splits`), or split 0 alone where it is computed exactly.
+void waitForSplits(uint n, uint splits) {
     if (pc.chainWait == 0u) return;
-    const uint working = n <= pc.exactMax ? 1u : tokenSplits(n);
+    const uint working = n <= pc.exactMax ? 1u : splits;
     chainWait(splitSite(pc.partials), gl_WorkGroupID.x % kSplitLines, (pc.chainWait >> 16) * working * (pc.chainWait & 0xFFFFu));
 }
 void signalDone() {
     if (uvec2(pc.signal) != uvec2(0u)) chainSignal(pc.signal, kChainLines);
 }
 #else
-void waitForSplits(uint n) {}
+void waitForSplits(uint n, uint splits) {}
 void signalDone() {}
 #endif
 
@@ -123,13 +121,14 @@ void main() {
     firstSlot_ = first % pc.slots;
     const uint kvHead = h / pc.group;
     const uint hd = pc.headDim, kvDim = (pc.nHead / pc.group) * hd;
-    waitForSplits(n);
+    // A token past exactMax keys: its split count (attention_split.comp's, the partials merged).
+    const uint splits = stepSplits(n, first == 0u, pc.nSplits, pc.partials);
+    waitForSplits(n, splits);
     if (n > pc.exactMax) {
         // Merge: one thread per split finds the common max and each split's scale, then one
         // thread per output element sums the scaled partials (loads independent of each other).
         // Every load the merge makes for the first kMergeAhead splits (each split's max and sum,
         // element tid of its partial) is issued first, in one round trip, not three.
-        const uint splits = tokenSplits(n);
         const uint base = (t * pc.nHead + h) * policyStride(pc.nSplits) * (hd + 2u);
         float ahead[kMergeAhead];
         [[unroll]] for (uint u = 0u; u < kMergeAhead; ++u)

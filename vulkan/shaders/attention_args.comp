@@ -34,4 +34,5 @@ void main() {
     pc.args.v[0] = max(n <= pc.exactMax ? 0u : min((n + kChunk - 1u) / kChunk, policyStride(pc.policy)), pc.atLeast);
     pc.args.v[1] = pc.nHead;
     pc.args.v[2] = pc.tokens;
+    pc.args.v[3] = policySplits(n, pc.policy);  // a one-token step's count (split_policy.glsl stepSplits)
 }

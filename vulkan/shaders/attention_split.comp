@@ -133,9 +133,9 @@ vec2 blockSum2(vec2 x) {
 // workgroups of the kv head's other blocks store the same bits). Each head's sum of squares is
 // 64 threads' in qk_rope.comp's order (a 64-thread workgroup's reduction); the key's by the
 // first 64 threads beside their query head's. True: this workgroup has nothing more to do.
-bool fusedStep(uint tid, uint split, uint h0, uint kvHead, uint t, uint pos, uint n, bool exact) {
+bool fusedStep(uint tid, uint split, uint h0, uint kvHead, uint t, uint pos, uint n, bool exact, uint tokenSplits) {
     const uint hd = HD;
-    const uint splits = exact ? 1u : policySplits(n, pc.nSplits);
+    const uint splits = exact ? 1u : tokenSplits;
     if (split >= splits) return true;  // whole workgroup
     const bool ownsPos = exact || ((n - 1u) / kChunk) % splits == split;
     const bool hasNorm = (pc.rope & 0x20000u) != 0u;
@@ -204,8 +204,11 @@ void main() {
     // whole workgroup (FUSED: split 0 runs whatever the length: the step's rotations and store)
     if ((FUSED == 0u || split > 0u) && (exact || split * kChunk >= n)) return;
     const uint kvHead = h0 / pc.group, hd = HD;
+    // This token's own split count (attention.comp merges that many), whatever the dispatch's
+    // x, which follows the step's longest row: a row's partials do not depend on its batch.
+    const uint splits = stepSplits(n, first == 0u, pc.nSplits, pc.partials);
     if (FUSED != 0u) {
-        if (fusedStep(tid, split, h0, kvHead, t, pos, n, exact)) {
+        if (fusedStep(tid, split, h0, kvHead, t, pos, n, exact, splits)) {
             if (exact && split == 0u) splitDone();  // rotated and stored for attention.comp
             return;
         }
@@ -231,9 +234,6 @@ void main() {
     const uint g = tid / pairs, j = tid % pairs;
     vec2 acc[GQ];
     [[unroll]] for (uint hq = 0u; hq < GQ; ++hq) acc[hq] = vec2(0.0);
-    // This token's own split count (attention.comp merges that many), whatever the dispatch's
-    // x, which follows the step's longest row: a row's partials do not depend on its batch.
-    const uint splits = policySplits(n, pc.nSplits);
     if (split >= splits) return;  // whole workgroup
     // Rolling loads (ROLL): a thread's key quarter (KQ 16-byte loads, wide rows) and value pairs
     // (positions g, g + groups, ...: VP words) of the next chunk are issued as soon as this

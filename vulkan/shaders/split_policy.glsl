@@ -1,5 +1,6 @@
 // Split attention's count for one token of n keys: attention_args.comp (the dispatch),
 // attention_split.comp (its chunks) and attention.comp's merge (its partials) agree through it.
+// Needs common.glsl.
 // The plan's policy word (vulkan/op_attention.cpp AttentionOp::splitPolicy): the partials'
 // stride, at most that many splits (bits 0-7); the count below which none grows (8-15); the split
 // dispatch's head blocks (16-22); the GPU's compute units (23-31; 0: its residency is unknown).
@@ -7,8 +8,10 @@
 // is at most the base. Past it, the count whose busiest unit walks the fewest chunks: S splits
 // put ceil(S blocks / units) workgroups on a unit, each walking ceil(c / S) chunks; for each
 // count of workgroups a unit the largest S that gives it (the stride keeps them all resident),
-// ties to the larger S. H200, 0.6B at depth 8192 (129 chunks, 8 blocks, 3 workgroups of the
+// ties to the larger S. attention_args.comp picks it once a step (stepSplits reads it: the
+// search in every workgroup cost 8B at depth 8192 5 %, run 176). H200, 0.6B at depth 8192 (129 chunks, 8 blocks, 3 workgroups of the
 // kernel an SM): 32 splits, 10 chunks on the busiest SM, 628 tok/s; 33, 8, 644; 49, 9, 629.
+#extension GL_EXT_buffer_reference_uvec2 : require
 const uint kPolicyChunk = 64u;  // attention_split.comp's chunk
 
 uint policyStride(uint policy) { return policy & 0xFFu; }
@@ -29,4 +32,22 @@ uint policySplits(uint n, uint policy) {
         }
     }
     return best;
+}
+
+// attention_args.comp's words (VkDispatchIndirectCommand, then policySplits of the step's
+// length) sit kPolicyArgsBack bytes before the partials (vulkan/tier_memory.cpp: the args, the
+// chained split's site at kSplitSiteOffset 128, kChainSiteBytes 128 x 65 long, the partials).
+const uint kPolicyArgsBack = 128u + 128u * 65u;
+UintBuf policyArgs(FloatBuf partials) {
+    const uvec2 a = uvec2(partials);
+    return UintBuf(uvec2(a.x - kPolicyArgsBack, a.y - (a.x < kPolicyArgsBack ? 1u : 0u)));
+}
+
+// A kernel's count for a token of n keys. `whole`: the layer reads all of the token's keys (no
+// window cuts them), so a grown policy's count is attention_args.comp's for this step; a window
+// that cuts them takes min(c, stride) of its own (the dispatch covers it: min(c, stride) of the
+// whole length).
+uint stepSplits(uint n, bool whole, uint policy, FloatBuf partials) {
+    if ((policy >> 23) == 0u || !whole) return min((n + kPolicyChunk - 1u) / kPolicyChunk, policy & 0xFFu);
+    return policyArgs(partials).v[3];
 }
