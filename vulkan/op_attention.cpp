@@ -48,7 +48,7 @@ void checkHeadDim(const model::ModelConfig& c) {
 
 struct ArgsPc {
     VkDeviceAddress state, args;
-    uint32_t nHead, maxSplits, exactMax, tokens, atLeast;
+    uint32_t nHead, policy, exactMax, tokens, atLeast, windows;
 };
 
 // attention_split.comp's push constants: 128 bytes, the least Vulkan guarantees (the head size
@@ -321,8 +321,10 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
             // A one-token step is rotated and stored by split 0 at any length where the FUSED
             // kernel runs (layers without it return at once).
             const uint32_t atLeast = fusable(ctx) ? 1u : 0u;
+            const auto& layers = ctx.mem.kv->layers;
+            const bool windows = std::any_of(layers.begin(), layers.end(), [](const graph::KvLayer& l) { return l.window > 0; });
             const ArgsPc args{ctx.mem.state, ctx.mem.attnArgsAddress, nHead / heads, nSplits, exactMax,
-                              static_cast<uint32_t>(ctx.nTokens), atLeast};
+                              static_cast<uint32_t>(ctx.nTokens), atLeast, windows ? 1u : 0u};
             ctx.rec.dispatch(args_, args, 1);
             ctx.rec.indirectArgsBarrier();
             ctx.attnArgsRecorded = true;
