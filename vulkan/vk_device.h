@@ -78,9 +78,10 @@ struct DeviceCaps {
     uint32_t computeUnits = 0;
     uint32_t threadsPerUnit = 0;  // NVIDIA
     uint32_t simdsPerUnit = 0;    // AMD
-    // VK_KHR_pipeline_executable_properties enabled, every pipeline created capturing its
-    // compiler statistics: with pipelineStatistics, or wherever computeUnits is known (the
-    // registers a pipeline takes decide how many of its workgroups a unit holds).
+    // VK_KHR_pipeline_executable_properties enabled: with pipelineStatistics (every pipeline
+    // captures its compiler statistics), or wherever computeUnits is known (the split attention
+    // kernels capture theirs: the registers they take decide how many of their workgroups a
+    // unit holds).
     bool executableStatistics = false;
     std::vector<std::string> features;  // the ones zinc-rt uses that are present
     std::vector<std::string> missing;   // the ones zinc-rt needs that are absent

@@ -202,7 +202,11 @@ VkPipeline PipelineFactory::get(Shader shader, const std::vector<uint32_t>& spec
     info.stage.pName = "main";
     info.stage.pSpecializationInfo = spec.empty() ? nullptr : &specInfo;
     info.layout = layout_;
-    if (caps().executableStatistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    // The split kernels' statistics size their dispatches (residentWorkgroups); the rest are
+    // captured only to be printed: capturing may keep a driver from its own pipeline cache.
+    const bool residency = shader == Shader::AttentionSplit || shader == Shader::AttentionSplitChain;
+    if (caps().pipelineStatistics || (caps().executableStatistics && residency))
+        info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkPipeline p;
     const std::string name = fmt::format("{} [{}]", shaderName(shader), fmt::join(spec, ","));
     check(vkCreateComputePipelines(device_.handle(), VK_NULL_HANDLE, 1, &info, nullptr, &p), "vkCreateComputePipelines", name);

@@ -44,8 +44,9 @@ public:
     const DeviceCaps& caps() const { return device_.caps(); }
     // Safe from several threads (tiers sharing the factory, SharedDevice).
     VkPipeline get(Shader shader, const std::vector<uint32_t>& spec = {});
-    // The compiler's statistics of a pipeline get() made; empty unless the device captures
-    // them (caps().executableStatistics).
+    // The compiler's statistics of a pipeline get() made; empty unless it captured them (every
+    // pipeline with caps().pipelineStatistics, the split attention kernels with
+    // caps().executableStatistics).
     std::vector<PipelineStatistic> statistics(VkPipeline pipeline) const;
     // How many workgroups of `threads` threads of a pipeline get() made the device runs at
     // once (vulkan/residency.h); 0 where that is not known.
