@@ -279,7 +279,9 @@ TEST(VulkanTier, StepsSplitAsTheGpuKeepsResidentGiveAFixedCountsBits) {
         EXPECT_LT(maxAbsDiff(logits[0], logits[2]), 0.1f) << file;
         // qwen3-tiny's sums of 4 splits leave other bits than 2 (gemma3-tiny's global layer does
         // not: its outputs quantize to the same 8-bit activations).
-        if (std::string(file) == "qwen3-tiny.gguf") EXPECT_NE(logits[0], logits[2]) << file << ": the resident splits took the base's 2";
+        if (std::string(file) == "qwen3-tiny.gguf") {
+            EXPECT_NE(logits[0], logits[2]) << file << ": the resident splits took the base's 2";
+        }
     }
     unsetenv("ZINC_VK_ATTN_UNITS");
     unsetenv("ZINC_VK_ATTN_SPLITS");
