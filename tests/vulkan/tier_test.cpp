@@ -247,40 +247,42 @@ TEST(VulkanTier, RolledSplitLoadsGiveThePlainLoadsBits) {
 // A one-token step past its plan's split count takes as many splits as the GPU keeps resident
 // (AttentionOp::splitPolicy; split_policy.glsl picks each token's count, and attention_args.comp,
 // attention_split.comp and the merge agree through it). ZINC_VK_ATTN_UNITS stands in for a GPU:
-// 4 units of 3 split workgroups, 12 of them, 6 splits of 2 head blocks at most, above the base of
-// 2 (ZINC_VK_ATTN_SPLITS=2). A token of 7 chunks (385 to 448 keys) takes 4: 2 workgroups a unit
-// walking 2 chunks each, where 6 splits put 3 a unit walking 2, and 2 splits 1 walking 4 (a tie:
-// the larger). Keys up to 384 are attended exactly (ZINC_VK_ATTN_EXACT=384), so the cache holds
-// the same rows either way, and the steps at 385 to 390 keys give the bits of 4 splits fixed, not
+// 2 units of 4 split workgroups, 8 of them, 4 splits of 2 head blocks at most, above the base of
+// 2 (ZINC_VK_ATTN_SPLITS=2). A token of 5 chunks (257 to 320 keys) takes 3: 3 workgroups a unit
+// walking 2 chunks each, as 2 splits put 2 walking 3 (a tie: the larger), where 4 splits put 4
+// walking 2. Keys up to 256 are attended exactly (ZINC_VK_ATTN_EXACT=256), so the cache holds
+// the same rows either way, and the steps at 257 to 262 keys give the bits of 3 splits fixed, not
 // those of 2. On gemma3 too (sliding layers of their own length beside a global one: the
 // dispatch covers the most any takes).
 TEST(VulkanTier, StepsSplitAsTheGpuKeepsResidentGiveAFixedCountsBits) {
     ZINC_REQUIRE_VULKAN();
-    setenv("ZINC_VK_ATTN_EXACT", "384", 1);  // read when the tier is made
-    const std::vector<int32_t> tokens = longStoriesPrompt(390);
+    setenv("ZINC_VK_ATTN_EXACT", "256", 1);  // read when the tier is made
+    const std::vector<int32_t> tokens = longStoriesPrompt(262);
     for (const char* file : {"qwen3-tiny.gguf", "gemma3-tiny.gguf"}) {
+        // gemma3-tiny's global layer leaves the same 8-bit activations after 2 splits as after 3:
+        // qwen3-tiny alone shows the count moved.
+        const bool qwen = std::string(file) == "qwen3-tiny.gguf";
         std::vector<std::vector<float>> logits;
-        for (const auto& [splits, units] : {std::pair{"2", "4:3"}, std::pair{"4", ""}, std::pair{"2", ""}}) {
+        for (const auto& [splits, units] : {std::pair{"2", "2:4"}, std::pair{"3", ""}, std::pair{"2", ""}}) {
+            if (!qwen && logits.size() == 2) break;
             setenv("ZINC_VK_ATTN_SPLITS", splits, 1);
             setenv("ZINC_VK_ATTN_UNITS", units, 1);  // read when a plan is recorded
             auto gpu = test::load(file, true);
-            gpu.session->feed(std::span(tokens).subspan(0, 380));
-            for (size_t i = 380; i < 384; ++i) gpu.session->step(tokens[i]);
+            gpu.session->feed(std::span(tokens).subspan(0, 250));
+            for (size_t i = 250; i < 256; ++i) gpu.session->step(tokens[i]);
             std::vector<float> all;
-            for (size_t i = 384; i < tokens.size(); ++i) {
+            for (size_t i = 256; i < tokens.size(); ++i) {
                 const std::span<const float> step = gpu.session->step(tokens[i]);
                 all.insert(all.end(), step.begin(), step.end());
             }
             logits.push_back(std::move(all));
             if (std::string(units).empty()) continue;
-            EXPECT_NE(gpu.tier->describe().find("attention split up to 6 ways"), std::string::npos) << gpu.tier->describe();
+            EXPECT_NE(gpu.tier->describe().find("attention split up to 4 ways"), std::string::npos) << gpu.tier->describe();
         }
-        EXPECT_EQ(logits[0], logits[1]) << file << ": resident splits against 4 fixed";
-        EXPECT_LT(maxAbsDiff(logits[0], logits[2]), 0.1f) << file;
-        // qwen3-tiny's sums of 4 splits leave other bits than 2 (gemma3-tiny's global layer does
-        // not: its outputs quantize to the same 8-bit activations).
-        if (std::string(file) == "qwen3-tiny.gguf") {
+        EXPECT_EQ(logits[0], logits[1]) << file << ": resident splits against 3 fixed";
+        if (qwen) {
             EXPECT_NE(logits[0], logits[2]) << file << ": the resident splits took the base's 2";
+            EXPECT_LT(maxAbsDiff(logits[0], logits[2]), 0.1f) << file;
         }
     }
     unsetenv("ZINC_VK_ATTN_UNITS");
