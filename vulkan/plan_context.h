@@ -42,7 +42,7 @@ struct DeviceLayout {
     uint32_t moeOrderAt = 0;
     VkDeviceAddress attnPartials = 0;  // split attention: [token][head][split][headDim + 2]
     uint32_t attnSplits = 0;           // partials per head: chunks of 64 positions, at most kMaxAttentionSplits
-    uint32_t attnStepSplits = 0;       // a one-token step's, at most: up to kMaxResidentSplits (AttentionOp::splitCount)
+    uint32_t attnStepSplits = 0;       // a one-token step's, at most: up to kMaxResidentSplits (AttentionOp::splitPolicy)
     uint32_t attnExactMax = 0;         // the longest KV attention.comp computes exactly (kExactAttentionMax)
     uint32_t attnBatchSplits = 0;      // the same in a prefill batch, at most kMaxBatchAttentionSplits
     uint64_t attnPartialSlots = 0;     // (token, split) partials per head that fit: a step of more is not split

@@ -65,7 +65,6 @@ uint headSubgroup0() { return (gl_LocalInvocationID.x / HT) * perHead(); }
 const uint kMergeAhead = 32u;  // splits whose partials the merge loads up front (kMaxAttentionSplits)
 const uint kMaxSplits = 128u;  // at least vulkan/plan_context.h kMaxAttentionSplits
 
-
 #ifdef ZINC_CHAIN
 #include "chain.glsl"
 // The split workgroups that count themselves for a token of n keys (attention_split.comp

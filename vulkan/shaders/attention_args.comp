@@ -1,6 +1,6 @@
 #version 450
 // The split attention's workgroup counts for this step, from the current KV length in the
-// token-state block: one split per kChunk keys of the step's longest row (a sequence's last
+// token-state block: one split per 64 keys (a chunk) of the step's longest row (a sequence's last
 // token), at most the policy's stride (split_policy.glsl), none up to exactMax (attention.comp then computes exactly; one
 // where the split kernel is FUSED, to rotate and store the step); one z per token. Each
 // workgroup then keeps to its own token's split count (attention_split.comp).
@@ -22,8 +22,6 @@ layout(push_constant) uniform PC {
     uint windows;  // 1 where a layer of the plan reads a sliding window
 } pc;
 
-const uint kChunk = 64u;  // attention_split.comp's chunk
-
 void main() {
     uint n = uint(pc.state.v[kStatePosition]) + pc.tokens;  // one sequence: its last token
     if (pc.state.v[kStateRowsAt] != 0) {  // rows of several sequences, each at its own position
@@ -35,7 +33,7 @@ void main() {
     // policy's count is not monotonic in n (workgroups past a token's count return at once:
     // H200, 0.6B at depth 8192, 49 dispatched for 33 working: 633 -> 623 tok/s, run 177).
     const uint splits = policySplits(n, pc.policy);
-    const uint most = pc.windows != 0u ? min((n + kChunk - 1u) / kChunk, policyStride(pc.policy)) : splits;
+    const uint most = pc.windows != 0u ? policyMost(n, pc.policy) : splits;
     pc.args.v[0] = max(n <= pc.exactMax ? 0u : most, pc.atLeast);
     pc.args.v[1] = pc.nHead;
     pc.args.v[2] = pc.tokens;

@@ -6,6 +6,7 @@
 // visibility on to its other threads. Needs common.glsl under ZINC_CHAIN (the Vulkan memory
 // model, buffers non-private) and workgroups of at least `lines` threads.
 #extension GL_EXT_buffer_reference_uvec2 : require
+#include "address.glsl"
 const uint kChainLines = 64u;  // vulkan/plan_context.h kChainLines
 
 void chainSignal(UintBuf site, uint lines) {
@@ -38,7 +39,4 @@ void workgroupBufferBarrier() {
 // kSplitSiteOffset). Its workgroups poll kSplitLines lines: a merge has few.
 const uint kChainSiteBytes = 128u * (1u + kChainLines);
 const uint kSplitLines = 16u;
-UintBuf splitSite(FloatBuf partials) {
-    const uvec2 a = uvec2(partials);
-    return UintBuf(uvec2(a.x - kChainSiteBytes, a.y - (a.x < kChainSiteBytes ? 1u : 0u)));
-}
+UintBuf splitSite(FloatBuf partials) { return uintsBefore(partials, kChainSiteBytes); }
