@@ -168,6 +168,43 @@ std::optional<LoweredOp> gateQuantize(const LoweredOp& gate, const LoweredOp& q)
     return fused;
 }
 
+// A MatMul whose output only the SsmConv right after it reads: the conv runs on the projection's
+// rows as they are summed, and the projection's own output is never written.
+Ops fuseMatMulConv(Ops ops, const Accepts& accepts) {
+    Ops out;
+    for (size_t i = 0; i < ops.size(); ++i) {
+        if (i + 1 < ops.size()) {
+            const LoweredOp &mm = ops[i], &conv = ops[i + 1];
+            const BufferId projected = mm.op.out;
+            // Nothing after the conv reads the projection before something writes it again.
+            const auto readLater = [&] {
+                for (size_t j = i + 2; j < ops.size(); ++j) {
+                    const auto r = readsOf(ops[j].op);
+                    if (std::find(r.begin(), r.end(), projected) != r.end()) return true;
+                    if (writes(ops[j], projected)) return false;
+                }
+                return false;
+            };
+            if (mm.op.kind == OpKind::MatMul && conv.op.kind == OpKind::SsmConv && conv.op.in == projected && mm.count > 0 &&
+                mm.lastRowOnly == conv.lastRowOnly && !hasUnfusedField(mm.op) && !readLater()) {
+                LoweredOp fused = mm;
+                fused.op.kind = OpKind::MatMulConv;
+                fused.op.out = conv.op.out;
+                fused.op.state = conv.op.state;
+                fused.op.convWeight = conv.op.weight;
+                fused.count = conv.first + conv.count - mm.first;
+                if (accepts(fused)) {
+                    out.push_back(std::move(fused));
+                    ++i;
+                    continue;
+                }
+            }
+        }
+        out.push_back(std::move(ops[i]));
+    }
+    return out;
+}
+
 bool touches(const LoweredOp& l, BufferId id) {
     const auto r = readsOf(l.op);
     return writes(l, id) || std::find(r.begin(), r.end(), id) != r.end();
@@ -229,6 +266,7 @@ void fuse(Lowered& lowered, const Accepts& accepts) {
     ops = fusePairs(std::move(ops), accepts, residualAdd);
     ops = fusePairs(std::move(ops), accepts, gateQuantize);
     ops = fuseMoeShared(std::move(ops), accepts);
+    ops = fuseMatMulConv(std::move(ops), accepts);
     lowered.ops = std::move(ops);
 }
 

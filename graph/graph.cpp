@@ -30,6 +30,7 @@ const char* opKindName(OpKind kind) {
         case OpKind::SigmoidGateQuantize: return "sigmoid_gate_quantize";
         case OpKind::MoeExperts: return "moe_experts";
         case OpKind::MoeSharedAdd: return "moe_shared_add";
+        case OpKind::MatMulConv: return "matmul_conv";
     }
     return "?";
 }
@@ -60,7 +61,7 @@ std::vector<BufferId> readsOf(const Op& op) {
 std::vector<BufferId> writesOf(const Op& op) {
     if (op.kind == OpKind::MoeRoute) return {op.expertIds, op.expertWeights};
     if (op.kind == OpKind::SplitGate) return {op.out, op.gate};
-    if (op.kind == OpKind::SsmConv || op.kind == OpKind::DeltaNet) return {op.out, op.state};
+    if (op.kind == OpKind::SsmConv || op.kind == OpKind::DeltaNet || op.kind == OpKind::MatMulConv) return {op.out, op.state};
     return {op.out};
 }
 

@@ -23,7 +23,8 @@ enum class OpKind : uint8_t {
     MoeRoute,   // logits = weight · in; top-k experts -> expertIds, their weights -> expertWeights
     MoeFfn,     // out[t] = Σ_e w_e · down_e(silu(gate_e · in[t]) * up_e · in[t]) over expertIds/expertWeights
     // Gated DeltaNet (qwen35 hybrids; graph/hybrid_blocks.cpp says what each reads and writes).
-    // Never fused: lowering passes them through unchanged.
+    // Lowering passes them through unchanged; graph::fuse may join an SsmConv to the MatMul
+    // before it (MatMulConv).
     SsmConv,      // out[t] = silu(causal conv1d of in over the window `state` (persistent), kernel weight)
     DeltaNet,     // delta-rule step per token (alpha, beta) on the persistent `state`; out = per-head output
     GatedNorm,    // out = rmsnorm per head of in (head dim = weight length) * weight * silu(gate)
@@ -42,6 +43,8 @@ enum class OpKind : uint8_t {
     MoeExperts,           // MoeFfn's expert rows only: the weighted sum is left to MoeSharedAdd
     MoeSharedAdd,         // out += Σ_e w_e · down_e + addend · sigmoid(weight · in): the experts'
                           // sum (expertWeights), the shared expert (addend) and its input gate
+    MatMulConv,           // out = SsmConv of (weight · in) over `state` with convWeight: the
+                          // projection's rows go through the conv as they are summed
 };
 inline constexpr bool isLoweredOnly(OpKind kind) { return kind >= OpKind::Quantize; }
 const char* opKindName(OpKind kind);
@@ -79,12 +82,13 @@ struct Op {
     const model::WeightRef* downWeight = nullptr;  // MoeFfn: down experts
     const model::WeightRef* biasWeight = nullptr;  // DeltaNet: ssm_dt.bias
     const model::WeightRef* bias = nullptr;        // MatMul: F32 vector added to every output row (qwen2 q/k/v)
+    const model::WeightRef* convWeight = nullptr;  // MatMulConv: the SsmConv's kernel
     float scale = 1.0f;                            // Embed: rows times this (gemma3: sqrt(d))
     int32_t window = 0;                            // Rope: sliding layer's rope; Attention: keys at distance >= window masked
     bool gelu = false;                             // SwiGlu: gelu_tanh(in) * up instead of silu(in) * up (gemma3)
     int32_t heads = 0;  // HeadNorm / Rope / Attention (query heads); DeltaNet / GatedNorm / SplitGate
 
-    std::array<const model::WeightRef*, 5> weights() const { return {weight, upWeight, downWeight, biasWeight, bias}; }
+    std::array<const model::WeightRef*, 6> weights() const { return {weight, upWeight, downWeight, biasWeight, bias, convWeight}; }
 };
 // Ops after the layer stack (final norm, lm_head) need only the rows whose logits are wanted.
 inline bool runsOnWantedRowsOnly(const Op& op) { return op.layer < 0 && op.kind != OpKind::Embed; }

@@ -65,10 +65,12 @@ void buildDeltaNetBlock(Graph& g, int32_t il, BufferId x, BufferId xn) {
     const BufferId deltaState = findOrAddBuffer(g, fmt::format("delta_state.{}", il),
                                                 static_cast<int64_t>(h.deltaStateFloats()), ElemType::F32, true);
     rmsNorm(g, il, x, xn, g.weights->layers[static_cast<size_t>(il)].attnNorm);
-    matMul(g, il, "attn_qkv", xn, qkv, w.qkv);
+    // qkv last of the four projections of xn, right before its conv: graph::fuse may then join
+    // the two (MatMulConv) and the four still run side by side.
     matMul(g, il, "attn_gate", xn, z, w.gate);
     matMul(g, il, "ssm_alpha", xn, alpha, w.alpha);
     matMul(g, il, "ssm_beta", xn, beta, w.beta);
+    matMul(g, il, "attn_qkv", xn, qkv, w.qkv);
     Op& cv = appendOp(g, OpKind::SsmConv, il, "ssm_conv");
     cv.in = qkv;
     cv.state = convState;

@@ -95,6 +95,8 @@ Lowered lower(const Graph& graph, const FormatOf& formatOf, LowerOptions options
 //                    input), SigmoidGate, the Add into the MoE output and the residual Add
 //                    (qwen35moe): the expert rows, then one pass summing them with the gated
 //                    shared expert into the residual. Both are asked for; both or neither.
+//   MatMulConv       MatMul, the SsmConv of its output right after it, where nothing else reads
+//                    the projection (qwen35's attn_qkv): the conv in the projection's epilogue
 // A sequence whose ops carry a field the fused kernels do not (a MatMul bias, a Rope's
 // rope_freqs or window, an Attention window, a GeGLU) is never fused.
 using Accepts = std::function<bool(const LoweredOp& candidate)>;

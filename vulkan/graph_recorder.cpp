@@ -23,13 +23,23 @@ int64_t pairBelowRows() {
     return v && *v ? std::strtoll(v, nullptr, 10) : 8192;
 }
 
-graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing) {
+// MatMulConv (the DeltaNet conv in attn_qkv's matvec) in one-token steps: on unless
+// ZINC_VK_CONV_FUSE=0 (read when a tier lowers its graph; tests compare both). A prefill batch
+// keeps ssm_conv.comp, which walks each channel's tokens in order.
+bool convFuseEnabled() {
+    const char* v = std::getenv("ZINC_VK_CONV_FUSE");
+    return !(v && *v == '0');
+}
+
+graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing, bool oneToken) {
     const int64_t belowRows = pairBelowRows();
+    const bool fuseConv = oneToken && convFuseEnabled();
     // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
     graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
                                           graph::LowerOptions{.expertRowsInActBuffer = false});
-    graph::fuse(lowered, [pairing, belowRows](const graph::LoweredOp& l) {
+    graph::fuse(lowered, [pairing, belowRows, fuseConv](const graph::LoweredOp& l) {
         switch (l.op.kind) {
+            case OpKind::MatMulConv: return fuseConv && MatVecOp::convFusable(*l.op.weight);
             case OpKind::GateUpSwiGlu:
                 return MatVecOp::pairable(*l.op.weight, *l.op.upWeight) &&
                        (pairing == Pairing::Always || (pairing == Pairing::BelowRows && l.op.weight->rows < belowRows));
@@ -43,7 +53,8 @@ graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing) {
 }
 
 bool isPlainMatVec(const graph::LoweredOp& l) {
-    return (l.op.kind == OpKind::MatMul || l.op.kind == OpKind::GateUpSwiGlu) && l.op.bias == nullptr && l.count > 0;
+    const OpKind k = l.op.kind;
+    return (k == OpKind::MatMul || k == OpKind::GateUpSwiGlu || k == OpKind::MatMulConv) && l.op.bias == nullptr && l.count > 0;
 }
 
 // Whether next's input is ready without a quantize dispatch: F32 weights read the buffer itself,
@@ -101,7 +112,8 @@ bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph
 
 }  // namespace
 
-// Two projections in a row (qkv, gate, beta, alpha of a DeltaNet layer; k and v): prev recorded
+// Two projections in a row (gate, alpha, beta, qkv of a DeltaNet layer, the last with its conv
+// when MatMulConv; k and v): prev recorded
 // one dispatch, its matvec (so no scratch of its own is in flight), next starts with its matvec
 // (its input ready), reads its input (or the quantized copy prev read too) and writes its own
 // buffer, so it needs no barrier after prev.
@@ -114,9 +126,9 @@ bool GraphRecorder::independent(const PlanContext& ctx, const graph::LoweredOp* 
 
 GraphRecorder::GraphRecorder(PipelineFactory& pipelines, const graph::Graph& graph, bool integerDotProduct)
     : graph_(graph),
-      lowered_(lowerForVulkan(graph, Pairing::Always)),
-      decodeLowered_(lowerForVulkan(graph, Pairing::BelowRows)),
-      tileLowered_(lowerForVulkan(graph, Pairing::Never)),
+      lowered_(lowerForVulkan(graph, Pairing::Always, false)),
+      decodeLowered_(lowerForVulkan(graph, Pairing::BelowRows, true)),
+      tileLowered_(lowerForVulkan(graph, Pairing::Never, false)),
       crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)),
       embed_(pipelines),
       norm_(pipelines),
@@ -391,6 +403,7 @@ void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
                              false, nullptr, op.upWeight);
             ctx.acts.invalidate(op.out);
             return;
+        case OpKind::MatMulConv: return matVec_.recordConv(ctx, op, static_cast<uint32_t>(graph_.config->hybrid.convKernel));
         case OpKind::MatMulAdd:
             matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.row0(op.out), ctx.width(op.out), rows,
                              true);

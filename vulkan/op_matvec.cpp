@@ -367,6 +367,14 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
         MatVecPc p = pc;
         Shader shader = rowsShader(spec, dot4);
+        std::vector<uint32_t> convSpec = spec;
+        if (c.convTaps) {
+            if (tokens != 1 || c.up || c.accumulate || expert || c.waitSite)
+                throw std::logic_error(fmt::format("vulkan tier: {}: the conv epilogue runs on one token's plain matvec", w.name));
+            convSpec.push_back(c.convTaps);  // matvec_rows.comp's CONV
+            p.w2 = c.convWeights;
+            p.w2_32 = c.convWindow;
+        }
         if (c.waitSite) {
             if (g.stage != 0 || g.tile != 1)
                 throw std::logic_error(fmt::format("vulkan tier: {} cannot wait on its input's quantize (a staged or tiled matvec)", w.name));
@@ -374,7 +382,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
             p.wait = c.waitSite;
             p.waitGroups = c.waitGroups;
         }
-        const VkPipeline pipeline = pipelines_.get(shader, spec);
+        const VkPipeline pipeline = pipelines_.get(shader, convSpec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         p.groupsX = std::min<uint32_t>(groups, 65535);
         rec.dispatch(pipeline, p, p.groupsX, groupsFor(groups, p.groupsX), expert ? c.expertSlots : groupsFor(c.tokens, g.tile));
@@ -484,6 +492,30 @@ bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up
     const ActFormat mode = formatFor(gate.type);
     return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && gate.stack == up.stack &&
            mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
+}
+
+bool MatVecOp::convFusable(const model::WeightRef& w) {
+    const ActFormat mode = formatFor(w.type);
+    return kernelFromEnvironment().v2 && mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
+}
+
+void MatVecOp::recordConv(PlanContext& ctx, const graph::Op& op, uint32_t taps) {
+    const auto& w = *op.weight;
+    if (ctx.rows != 1 || !convFusable(w) || op.convWeight == nullptr)
+        throw std::logic_error(fmt::format("vulkan tier: op {}: the conv epilogue needs one token's v2 matvec", op.label));
+    const Input act = input(ctx, w, op.in);
+    Call call;
+    call.w = &w;
+    call.weights = call.upWeights = ctx.weights.address(w);
+    call.act = act.address;
+    call.out = ctx.row0(op.out);
+    call.actStride = act.stride;
+    call.outStride = ctx.width(op.out);
+    call.convWeights = ctx.weights.address(*op.convWeight);
+    call.convWindow = ctx.at(op.state, 0);
+    call.convTaps = taps;
+    recordCall(ctx.rec, call, kernel_);
+    ctx.acts.invalidate(op.out);
 }
 
 void MatVecOp::record(PlanContext& ctx, const graph::Op& op) {

@@ -180,6 +180,11 @@ public:
     static bool tiled(model::GgmlType type);
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
+    // MatMulConv (graph::fuse): one token's matvec of `op.weight` whose rows go through the
+    // DeltaNet's causal conv and silu in matvec_rows.comp's epilogue (conv_step.glsl, as
+    // ssm_conv.comp), each row by the one thread that sums it; the projection is never written.
+    static bool convFusable(const model::WeightRef& w);
+    void recordConv(PlanContext& ctx, const graph::Op& op, uint32_t taps);
     // A one-token matvec of `w` (with up: a SwiGLU pair) that can wait on the quantize of its
     // input instead of a barrier (matvec_rows_chain: unstaged, one token, a unit of k a thread).
     bool waitable(const model::WeightRef& w, bool up) const;
@@ -213,6 +218,9 @@ public:
         uint32_t actDiv = 1;
         VkDeviceAddress waitSite = 0;  // chained after the quantize of this site (PlanContext::Chain)
         uint32_t waitGroups = 0;
+        // MatMulConv (one token): the conv's kernel [row][taps] and window [taps - 1][rows].
+        VkDeviceAddress convWeights = 0, convWindow = 0;
+        uint32_t convTaps = 0;
     };
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
     // matvec_rows.comp's specialization constants for a weight of `type`, k columns and m rows,

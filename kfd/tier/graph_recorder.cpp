@@ -151,7 +151,8 @@ private:
             case OpKind::GatedNormQuantize:
             case OpKind::SigmoidGateQuantize:
             case OpKind::MoeExperts:
-            case OpKind::MoeSharedAdd: break;  // declined by acceptsFused
+            case OpKind::MoeSharedAdd:
+            case OpKind::MatMulConv: break;  // declined by acceptsFused
         }
         throw TierError(fmt::format("kfd tier: op {} has kind {}, which the recorder has no kernels for", op.label,
                                     graph::opKindName(op.kind)));

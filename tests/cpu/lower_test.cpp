@@ -158,7 +158,7 @@ TEST(Fuse, TheExpertFfnAddsIntoTheResidual) {
 
 // qwen35moe: the DeltaNet output norm and the attention output gate quantize on the way into
 // their projection; the shared expert's input gate, its sigmoid and both adds join the expert
-// sum (MoeExperts + MoeSharedAdd); no Add is left.
+// sum (MoeExperts + MoeSharedAdd); no Add is left; the conv runs in attn_qkv's matvec.
 TEST(Fuse, Qwen35MoeGatesQuantizeAndTheSharedExpertJoinsTheExpertSum) {
     const LoweredModel m = loadLowered("qwen35moe-tiny.gguf");
     const auto& c = m.model->config();
@@ -173,11 +173,20 @@ TEST(Fuse, Qwen35MoeGatesQuantizeAndTheSharedExpertJoinsTheExpertSum) {
     EXPECT_EQ(n[OpKind::GatedNorm] + n[OpKind::SigmoidGate] + n[OpKind::Add] + n[OpKind::MoeFfn], 0);
     EXPECT_EQ(n[OpKind::MoeExperts], c.nLayer);
     EXPECT_EQ(n[OpKind::MoeSharedAdd], c.nLayer);
-    for (const LoweredOp& l : lowered.ops)
+    EXPECT_EQ(n[OpKind::MatMulConv], recurrent);  // attn_qkv with its conv
+    EXPECT_EQ(n[OpKind::SsmConv], 0);
+    for (const LoweredOp& l : lowered.ops) {
         if (l.op.kind == OpKind::MoeSharedAdd) {
             EXPECT_EQ(l.op.out, m.graph.residual);
             EXPECT_EQ(l.count, 4u) << "input gate, sigmoid, shared add, residual add";
         }
+        if (l.op.kind == OpKind::MatMulConv) {
+            EXPECT_EQ(m.graph.ops[l.first].label, "attn_qkv");
+            EXPECT_EQ(l.count, 2u) << "the projection and its conv";
+            EXPECT_NE(l.op.convWeight, nullptr);
+            EXPECT_NE(l.op.state, graph::kNoBuffer);
+        }
+    }
     // Declining the tail leaves the experts' op whole: both or neither.
     graph::Lowered declined = graph::lower(m.graph, formatOf);
     graph::fuse(declined, [](const LoweredOp& l) { return l.op.kind != OpKind::MoeSharedAdd; });

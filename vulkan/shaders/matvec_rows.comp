@@ -85,6 +85,10 @@ layout(constant_id = 9) const uint STAGE = 1u;
 // time, a thread's loop waits a memory round trip per unit: a matvec alone on an idle GPU (a
 // plan's step between barriers) then takes several round trips longer than its bytes need.
 layout(constant_id = 10) const uint PF = 1u;
+// CONV (MatMulConv, one token, no PAIR): the DeltaNet conv's taps. Row r is conv channel r: its
+// thread runs conv_step.glsl's step on the row's sum, writes silu(conv) instead of the sum,
+// and moves the channel's window on; w2 holds the conv kernel, w2_32 the window.
+layout(constant_id = 11) const uint CONV = 0u;
 const uint SC = STAGE != 0u ? NT * C : 1u;
 const uint UPT = (C + TK - 1u) / TK;  // a staged pass's units per thread
 // Tokens whose activation units the prefetching path (PF > 1, STAGE 0) holds in flight: a tile's
@@ -105,6 +109,7 @@ shared int shLo[kNeedsSums ? SC : 1u], shHi[kNeedsSums ? SC : 1u];
 shared float red[gl_WorkGroupSize.x];
 
 #include "q4k_vec.glsl"
+#include "conv_step.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = 16) ZINC_MEM readonly buffer Act4Buf { uvec4 v[]; };
 
@@ -402,6 +407,7 @@ void main() {
                 const float up = acc[(r + R) * NT + t];
                 s = swiglu(s, up);
             }
+            if (CONV != 0u) s = convStep(FloatBuf(uvec2(pc.w2_32)), FloatBuf(uvec2(pc.w2)), row, pc.m, CONV, s);
             const uint o = (outRow0 + t) * pc.outStride + row;
             pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
         }

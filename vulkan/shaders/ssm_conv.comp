@@ -4,6 +4,7 @@
 // the batch's tokens go through it in order (batched prefill = one token per step).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "conv_step.glsl"
 
 layout(local_size_x = 64) in;
 layout(push_constant) uniform PC {
@@ -19,14 +20,6 @@ layout(push_constant) uniform PC {
 void main() {
     const uint ch = gl_GlobalInvocationID.x;
     if (ch >= pc.channels) return;
-    const uint c = pc.channels, last = pc.taps - 1u;
-    for (uint t = 0u; t < pc.tokens; ++t) {
-        const float x = pc.x.v[t * c + ch];
-        float sum = 0.0;
-        for (uint k = 0u; k < last; ++k) sum += pc.window.v[k * c + ch] * pc.w.v[ch * pc.taps + k];
-        sum += x * pc.w.v[ch * pc.taps + last];
-        for (uint k = 0u; k + 1u < last; ++k) pc.window.v[k * c + ch] = pc.window.v[(k + 1u) * c + ch];
-        pc.window.v[(last - 1u) * c + ch] = x;
-        pc.out_.v[t * c + ch] = sum / (1.0 + exp(-sum));
-    }
+    for (uint t = 0u; t < pc.tokens; ++t)
+        pc.out_.v[t * pc.channels + ch] = convStep(pc.window, pc.w, ch, pc.channels, pc.taps, pc.x.v[t * pc.channels + ch]);
 }
