@@ -80,6 +80,7 @@ void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
                                              op.label, h.headDim, kMaxHeadDim));
     switch (op.kind) {
         case graph::OpKind::SsmConv: {
+            MatVecOp::checkConvTaps(op, static_cast<uint32_t>(h.convKernel));
             const ConvPc pc{ctx.row0(op.in), ctx.at(op.state, 0), ctx.weights.address(*op.weight), ctx.row0(op.out),
                             static_cast<uint32_t>(h.convChannels()), static_cast<uint32_t>(h.convKernel), rows};
             ctx.rec.dispatch(conv_, pc, groupsFor(static_cast<uint64_t>(h.convChannels()), 64));

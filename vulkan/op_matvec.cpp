@@ -499,7 +499,15 @@ bool MatVecOp::convFusable(const model::WeightRef& w) {
     return kernelFromEnvironment().v2 && mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
 }
 
+void MatVecOp::checkConvTaps(const graph::Op& op, uint32_t taps) {
+    constexpr uint32_t kMaxConvTaps = 4;  // conv_step.glsl
+    if (taps < 2 || taps > kMaxConvTaps)
+        throw runtime::TierError(
+            fmt::format("vulkan tier: op {}: a causal conv of {} taps (the shaders take 2 to {})", op.label, taps, kMaxConvTaps));
+}
+
 void MatVecOp::recordConv(PlanContext& ctx, const graph::Op& op, uint32_t taps) {
+    checkConvTaps(op, taps);
     const auto& w = *op.weight;
     if (ctx.rows != 1 || !convFusable(w) || op.convWeight == nullptr)
         throw std::logic_error(fmt::format("vulkan tier: op {}: the conv epilogue needs one token's v2 matvec", op.label));

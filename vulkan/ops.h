@@ -184,6 +184,8 @@ public:
     // DeltaNet's causal conv and silu in matvec_rows.comp's epilogue (conv_step.glsl, as
     // ssm_conv.comp), each row by the one thread that sums it; the projection is never written.
     static bool convFusable(const model::WeightRef& w);
+    // conv_step.glsl's kernels: 2 to 4 taps (throws TierError naming the op otherwise).
+    static void checkConvTaps(const graph::Op& op, uint32_t taps);
     void recordConv(PlanContext& ctx, const graph::Op& op, uint32_t taps);
     // A one-token matvec of `w` (with up: a SwiGLU pair) that can wait on the quantize of its
     // input instead of a barrier (matvec_rows_chain: unstaged, one token, a unit of k a thread).

@@ -1,13 +1,42 @@
-// One token through the gated DeltaNet's causal conv1d for channel ch, then silu: the window
-// holds the last taps - 1 inputs ([tap][channels], oldest first) and takes x in place; w is
-// [channel][taps], oldest tap first. Explicit fmas in tap order, so ssm_conv.comp and
-// matvec_rows.comp's conv epilogue (MatMulConv) give the same bits on every driver.
-float convStep(FloatBuf window, FloatBuf w, uint ch, uint channels, uint taps, float x) {
+// The gated DeltaNet's causal conv1d for channel ch, then silu: the window holds the last
+// taps - 1 inputs ([tap][channels], oldest first) and takes each new x; w is [channel][taps],
+// oldest tap first. A channel's window and taps are loaded into registers once (convLoad), each
+// token is a step on them (convStep: fmas in tap order) and the window is stored once at the
+// end (convStore): no load waits behind a store, and ssm_conv.comp and matvec_rows.comp's conv
+// epilogue (MatMulConv) give the same bits on every driver. Kernels of up to kMaxConvTaps taps
+// (op_deltanet.cpp checks).
+const uint kMaxConvTaps = 4u;
+
+struct ConvChannel {
+    float win[kMaxConvTaps - 1u];
+    float w[kMaxConvTaps];
+};
+
+ConvChannel convLoad(FloatBuf window, FloatBuf w, uint ch, uint channels, uint taps) {
+    ConvChannel c;
+    [[unroll]] for (uint k = 0u; k < kMaxConvTaps; ++k) {
+        c.w[k] = k < taps ? w.v[ch * taps + k] : 0.0;
+        if (k + 1u < kMaxConvTaps) c.win[k] = k + 1u < taps ? window.v[k * channels + ch] : 0.0;
+    }
+    return c;
+}
+
+float convStep(inout ConvChannel c, uint taps, float x) {
     const uint last = taps - 1u;
     float sum = 0.0;
-    for (uint k = 0u; k < last; ++k) sum = fma(window.v[k * channels + ch], w.v[ch * taps + k], sum);
-    sum = fma(x, w.v[ch * taps + last], sum);
-    for (uint k = 0u; k + 1u < last; ++k) window.v[k * channels + ch] = window.v[(k + 1u) * channels + ch];
-    window.v[(last - 1u) * channels + ch] = x;
+    [[unroll]] for (uint k = 0u; k + 1u < kMaxConvTaps; ++k)
+        if (k < last) sum = fma(c.win[k], c.w[k], sum);
+    [[unroll]] for (uint k = 0u; k < kMaxConvTaps; ++k)
+        if (k == last) sum = fma(x, c.w[k], sum);
+    // the window moves on: drop the oldest, x last
+    [[unroll]] for (uint k = 0u; k + 2u < kMaxConvTaps; ++k)
+        if (k + 1u < last) c.win[k] = c.win[k + 1u];
+    [[unroll]] for (uint k = 0u; k + 1u < kMaxConvTaps; ++k)
+        if (k + 1u == last) c.win[k] = x;
     return sum / (1.0 + exp(-sum));
+}
+
+void convStore(FloatBuf window, ConvChannel c, uint ch, uint channels, uint taps) {
+    [[unroll]] for (uint k = 0u; k + 1u < kMaxConvTaps; ++k)
+        if (k + 1u < taps) window.v[k * channels + ch] = c.win[k];
 }

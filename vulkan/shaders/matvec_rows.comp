@@ -86,8 +86,9 @@ layout(constant_id = 9) const uint STAGE = 1u;
 // plan's step between barriers) then takes several round trips longer than its bytes need.
 layout(constant_id = 10) const uint PF = 1u;
 // CONV (MatMulConv, one token, no PAIR): the DeltaNet conv's taps. Row r is conv channel r: its
-// thread runs conv_step.glsl's step on the row's sum, writes silu(conv) instead of the sum,
-// and moves the channel's window on; w2 holds the conv kernel, w2_32 the window.
+// thread loads the channel's window and taps first, runs conv_step.glsl's step on the row's sum,
+// writes silu(conv) instead of the sum and stores the window moved on; w2 holds the conv kernel,
+// w2_32 the window.
 layout(constant_id = 11) const uint CONV = 0u;
 const uint SC = STAGE != 0u ? NT * C : 1u;
 const uint UPT = (C + TK - 1u) / TK;  // a staged pass's units per thread
@@ -258,6 +259,11 @@ void main() {
         actRow0 = outRow0 = gl_WorkGroupID.z * NT;
         nt = min(NT, pc.nTok - actRow0);
     }
+    // CONV: the rows' windows and taps, loaded before the first weight unit (off the end's path).
+    ConvChannel conv[CONV != 0u ? R : 1u];
+    if (CONV != 0u && kk == 0u)
+        UNROLL for (uint r = 0u; r < R; ++r)
+            if (row0 + r < pc.m) conv[r] = convLoad(FloatBuf(uvec2(pc.w2_32)), FloatBuf(uvec2(pc.w2)), row0 + r, pc.m, CONV);
     float acc[RR * NT];
     UNROLL for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = pc.k / 32u;
@@ -407,7 +413,10 @@ void main() {
                 const float up = acc[(r + R) * NT + t];
                 s = swiglu(s, up);
             }
-            if (CONV != 0u) s = convStep(FloatBuf(uvec2(pc.w2_32)), FloatBuf(uvec2(pc.w2)), row, pc.m, CONV, s);
+            if (CONV != 0u) {
+                s = convStep(conv[r], CONV, s);
+                convStore(FloatBuf(uvec2(pc.w2_32)), conv[r], row, pc.m, CONV);
+            }
             const uint o = (outRow0 + t) * pc.outStride + row;
             pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
         }
