@@ -103,14 +103,15 @@ void buildGatedAttentionBlock(Graph& g, int32_t il, BufferId x, BufferId xn) {
     const BufferId k = findOrAddBuffer(g, "k", c.kvDim()), v = findOrAddBuffer(g, "v", c.kvDim());
     const BufferId attn = findOrAddBuffer(g, "attn_out", c.qDim()), proj = findOrAddBuffer(g, "block_out", c.nEmbd);
     rmsNorm(g, il, x, xn, l.attnNorm);
+    // q, k and v side by side (three projections of xn in a row), then the split
     matMul(g, il, "attn_q", xn, qg, l.wq);
+    matMul(g, il, "attn_k", xn, k, l.wk);
+    matMul(g, il, "attn_v", xn, v, l.wv);
     Op& split = appendOp(g, OpKind::SplitGate, il, "attn_q_split");
     split.in = qg;
     split.out = q;
     split.gate = gate;
     split.heads = c.nHead;
-    matMul(g, il, "attn_k", xn, k, l.wk);
-    matMul(g, il, "attn_v", xn, v, l.wv);
     for (const auto& [label, buf, heads, norm] :
          {std::tuple{"attn_q_norm", q, c.nHead, &l.qNorm}, std::tuple{"attn_k_norm", k, c.nHeadKv, &l.kNorm}}) {
         Op& op = appendOp(g, OpKind::HeadNorm, il, label);
