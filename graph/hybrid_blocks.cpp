@@ -103,10 +103,11 @@ void buildGatedAttentionBlock(Graph& g, int32_t il, BufferId x, BufferId xn) {
     const BufferId k = findOrAddBuffer(g, "k", c.kvDim()), v = findOrAddBuffer(g, "v", c.kvDim());
     const BufferId attn = findOrAddBuffer(g, "attn_out", c.qDim()), proj = findOrAddBuffer(g, "block_out", c.nEmbd);
     rmsNorm(g, il, x, xn, l.attnNorm);
-    // q, k and v side by side (three projections of xn in a row), then the split
-    matMul(g, il, "attn_q", xn, qg, l.wq);
+    // k, v and q side by side (three projections of xn in a row), q last, right before its
+    // split: graph::fuse may then join the two (MatMulSplit)
     matMul(g, il, "attn_k", xn, k, l.wk);
     matMul(g, il, "attn_v", xn, v, l.wv);
+    matMul(g, il, "attn_q", xn, qg, l.wq);
     Op& split = appendOp(g, OpKind::SplitGate, il, "attn_q_split");
     split.in = qg;
     split.out = q;
