@@ -121,8 +121,8 @@ bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph
 
 }  // namespace
 
-// Two projections in a row (gate, alpha, beta, qkv of a DeltaNet layer, the last with its conv
-// when MatMulConv; k and v): prev recorded
+// Two projections in a row (a DeltaNet layer's qkv with its conv, MatMulConv, then gate, alpha
+// and beta; a gated attention layer's q with its split, MatMulSplit, then k and v): prev recorded
 // one dispatch, its matvec (so no scratch of its own is in flight), next starts with its matvec
 // (its input ready), reads its input (or the quantized copy prev read too) and writes its own
 // buffer, so it needs no barrier after prev.
