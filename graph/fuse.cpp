@@ -168,40 +168,31 @@ std::optional<LoweredOp> gateQuantize(const LoweredOp& gate, const LoweredOp& q)
     return fused;
 }
 
-// Whether an op from ops[from] on reads `id` before one writes it again.
-bool readBeforeWritten(const Ops& ops, size_t from, BufferId id) {
-    for (size_t j = from; j < ops.size(); ++j) {
-        const auto r = readsOf(ops[j].op);
-        if (std::find(r.begin(), r.end(), id) != r.end()) return true;
-        if (writes(ops[j], id)) return false;
-    }
-    return false;
-}
-
-// A MatMul and the op right after it that alone reads its output (an SsmConv: MatMulConv; a
-// SplitGate: MatMulSplit): the op runs on the projection's rows as they are summed, and the
-// projection's own output is never written.
-Ops fuseMatMulEpilogues(Ops ops, const Accepts& accepts) {
+// A MatMul whose output only the SsmConv right after it reads: the conv runs on the projection's
+// rows as they are summed, and the projection's own output is never written.
+Ops fuseMatMulConv(Ops ops, const Accepts& accepts) {
     Ops out;
     for (size_t i = 0; i < ops.size(); ++i) {
         if (i + 1 < ops.size()) {
-            const LoweredOp &mm = ops[i], &next = ops[i + 1];
-            const OpKind kind = next.op.kind == OpKind::SsmConv     ? OpKind::MatMulConv
-                                : next.op.kind == OpKind::SplitGate ? OpKind::MatMulSplit
-                                                                    : OpKind::MatMul;
-            if (mm.op.kind == OpKind::MatMul && kind != OpKind::MatMul && next.op.in == mm.op.out && mm.count > 0 &&
-                mm.lastRowOnly == next.lastRowOnly && !hasUnfusedField(mm.op) && !readBeforeWritten(ops, i + 2, mm.op.out)) {
-                LoweredOp fused = mm;
-                fused.op.kind = kind;
-                fused.op.out = next.op.out;
-                if (kind == OpKind::MatMulConv) {
-                    fused.op.state = next.op.state;
-                    fused.op.convWeight = next.op.weight;
-                } else {
-                    fused.op.gate = next.op.gate;
-                    fused.op.heads = next.op.heads;
+            const LoweredOp &mm = ops[i], &conv = ops[i + 1];
+            const BufferId projected = mm.op.out;
+            // Nothing after the conv reads the projection before something writes it again.
+            const auto readLater = [&] {
+                for (size_t j = i + 2; j < ops.size(); ++j) {
+                    const auto r = readsOf(ops[j].op);
+                    if (std::find(r.begin(), r.end(), projected) != r.end()) return true;
+                    if (writes(ops[j], projected)) return false;
                 }
-                fused.count = next.first + next.count - mm.first;
+                return false;
+            };
+            if (mm.op.kind == OpKind::MatMul && conv.op.kind == OpKind::SsmConv && conv.op.in == projected && mm.count > 0 &&
+                mm.lastRowOnly == conv.lastRowOnly && !hasUnfusedField(mm.op) && !readLater()) {
+                LoweredOp fused = mm;
+                fused.op.kind = OpKind::MatMulConv;
+                fused.op.out = conv.op.out;
+                fused.op.state = conv.op.state;
+                fused.op.convWeight = conv.op.weight;
+                fused.count = conv.first + conv.count - mm.first;
                 if (accepts(fused)) {
                     out.push_back(std::move(fused));
                     ++i;
@@ -275,7 +266,7 @@ void fuse(Lowered& lowered, const Accepts& accepts) {
     ops = fusePairs(std::move(ops), accepts, residualAdd);
     ops = fusePairs(std::move(ops), accepts, gateQuantize);
     ops = fuseMoeShared(std::move(ops), accepts);
-    ops = fuseMatMulEpilogues(std::move(ops), accepts);
+    ops = fuseMatMulConv(std::move(ops), accepts);
     lowered.ops = std::move(ops);
 }
 

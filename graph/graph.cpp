@@ -31,7 +31,6 @@ const char* opKindName(OpKind kind) {
         case OpKind::MoeExperts: return "moe_experts";
         case OpKind::MoeSharedAdd: return "moe_shared_add";
         case OpKind::MatMulConv: return "matmul_conv";
-        case OpKind::MatMulSplit: return "matmul_split";
     }
     return "?";
 }
@@ -52,7 +51,7 @@ std::vector<BufferId> readsOf(const Op& op) {
     std::vector<BufferId> ids;
     for (BufferId id : {op.in, op.addend, op.up, op.k, op.v, op.state, op.alpha, op.beta})
         if (id != kNoBuffer) ids.push_back(id);
-    if (op.gate != kNoBuffer && op.kind != OpKind::SplitGate && op.kind != OpKind::MatMulSplit) ids.push_back(op.gate);
+    if (op.gate != kNoBuffer && op.kind != OpKind::SplitGate) ids.push_back(op.gate);
     if (op.kind == OpKind::MoeFfn || op.kind == OpKind::MoeFfnAdd || op.kind == OpKind::MoeExperts)
         ids.insert(ids.end(), {op.expertIds, op.expertWeights});
     if (op.kind == OpKind::MoeSharedAdd) ids.insert(ids.end(), {op.out, op.expertWeights});
@@ -61,7 +60,7 @@ std::vector<BufferId> readsOf(const Op& op) {
 
 std::vector<BufferId> writesOf(const Op& op) {
     if (op.kind == OpKind::MoeRoute) return {op.expertIds, op.expertWeights};
-    if (op.kind == OpKind::SplitGate || op.kind == OpKind::MatMulSplit) return {op.out, op.gate};
+    if (op.kind == OpKind::SplitGate) return {op.out, op.gate};
     if (op.kind == OpKind::SsmConv || op.kind == OpKind::DeltaNet || op.kind == OpKind::MatMulConv) return {op.out, op.state};
     return {op.out};
 }

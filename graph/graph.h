@@ -45,8 +45,6 @@ enum class OpKind : uint8_t {
                           // sum (expertWeights), the shared expert (addend) and its input gate
     MatMulConv,           // out = SsmConv of (weight · in) over `state` with convWeight: the
                           // projection's rows go through the conv as they are summed
-    MatMulSplit,          // SplitGate of (weight · in): each head's query rows into out, its gate
-                          // rows into gate (`heads`)
 };
 inline constexpr bool isLoweredOnly(OpKind kind) { return kind >= OpKind::Quantize; }
 const char* opKindName(OpKind kind);

@@ -97,8 +97,6 @@ Lowered lower(const Graph& graph, const FormatOf& formatOf, LowerOptions options
 //                    shared expert into the residual. Both are asked for; both or neither.
 //   MatMulConv       MatMul, the SsmConv of its output right after it, where nothing else reads
 //                    the projection (qwen35's attn_qkv): the conv in the projection's epilogue
-//   MatMulSplit      MatMul, the SplitGate of its output right after it, where nothing else
-//                    reads the projection (qwen35's attn_q): each row stored in its half's place
 // A sequence whose ops carry a field the fused kernels do not (a MatMul bias, a Rope's
 // rope_freqs or window, an Attention window, a GeGLU) is never fused.
 using Accepts = std::function<bool(const LoweredOp& candidate)>;

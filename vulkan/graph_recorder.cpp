@@ -31,23 +31,15 @@ bool convFuseEnabled() {
     return !(v && *v == '0');
 }
 
-// MatMulSplit (a gated attention layer's query / gate split in attn_q's matvec) in one-token
-// steps: on unless ZINC_VK_SPLIT_FUSE=0, read as ZINC_VK_CONV_FUSE is.
-bool splitFuseEnabled() {
-    const char* v = std::getenv("ZINC_VK_SPLIT_FUSE");
-    return !(v && *v == '0');
-}
-
 graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing, bool oneToken) {
     const int64_t belowRows = pairBelowRows();
-    const bool fuseConv = oneToken && convFuseEnabled(), fuseSplit = oneToken && splitFuseEnabled();
+    const bool fuseConv = oneToken && convFuseEnabled();
     // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
     graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
                                           graph::LowerOptions{.expertRowsInActBuffer = false});
-    graph::fuse(lowered, [pairing, belowRows, fuseConv, fuseSplit](const graph::LoweredOp& l) {
+    graph::fuse(lowered, [pairing, belowRows, fuseConv](const graph::LoweredOp& l) {
         switch (l.op.kind) {
-            case OpKind::MatMulConv: return fuseConv && MatVecOp::epilogueFusable(*l.op.weight);
-            case OpKind::MatMulSplit: return fuseSplit && MatVecOp::epilogueFusable(*l.op.weight);
+            case OpKind::MatMulConv: return fuseConv && MatVecOp::convFusable(*l.op.weight);
             case OpKind::GateUpSwiGlu:
                 return MatVecOp::pairable(*l.op.weight, *l.op.upWeight) &&
                        (pairing == Pairing::Always || (pairing == Pairing::BelowRows && l.op.weight->rows < belowRows));
@@ -62,8 +54,7 @@ graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing, bool o
 
 bool isPlainMatVec(const graph::LoweredOp& l) {
     const OpKind k = l.op.kind;
-    return (k == OpKind::MatMul || k == OpKind::GateUpSwiGlu || k == OpKind::MatMulConv || k == OpKind::MatMulSplit) &&
-           l.op.bias == nullptr && l.count > 0;
+    return (k == OpKind::MatMul || k == OpKind::GateUpSwiGlu || k == OpKind::MatMulConv) && l.op.bias == nullptr && l.count > 0;
 }
 
 // Whether next's input is ready without a quantize dispatch: F32 weights read the buffer itself,
@@ -121,8 +112,8 @@ bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph
 
 }  // namespace
 
-// Two projections in a row (a DeltaNet layer's qkv with its conv, MatMulConv, then gate, alpha
-// and beta; a gated attention layer's q with its split, MatMulSplit, then k and v): prev recorded
+// Two projections in a row (gate, alpha, beta, qkv of a DeltaNet layer, the last with its conv
+// when MatMulConv; k and v): prev recorded
 // one dispatch, its matvec (so no scratch of its own is in flight), next starts with its matvec
 // (its input ready), reads its input (or the quantized copy prev read too) and writes its own
 // buffer, so it needs no barrier after prev.
@@ -413,7 +404,6 @@ void GraphRecorder::recordOp(PlanContext& ctx, const graph::LoweredOp& l) {
             ctx.acts.invalidate(op.out);
             return;
         case OpKind::MatMulConv: return matVec_.recordConv(ctx, op, static_cast<uint32_t>(graph_.config->hybrid.convKernel));
-        case OpKind::MatMulSplit: return matVec_.recordSplit(ctx, op);
         case OpKind::MatMulAdd:
             matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.row0(op.out), ctx.width(op.out), rows,
                              true);

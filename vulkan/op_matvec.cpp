@@ -367,14 +367,13 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
         MatVecPc p = pc;
         Shader shader = rowsShader(spec, dot4);
-        std::vector<uint32_t> epilogueSpec = spec;
-        if (c.convTaps || c.splitHead) {
-            if (tokens != 1 || c.up || c.accumulate || expert || c.waitSite || (c.convTaps && c.splitHead))
-                throw std::logic_error(fmt::format("vulkan tier: {}: an epilogue runs on one token's plain matvec", w.name));
-            epilogueSpec.push_back(c.convTaps);   // matvec_rows.comp's CONV
-            epilogueSpec.push_back(c.splitHead);  // and SPLIT
+        std::vector<uint32_t> convSpec = spec;
+        if (c.convTaps) {
+            if (tokens != 1 || c.up || c.accumulate || expert || c.waitSite)
+                throw std::logic_error(fmt::format("vulkan tier: {}: the conv epilogue runs on one token's plain matvec", w.name));
+            convSpec.push_back(c.convTaps);  // matvec_rows.comp's CONV
             p.w2 = c.convWeights;
-            p.w2_32 = c.convTaps ? c.convWindow : c.splitGate;
+            p.w2_32 = c.convWindow;
         }
         if (c.waitSite) {
             if (g.stage != 0 || g.tile != 1)
@@ -383,7 +382,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
             p.wait = c.waitSite;
             p.waitGroups = c.waitGroups;
         }
-        const VkPipeline pipeline = pipelines_.get(shader, epilogueSpec);
+        const VkPipeline pipeline = pipelines_.get(shader, convSpec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         p.groupsX = std::min<uint32_t>(groups, 65535);
         rec.dispatch(pipeline, p, p.groupsX, groupsFor(groups, p.groupsX), expert ? c.expertSlots : groupsFor(c.tokens, g.tile));
@@ -495,7 +494,7 @@ bool MatVecOp::pairable(const model::WeightRef& gate, const model::WeightRef& up
            mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
 }
 
-bool MatVecOp::epilogueFusable(const model::WeightRef& w) {
+bool MatVecOp::convFusable(const model::WeightRef& w) {
     const ActFormat mode = formatFor(w.type);
     return kernelFromEnvironment().v2 && mode != ActFormat::F32 && mode != ActFormat::F16 && mode != ActFormat::BF16;
 }
@@ -510,7 +509,7 @@ void MatVecOp::checkConvTaps(const graph::Op& op, uint32_t taps) {
 void MatVecOp::recordConv(PlanContext& ctx, const graph::Op& op, uint32_t taps) {
     checkConvTaps(op, taps);
     const auto& w = *op.weight;
-    if (ctx.rows != 1 || !epilogueFusable(w) || op.convWeight == nullptr)
+    if (ctx.rows != 1 || !convFusable(w) || op.convWeight == nullptr)
         throw std::logic_error(fmt::format("vulkan tier: op {}: the conv epilogue needs one token's v2 matvec", op.label));
     const Input act = input(ctx, w, op.in);
     Call call;
@@ -525,28 +524,6 @@ void MatVecOp::recordConv(PlanContext& ctx, const graph::Op& op, uint32_t taps) 
     call.convTaps = taps;
     recordCall(ctx.rec, call, kernel_);
     ctx.acts.invalidate(op.out);
-}
-
-void MatVecOp::recordSplit(PlanContext& ctx, const graph::Op& op) {
-    const auto& w = *op.weight;
-    const uint32_t query = ctx.width(op.out), heads = static_cast<uint32_t>(op.heads);
-    if (ctx.rows != 1 || !epilogueFusable(w) || heads == 0 || query % heads != 0 || w.rows != 2 * int64_t{query} ||
-        ctx.width(op.gate) != query)
-        throw std::logic_error(fmt::format("vulkan tier: op {}: the split epilogue needs one token's v2 matvec of 2 x {} rows",
-                                           op.label, query));
-    const Input act = input(ctx, w, op.in);
-    Call call;
-    call.w = &w;
-    call.weights = call.upWeights = ctx.weights.address(w);
-    call.act = act.address;
-    call.out = ctx.row0(op.out);
-    call.actStride = act.stride;
-    call.outStride = query;
-    call.splitGate = ctx.row0(op.gate);
-    call.splitHead = query / heads;
-    recordCall(ctx.rec, call, kernel_);
-    ctx.acts.invalidate(op.out);
-    ctx.acts.invalidate(op.gate);
 }
 
 void MatVecOp::record(PlanContext& ctx, const graph::Op& op) {

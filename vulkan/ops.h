@@ -180,12 +180,10 @@ public:
     static bool tiled(model::GgmlType type);
     // Gate and up weights of one quantized type and shape: one dispatch multiplies both.
     static bool pairable(const model::WeightRef& gate, const model::WeightRef& up);
-    // MatMulConv and MatMulSplit (graph::fuse): one token's matvec of `op.weight` whose rows go
-    // through the DeltaNet's causal conv and silu (conv_step.glsl, as ssm_conv.comp) or into
-    // their half of a head (query or gate, as gate.comp's split) in matvec_rows.comp's
-    // epilogue, each row by the one thread that sums it; the projection is never written.
-    static bool epilogueFusable(const model::WeightRef& w);
-    void recordSplit(PlanContext& ctx, const graph::Op& op);
+    // MatMulConv (graph::fuse): one token's matvec of `op.weight` whose rows go through the
+    // DeltaNet's causal conv and silu in matvec_rows.comp's epilogue (conv_step.glsl, as
+    // ssm_conv.comp), each row by the one thread that sums it; the projection is never written.
+    static bool convFusable(const model::WeightRef& w);
     // conv_step.glsl's kernels: 2 to 4 taps (throws TierError naming the op otherwise).
     static void checkConvTaps(const graph::Op& op, uint32_t taps);
     void recordConv(PlanContext& ctx, const graph::Op& op, uint32_t taps);
@@ -225,9 +223,6 @@ public:
         // MatMulConv (one token): the conv's kernel [row][taps] and window [taps - 1][rows].
         VkDeviceAddress convWeights = 0, convWindow = 0;
         uint32_t convTaps = 0;
-        // MatMulSplit (one token): heads of 2 x splitHead rows, query half to out, gate half here.
-        VkDeviceAddress splitGate = 0;
-        uint32_t splitHead = 0;
     };
     void recordCall(Recorder& rec, const Call& call, const Kernel& kernel);
     // matvec_rows.comp's specialization constants for a weight of `type`, k columns and m rows,

@@ -152,8 +152,7 @@ private:
             case OpKind::SigmoidGateQuantize:
             case OpKind::MoeExperts:
             case OpKind::MoeSharedAdd:
-            case OpKind::MatMulConv:
-            case OpKind::MatMulSplit: break;  // declined by acceptsFused
+            case OpKind::MatMulConv: break;  // declined by acceptsFused
         }
         throw TierError(fmt::format("kfd tier: op {} has kind {}, which the recorder has no kernels for", op.label,
                                     graph::opKindName(op.kind)));

@@ -253,8 +253,7 @@ void runOp(const OpContext& ctx, const graph::Op& op) {
         case OpKind::SigmoidGateQuantize:
         case OpKind::MoeExperts:
         case OpKind::MoeSharedAdd:
-        case OpKind::MatMulConv:
-        case OpKind::MatMulSplit: break;
+        case OpKind::MatMulConv: break;
     }
     throw runtime::TierError(fmt::format("cpu tier: op {} has kind {}, which only a lowered graph holds (graph/lower.h)", op.label,
                                          graph::opKindName(op.kind)));

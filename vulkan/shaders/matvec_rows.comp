@@ -90,10 +90,6 @@ layout(constant_id = 10) const uint PF = 1u;
 // writes silu(conv) instead of the sum and stores the window moved on; w2 holds the conv kernel,
 // w2_32 the window.
 layout(constant_id = 11) const uint CONV = 0u;
-// SPLIT (MatMulSplit, one token, no PAIR): heads of 2 x SPLIT rows, a query then a gate; row r
-// of head h goes to out_ (query rows) or w2_32 (gate rows) at h * SPLIT + its place in the half,
-// as gate.comp's split writes them.
-layout(constant_id = 12) const uint SPLIT = 0u;
 const uint SC = STAGE != 0u ? NT * C : 1u;
 const uint UPT = (C + TK - 1u) / TK;  // a staged pass's units per thread
 // Tokens whose activation units the prefetching path (PF > 1, STAGE 0) holds in flight: a tile's
@@ -420,13 +416,6 @@ void main() {
             if (CONV != 0u) {
                 s = convStep(conv[r], CONV, s);
                 convStore(FloatBuf(uvec2(pc.w2_32)), conv[r], row, pc.m, CONV);
-            }
-            if (SPLIT != 0u) {
-                const uint head = row / (2u * SPLIT), e = row % (2u * SPLIT);
-                const uint o = (outRow0 + t) * pc.outStride + head * SPLIT + e % SPLIT;
-                if (e < SPLIT) pc.out_.v[o] = s;
-                else FloatBuf(uvec2(pc.w2_32)).v[o] = s;
-                continue;
             }
             const uint o = (outRow0 + t) * pc.outStride + row;
             pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
