@@ -112,11 +112,11 @@ bool sharesBuffer(const std::vector<graph::BufferId>& a, const std::vector<graph
 
 }  // namespace
 
-// Two projections in a row (gate, alpha, beta, qkv of a DeltaNet layer, the last with its conv
-// when MatMulConv; k and v): prev recorded
-// one dispatch, its matvec (so no scratch of its own is in flight), next starts with its matvec
-// (its input ready), reads its input (or the quantized copy prev read too) and writes its own
-// buffer, so it needs no barrier after prev.
+// Two projections in a row (a DeltaNet layer's gate, alpha, beta and qkv, the last with its conv
+// where MatMulConv; a gated attention layer's q, k and v; k and v): prev recorded one dispatch,
+// its matvec (so no scratch of its own is in flight), next starts with its matvec (its input
+// ready), reads its input (or the quantized copy prev read too) and writes its own buffer, so it
+// needs no barrier after prev.
 bool GraphRecorder::independent(const PlanContext& ctx, const graph::LoweredOp* prev, uint32_t prevDispatches,
                                 const graph::LoweredOp& next) {
     if (!prev || prevDispatches != 1 || !isPlainMatVec(*prev) || !isPlainMatVec(next) || !inputReady(ctx, next)) return false;
