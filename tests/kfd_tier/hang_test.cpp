@@ -22,8 +22,10 @@ TEST(Pm4Tier, HungOpIsNamedWithTheQueueState) {
     bool armed = true;
     kfd::Pm4TierOptions kfdOptions;
     // The prefill's fence must retire within it: 3 tokens through the ISA interpreter took 0.65 s
-    // of wall time on a loaded 2-core machine (load average 13).
-    kfdOptions.timeoutMs = 2000;
+    // of wall time on a loaded 2-core machine (load average 13), and over 2 s under ASan with a
+    // second test suite beside this one (2026-12-01): 4 s, so that the hung token's error still
+    // comes well inside the 10 s below.
+    kfdOptions.timeoutMs = 4000;
     kfdOptions.afterOp = [&](kfd::PlanBuilder& b, size_t index, const graph::Op& op) {
         if (!armed || index != 7) return;
         hungOp = op.label;  // a wait on memory nobody writes, right after this op's dispatch
