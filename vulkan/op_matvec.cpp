@@ -364,14 +364,13 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
         const uint32_t tokens = expert ? 1u : c.tokens;
         const bool dot4 = matVec_ == Shader::MatVecDot4;
         const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), m, tokens, w.type, expert, c.up != nullptr, dot4, kernel);
-        const auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
+        auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
         MatVecPc p = pc;
         Shader shader = rowsShader(spec, dot4);
-        std::vector<uint32_t> convSpec = spec;
         if (c.convTaps) {
             if (tokens != 1 || c.up || c.accumulate || expert || c.waitSite)
                 throw std::logic_error(fmt::format("vulkan tier: {}: the conv epilogue runs on one token's plain matvec", w.name));
-            convSpec.push_back(c.convTaps);  // matvec_rows.comp's CONV
+            spec.push_back(c.convTaps);  // matvec_rows.comp's CONV
             p.w2 = c.convWeights;
             p.w2_32 = c.convWindow;
         }
@@ -382,7 +381,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
             p.wait = c.waitSite;
             p.waitGroups = c.waitGroups;
         }
-        const VkPipeline pipeline = pipelines_.get(shader, convSpec);
+        const VkPipeline pipeline = pipelines_.get(shader, spec);
         const uint32_t groups = groupsFor(m, g.threads / g.alongK * g.rows);
         p.groupsX = std::min<uint32_t>(groups, 65535);
         rec.dispatch(pipeline, p, p.groupsX, groupsFor(groups, p.groupsX), expert ? c.expertSlots : groupsFor(c.tokens, g.tile));

@@ -117,7 +117,7 @@ TEST(VulkanHybrid, DecodePlanDispatchesArePinned) {
 // The DeltaNet conv in attn_qkv's matvec (MatMulConv: matvec_rows.comp's conv epilogue, one
 // token) against ssm_conv.comp after the plain matvec (ZINC_VK_CONV_FUSE=0): the same logits bit
 // for bit over a prompt (prefill keeps ssm_conv.comp) and decode steps that move the window on,
-// with one dispatch and one barrier a recurrent layer fewer.
+// with one dispatch a recurrent layer fewer.
 TEST(VulkanHybrid, TheConvInTheQkvMatvecGivesThePlainPlansBits) {
     ZINC_REQUIRE_VULKAN();
     std::vector<std::vector<float>> logits;

@@ -3,8 +3,8 @@
 // oldest tap first. A channel's window and taps are loaded into registers once (convLoad), each
 // token is a step on them (convStep: fmas in tap order) and the window is stored once at the
 // end (convStore): no load waits behind a store, and ssm_conv.comp and matvec_rows.comp's conv
-// epilogue (MatMulConv) give the same bits on every driver. Kernels of up to kMaxConvTaps taps
-// (op_deltanet.cpp checks).
+// epilogue (MatMulConv) give the same bits on every driver. Kernels of 2 to kMaxConvTaps taps
+// (MatVecOp::checkConvTaps, vulkan/op_matvec.cpp, checks before either is recorded).
 const uint kMaxConvTaps = 4u;
 
 struct ConvChannel {
