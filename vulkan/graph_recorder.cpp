@@ -80,7 +80,8 @@ bool chainEnabled() {
 // bench -p 512 -n 128 -r 2 --gpu-greedy, twice (runs 159-160): Qwen3-0.6B (every matrix up to
 // 1.8 MiB) 781.3 / 781.9 tok/s barriers, 812.9 / 813.0 chained; chaining matrices of up to 4,096
 // rows, Qwen3-8B (q 9.0 MiB, ffn_down 27 MiB) 313.9 -> 301.0 / 300.7, Qwen3-30B-A3B 290.1 ->
-// 281.3 / 281.1; every one-token matvec, 8B 284.8, 0.6B 804.9.
+// 281.3 / 281.1; every one-token matvec, 8B 284.8, 0.6B 804.9. The Qwen3.6-35B-A3B shape (run
+// 192, twice): 296.8 / 297.1 at 4 MiB, 287.2 / 287.2 at 5 MiB, 285.2 / 285.2 at 10 and 20 MiB.
 uint64_t chainMaxBytes() {
     const char* v = std::getenv("ZINC_VK_CHAIN_BYTES");
     return v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{4} << 20;

@@ -92,6 +92,12 @@ void MoeOp::recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate
         // gateSlots = silu(gate · x) * (up · x), both experts' matrices in one dispatch
         matVec_.multiply(ctx, *op.weight, matVec_.input(ctx, *op.weight, op.in), ctx.mem.gateSlots, ff, rows, false, &up,
                          op.upWeight);
+        // The rows' Quantize stays a dispatch of its own. A one-token down projection that
+        // quantized the floats itself (the same bits) was slower on the H200, Qwen3.6 shape /
+        // Qwen3-30B-A3B, bench -p 512 -n 128 -r 2 --gpu-greedy: 297.3 / 294.7 tok/s with the
+        // Quantize; 287.0 / 291.8 with each down workgroup (256 threads) quantizing the row into
+        // shared memory first (run 195); 246.0 / 225.6 with each thread quantizing the units it
+        // multiplies in registers (run 196). Branch qin, not merged.
         if (downMode != ActFormat::F32)
             act = matVec_.quantize(ctx, downMode, ctx.mem.gateSlots, 0, ff, ff, slots, ctx.mem.expertActs);
     } else {

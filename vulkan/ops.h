@@ -263,7 +263,11 @@ public:
     // Without `combine` the weighted sum of the expert rows is left to recordSharedAdd.
     void recordExperts(PlanContext& ctx, const graph::Op& op, bool accumulate, bool combine = true) const;
     // graph::fuse's MoeSharedAdd: out += Σ_e w_e · down_e + addend · sigmoid(weight · in), the
-    // input gate an F32 row (sharedAddable).
+    // input gate an F32 row (sharedAddable). The next layer's attn_norm stays a dispatch of its
+    // own: run in the same dispatch (one workgroup a token, so that the residual is rewritten in
+    // place with no other reading it; the same bits), the pair measured even, the one
+    // workgroup's serial reductions and quantization costing what the barrier did (H200, Qwen3.6
+    // shape, run 191: 297.0 tok/s fused, 296.8 apart; branch combinenorm, not merged).
     static bool sharedAddable(const graph::Op& op);
     void recordSharedAdd(PlanContext& ctx, const graph::Op& op) const;
     // The most tiles moe_group.comp makes of `pairs` (token, slot) pairs over nExpert experts.

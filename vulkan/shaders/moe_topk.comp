@@ -116,7 +116,12 @@ void main() {
     // tid + 128, ...; a round is two subgroup reductions and one barrier (the two halves of
     // roundBest alternate, so a round's writes never meet the last round's reads). Ranking
     // every expert against every other (a 64-step loop of shared loads a thread for 256
-    // experts) cost the Qwen3.6 shape 7.6 us a layer on the H200.
+    // experts) cost the Qwen3.6 shape 7.6 us a layer on the H200. The softmax and the rounds in
+    // the first subgroup alone (no workgroup barrier; its lanes standing in for the 128 threads
+    // in turn, so the same bits) were slower: the tail's own work, not its barriers, is what
+    // it costs (H200, bench -p 512 -n 128 -r 2 --gpu-greedy, run 193: Qwen3.6 shape 297.2 ->
+    // 286.8 tok/s, Qwen3-30B-A3B 290.7 -> 277.8; branch topk, not merged). A workgroup of 256
+    // threads (one expert a thread) was slower too: 297.5 -> 295.0 and 294.7 -> 292.9 (run 194).
     float held[kMaxExperts / 128u];
     for (uint j = 0u; j < kMaxExperts / 128u; ++j) {
         const uint e = tid + 128u * j;
