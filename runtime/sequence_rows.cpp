@@ -3,6 +3,10 @@
 // runs on every tier with --parallel 1.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
+#include "runtime/sampler.h"
 #include "runtime/tier.h"
 
 namespace zinc::runtime {
@@ -20,6 +24,16 @@ void Tier::evaluateRows(std::span<const SequenceRow> rows, std::span<float> logi
     tokens.reserve(rows.size());
     for (const SequenceRow& r : rows) tokens.push_back(r.token);
     evaluate(tokens, rows[0].position, LogitsWanted::Last, logits);
+}
+
+void Tier::evaluateRowsGreedy(std::span<const SequenceRow> rows, int32_t nVocab, std::span<int32_t> ids) {
+    const auto vocab = static_cast<size_t>(nVocab);
+    const auto wanted = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const SequenceRow& r) { return r.wantLogits; }));
+    if (ids.size() < wanted)
+        throw TierError(fmt::format("{} tier: {} rows want an id, {} ids given", name(), wanted, ids.size()));
+    std::vector<float> logits(vocab * std::max<size_t>(wanted, 1));
+    evaluateRows(rows, logits);
+    for (size_t i = 0; i < wanted; ++i) ids[i] = argmax(std::span<const float>(logits).subspan(i * vocab, vocab));
 }
 
 }  // namespace zinc::runtime

@@ -145,6 +145,11 @@ public:
     // evaluate(); anything else is a TierError (runtime/sequence_rows.cpp).
     virtual int32_t sequenceSlots() const { return 1; }
     virtual void evaluateRows(std::span<const SequenceRow> rows, std::span<float> logits);
+    // The same step, greedy: ids[i] is the argmax (the first index of the largest of nVocab
+    // logits, runtime::argmax) of the i-th wanted row, in row order; ids holds at least one per
+    // wanted row. GPU tiers override it to pick the ids on the device and read back only them;
+    // this default reads the logits back through evaluateRows (runtime/sequence_rows.cpp).
+    virtual void evaluateRowsGreedy(std::span<const SequenceRow> rows, int32_t nVocab, std::span<int32_t> ids);
 
     virtual TierStats stats() const { return {}; }
 

@@ -149,6 +149,50 @@ inline void expectSequencesAtDifferentLengthsDecodeTogether(const SequenceRowsTi
     }
 }
 
+// evaluateRowsGreedy: `count` sequences at different lengths decode `steps` steps together,
+// each step's ids fed back, on two tiers of the same kind: one reads the logits back
+// (evaluateRows) and takes their argmax, the other asks for the ids alone. The ids are the
+// same at every step and row; a row that wants no id (the middle one, every other step) gets
+// none and the ids after it move up.
+inline void expectGreedyRowsAreTheirLogitsArgmax(const SequenceRowsTier& t, const std::string& file, int32_t count, int32_t steps) {
+    using runtime::SequenceRow;
+    const int32_t nVocab = t.config->nVocab;
+    auto viaLogits = t.open(count, 64), viaIds = t.open(count, 64);
+    std::vector<int32_t> next(static_cast<size_t>(count)), length(static_cast<size_t>(count));
+    for (int32_t s = 0; s < count; ++s) {
+        std::vector<SequenceRow> prompt;
+        for (int32_t p = 0; p <= s + 2; ++p) prompt.push_back({s, p, (29 * s + 13 * p + 1) % nVocab, p == s + 2});
+        std::vector<float> logits(static_cast<size_t>(nVocab));
+        viaLogits->evaluateRows(prompt, logits);
+        std::vector<float> none;
+        prompt.back().wantLogits = false;
+        viaIds->evaluateRows(prompt, none);
+        next[size_t(s)] = runtime::argmax(logits);
+        length[size_t(s)] = s + 3;
+    }
+    int32_t distinct = 0;
+    for (int32_t k = 0; k < steps; ++k) {
+        std::vector<SequenceRow> step;
+        for (int32_t s = 0; s < count; ++s) step.push_back({s, length[size_t(s)], next[size_t(s)], !(k % 2 == 1 && s == count / 2)});
+        std::vector<float> logits(static_cast<size_t>(nVocab) * step.size());
+        viaLogits->evaluateRows(step, logits);
+        std::vector<int32_t> ids(step.size(), -1);
+        viaIds->evaluateRowsGreedy(step, nVocab, ids);
+        size_t wanted = 0;
+        for (const SequenceRow& r : step) {
+            ++length[size_t(r.slot)];
+            if (!r.wantLogits) continue;
+            const int32_t want = runtime::argmax(std::span<const float>(logits).subspan(wanted * size_t(nVocab), size_t(nVocab)));
+            EXPECT_EQ(ids[wanted], want) << t.name << " tier, " << file << ": step " << k << ", slot " << r.slot;
+            distinct += want != next[size_t(r.slot)];
+            next[size_t(r.slot)] = want;
+            ++wanted;
+        }
+        for (size_t i = wanted; i < ids.size(); ++i) EXPECT_EQ(ids[i], -1) << t.name << " tier, " << file << ": id " << i << " past the wanted rows";
+    }
+    EXPECT_GT(distinct, 0) << file << ": every row repeated its token (the comparison saw one id)";
+}
+
 // A long row beside a short one (vulkan: past kExactAttentionMax keys its rows split attention in
 // fp32 partials beside rows computed exactly): a `longLength`-token sequence and a 5-token one
 // decode two steps together; each row's logits equal, bit for bit, the sequence's own through

@@ -32,6 +32,7 @@ struct BenchOptions {
     bool gpuGreedy = false;  // decode through Tier::generateGreedy (tokens sampled and queued on the device)
     bool gpuSample = false;  // decode as chat does: the sampler chain on the device, 16 tokens per call
     int32_t sequences = 0;   // > 0: that many sequences decode together (Tier::evaluateRows), greedy on the host
+                             // (with gpuGreedy: Tier::evaluateRowsGreedy, the ids picked on the device)
     bool kernels = false;    // each matvec shape of the decode graph timed alone (vulkan tier)
     std::vector<uint32_t> kernelTokens{1, 8};
     std::vector<std::string> kernelVariants{"v1", "v2"};
@@ -50,7 +51,9 @@ double mean(const std::vector<double>& v) {
 
 // Continuous batching's decode without the server: `n` sequences, each its own random prompt
 // in its own KV slot (prefilled through evaluateRows, a slot at a time), then steps of one row
-// per sequence, each row's argmax fed back. Reports the aggregate decode tok/s (n rows a step).
+// per sequence, each row's argmax fed back: the host's over the logits read back, or with
+// --gpu-greedy the ids the tier picks (evaluateRowsGreedy). Reports the aggregate decode tok/s
+// (n rows a step).
 void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
     GlobalOptions withSlots = global;
     withSlots.sequences = o.sequences;
@@ -85,6 +88,10 @@ void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
         std::vector<runtime::SequenceRow> rows(static_cast<size_t>(n));
         for (int32_t i = 0; i < o.genTokens; ++i) {
             for (int32_t s = 0; s < n; ++s) rows[static_cast<size_t>(s)] = {s, o.promptTokens + i, next[static_cast<size_t>(s)], true};
+            if (o.gpuGreedy) {
+                tier.evaluateRowsGreedy(rows, c.nVocab, next);
+                continue;
+            }
             tier.evaluateRows(rows, logits);
             for (size_t s = 0; s < static_cast<size_t>(n); ++s)
                 next[s] = runtime::argmax(std::span(logits).subspan(s * vocab, vocab));
@@ -107,7 +114,7 @@ void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
     j["prefill_tok_s_mean"] = mean(prefill);
     j["decode_tok_s_mean"] = mean(decode);
     j["decode_tok_s_best"] = *std::max_element(decode.begin(), decode.end());
-    j["decode_mode"] = "rows";
+    j["decode_mode"] = o.gpuGreedy ? "rows-gpu-greedy" : "rows";  // rows: the logits read back, argmax on the host
     std::cout << j.dump(2) << std::endl;
 }
 
@@ -287,8 +294,8 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
                   "doorbells_per_token and host_syscalls_per_token count the steady state (after the first call)");
     cmd->add_option("--sequences", o->sequences,
                     "continuous batching without the server: N sequences (a random prompt each, in its own KV slot) "
-                    "decode together, one row each per step (Tier::evaluateRows, greedy on the host); decode_tok_s counts "
-                    "all of them")
+                    "decode together, one row each per step (Tier::evaluateRows, greedy on the host; with --gpu-greedy the "
+                    "tier picks the ids, Tier::evaluateRowsGreedy); decode_tok_s counts all of them")
         ->check(CLI::Range(1, 256));
     cmd->add_flag("--kernels", o->kernels,
                   "vulkan tier: time each matvec shape of the decode graph alone (both kernel variants, GPU timestamps, "

@@ -433,6 +433,14 @@ void GraphRecorder::recordArgmax(Recorder& rec, const DeviceLayout& mem, const W
     argmax_.record(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), advance);
 }
 
+void GraphRecorder::recordArgmaxRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
+                                     VkDeviceAddress logits, int32_t rows) {
+    ActivationCache acts;
+    PlanContext ctx{rec, graph_, mem, weights, acts, rows, 0, rows};
+    rec.setLabel("argmax");
+    argmax_.recordRows(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), static_cast<uint32_t>(rows));
+}
+
 void GraphRecorder::recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
                                  VkDeviceAddress logits) {
     ActivationCache acts;

@@ -33,6 +33,10 @@ public:
     // Greedy sampling after the graph (argmax of the last logits row).
     void recordArgmax(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
                       bool advance);
+    // Greedy sampling after a step of rows (recordRows): each of the `rows` logits rows from
+    // `logits` to its id ring entry.
+    void recordArgmaxRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
+                          int32_t rows);
     // Seeded sampling after the graph (sample.comp), advancing the token state.
     void recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits);
     // The most splits a head of the plan record() made last takes (PlanContext::attnSplitPolicy;

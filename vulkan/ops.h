@@ -311,6 +311,9 @@ class ArgmaxOp {
 public:
     explicit ArgmaxOp(PipelineFactory& pipelines);
     void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, bool advance) const;
+    // A step of rows of several sequences: `rows` logits rows of n from `logits`, row r's
+    // argmax into id ring entry r (one workgroup a row); the token state is left as it is.
+    void recordRows(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, uint32_t rows) const;
 
 private:
     VkPipeline pipeline_;

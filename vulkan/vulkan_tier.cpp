@@ -137,31 +137,23 @@ public:
     void evaluateRows(std::span<const runtime::SequenceRow> rows, std::span<float> logits) override {
         if (memory_.hasRecurrentState()) return Tier::evaluateRows(rows, logits);  // one slot: evaluate()'s path
         limits_.checkRows(rows, sequences_, logits.size());
-        const auto n = static_cast<int32_t>(rows.size());
-        const auto wanted = static_cast<int32_t>(
-            std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; }));
-        runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
-        const auto start = Clock::now();
-        if (log) log->beginStep(rows.front().position, n);
-        memory_.writeRows(rows);
-        if (wanted > 1 && memory_.ensureLogitsRows(wanted)) plans_.clear();  // they copy into the old buffer
-        const Plan& plan = planFor({n, false, PlanOutput::Logits, false, wanted});
-        const uint64_t value = submitter_.submit(plan.cmd, true, false);
-        const auto submitted = Clock::now();
-        submitter_.wait(value, fmt::format("vulkan tier: a step of {} rows of {} sequence slots", n, sequences_));
-        const auto afterWait = Clock::now();
+        const int32_t wanted = runRows(rows, PlanOutput::Logits);
         const size_t vocab = static_cast<size_t>(config_.nVocab);
         if (wanted > 0)  // none wanted: `logits` may be empty, its data() null
             std::memcpy(logits.data(), memory_.logitsHost().mapped(), vocab * sizeof(float) * static_cast<size_t>(wanted));
-        if (submitter_.timestamps() && wanted == n) {  // decode steps only: a prompt chunk is prefill's cost
-            const double seconds = submitter_.readTimestamps(plan.labels, rowsOpSeconds_);
-            if (seconds >= 0) {
-                rowsGpuSeconds_ += seconds;
-                rowsTimedSteps_ += 1;
-                rowsTimedRows_ += n;
-            }
-        }
-        if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
+    }
+
+    // The same step with argmax.comp after the lm_head, a workgroup a wanted row: 4 bytes a row
+    // come back instead of the vocabulary's logits (8 rows of Qwen3's: 4.9 MB), and the host
+    // scans none of them.
+    void evaluateRowsGreedy(std::span<const runtime::SequenceRow> rows, int32_t nVocab, std::span<int32_t> ids) override {
+        const auto wanted = static_cast<size_t>(
+            std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; }));
+        if (memory_.hasRecurrentState() || nVocab != config_.nVocab || wanted > TierMemory::kRingCapacity || ids.size() < wanted)
+            return Tier::evaluateRowsGreedy(rows, nVocab, ids);  // its checks, or evaluate()'s path
+        limits_.checkRows(rows, sequences_, wanted * static_cast<size_t>(nVocab));
+        runRows(rows, PlanOutput::Greedy);
+        for (size_t i = 0; i < wanted; ++i) ids[i] = memory_.generatedId(static_cast<int32_t>(i));
     }
 
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
@@ -237,6 +229,36 @@ public:
     }
 
 private:
+    // One step of rows of several sequences through the batched plan for (rows, wanted rows,
+    // output), recorded when first asked for: the token state carries each row's position and
+    // slot and the wanted rows. Returns the wanted rows' count.
+    int32_t runRows(std::span<const runtime::SequenceRow> rows, PlanOutput output) {
+        const auto n = static_cast<int32_t>(rows.size());
+        const auto wanted = static_cast<int32_t>(
+            std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; }));
+        runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
+        const auto start = Clock::now();
+        if (log) log->beginStep(rows.front().position, n);
+        memory_.writeRows(rows);
+        if (output == PlanOutput::Logits && wanted > 1 && memory_.ensureLogitsRows(wanted))
+            plans_.clear();  // they copy into the old buffer
+        const Plan& plan = planFor({n, false, output, false, wanted});
+        const uint64_t value = submitter_.submit(plan.cmd, true, false);
+        const auto submitted = Clock::now();
+        submitter_.wait(value, fmt::format("vulkan tier: a step of {} rows of {} sequence slots", n, sequences_));
+        const auto afterWait = Clock::now();
+        if (submitter_.timestamps() && wanted == n) {  // decode steps only: a prompt chunk is prefill's cost
+            const double seconds = submitter_.readTimestamps(plan.labels, rowsOpSeconds_);
+            if (seconds >= 0) {
+                rowsGpuSeconds_ += seconds;
+                rowsTimedSteps_ += 1;
+                rowsTimedRows_ += n;
+            }
+        }
+        if (log) log->addHostStep(nsOf(start), nsOf(submitted), nsOf(afterWait), runtime::EventLog::hostNs());
+        return wanted;
+    }
+
     // Feeds firstToken, then each token the plan's last kernel picks, with up to kQueueAhead
     // submissions in flight; reads the ids from the ring as each completes.
     std::vector<int32_t> runQueued(const Plan& plan, int32_t firstToken, int32_t startPos, int32_t n) {
@@ -378,7 +400,11 @@ private:
                         VK_ACCESS_HOST_READ_BIT);
         } else {
             const VkDeviceAddress logits = memory_.arena().address() + logitsOffset + rowBytes * static_cast<size_t>(firstRow);
-            if (key.output == PlanOutput::Sampled)
+            if (key.wantedRows >= 0 && key.output == PlanOutput::Greedy) {
+                if (key.wantedRows > 0) recorder_.recordArgmaxRows(rec, memory_.layout(), weights_, logits, key.wantedRows);
+            } else if (key.wantedRows >= 0) {
+                throw std::logic_error("vulkan tier: a step of rows samples on the host");
+            } else if (key.output == PlanOutput::Sampled)
                 recorder_.recordSample(rec, memory_.layout(), weights_, logits);
             else
                 recorder_.recordArgmax(rec, memory_.layout(), weights_, logits, true);

@@ -44,6 +44,10 @@ TEST(CpuSequenceRows, EightSequencesAtDifferentLengthsDecodeTogether) {
     test::expectSequencesAtDifferentLengthsDecodeTogether(rows.tier, "qwen3-tiny.gguf", 8);
 }
 
+TEST(CpuSequenceRows, GreedyRowsAreTheirLogitsArgmax) {
+    test::expectGreedyRowsAreTheirLogitsArgmax(CpuRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
+}
+
 TEST(CpuSequenceRows, ALongRowBesideAShortOneEqualsItselfAlone) {
     test::expectALongRowBesideAShortOneEqualsItselfAlone(CpuRows("stories260K.gguf").tier, "stories260K.gguf", 260, 272);
 }

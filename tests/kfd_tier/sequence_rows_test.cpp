@@ -71,6 +71,10 @@ TEST(KfdSequenceRows, EightSequencesAtDifferentLengthsDecodeTogether) {
 // splits). About 400 rows at up to 131 positions: 44 s in the ISA interpreter, 7 s on PoCL, so it
 // runs in meson's kfd_tier_pocl (the kernels' OpenCL C; the machine code takes the rows block in
 // the tests above).
+TEST(KfdSequenceRows, GreedyRowsAreTheirLogitsArgmax) {
+    test::expectGreedyRowsAreTheirLogitsArgmax(KfdRows("stories260K.gguf").tier, "stories260K.gguf", 4, 4);
+}
+
 TEST(KfdSequenceRows, ALongRowBesideAShortOneEqualsItselfAlone) {
     if (kfd::simExecFromEnvironment() != kfd::SimExec::Pocl) GTEST_SKIP() << "runs with ZINC_SIM_EXEC=pocl (meson test kfd_tier_pocl)";
     test::expectALongRowBesideAShortOneEqualsItselfAlone(KfdRows("stories260K.gguf").tier, "stories260K.gguf", 129, 144);

@@ -52,6 +52,13 @@ INSTANTIATE_TEST_SUITE_P(Models, VulkanSequenceRows,
                          testing::Values("qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf", "gemma3-tiny.gguf"),
                          test::modelParamName);
 
+// evaluateRowsGreedy's plan (argmax.comp, a workgroup a wanted row, the ids through the ring)
+// against the logits plan's read-back and the host's argmax.
+TEST(VulkanSequenceRowsDecode, GreedyRowsAreTheirLogitsArgmax) {
+    ZINC_REQUIRE_VULKAN();
+    test::expectGreedyRowsAreTheirLogitsArgmax(VulkanRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
+}
+
 TEST(VulkanSequenceRowsDecode, EightSequencesAtDifferentLengthsDecodeTogether) {
     ZINC_REQUIRE_VULKAN();
     test::expectSequencesAtDifferentLengthsDecodeTogether(VulkanRows("qwen3-tiny.gguf").tier, "qwen3-tiny.gguf", 8);

@@ -105,9 +105,22 @@ void BatchEngine::step() {
     if (rows.empty()) return;
     const size_t vocab = static_cast<size_t>(model_.config().nVocab);
     const auto wanted = std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; });
-    logits_.resize(vocab * static_cast<size_t>(std::max<std::ptrdiff_t>(wanted, 1)));
+    // Every wanted row's job takes the argmax: the tier picks the ids (on a GPU tier, no logits
+    // come back), and each job accepts its id as next() would have picked it.
+    bool argmaxOnly = wanted > 0;
+    for (const runtime::SequenceRow& row : rows)
+        if (row.wantLogits && argmaxOnly) {
+            const Running& r = running_[static_cast<size_t>(row.slot)];
+            argmaxOnly = r.job && r.generation->picksArgmax();
+        }
     try {
-        tier_.evaluateRows(rows, logits_);
+        if (argmaxOnly) {
+            ids_.assign(static_cast<size_t>(wanted), -1);
+            tier_.evaluateRowsGreedy(rows, model_.config().nVocab, ids_);
+        } else {
+            logits_.resize(vocab * static_cast<size_t>(std::max<std::ptrdiff_t>(wanted, 1)));
+            tier_.evaluateRows(rows, logits_);
+        }
     } catch (const std::exception& e) {
         for (const runtime::SequenceRow& row : rows)
             if (running_[static_cast<size_t>(row.slot)].job) finish(row.slot, FinishReason::Error, e.what());
@@ -122,10 +135,15 @@ void BatchEngine::step() {
     samplers_.parallelFor(static_cast<int64_t>(wantedSlots.size()), 1, [&](int64_t begin, int64_t end, int) {
         for (int64_t k = begin; k < end; ++k) {
             const int32_t slot = wantedSlots[static_cast<size_t>(k)];
-            const std::span<const float> logits(logits_.data() + vocab * static_cast<size_t>(k), vocab);
             Pick& pick = picks_[static_cast<size_t>(k)];
+            JobGeneration& generation = *running_[static_cast<size_t>(slot)].generation;
             try {
-                pick.next = running_[static_cast<size_t>(slot)].generation->next(logits, slots_.cached(slot), slots_.room(slot));
+                if (argmaxOnly) {
+                    pick.next = generation.accept(ids_[static_cast<size_t>(k)], slots_.room(slot));
+                    continue;
+                }
+                const std::span<const float> logits(logits_.data() + vocab * static_cast<size_t>(k), vocab);
+                pick.next = generation.next(logits, slots_.cached(slot), slots_.room(slot));
             } catch (const std::exception& e) {
                 pick.error = e.what();
             }

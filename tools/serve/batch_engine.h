@@ -55,6 +55,7 @@ private:
     runtime::SequenceSlots slots_;
     std::vector<Running> running_;  // by slot
     std::vector<float> logits_;
+    std::vector<int32_t> ids_;  // a step whose every wanted row picks the argmax: the tier's ids
     cpu::ThreadPool samplers_;
     struct Pick {  // one wanted row's outcome, from the sampling threads
         std::optional<int32_t> next;

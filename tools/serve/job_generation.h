@@ -24,6 +24,10 @@ public:
     std::optional<int32_t> next(std::span<const float> logits, std::span<const int32_t> history, int32_t room);
     // The same for a token drawn elsewhere (the device's sampler, with sampler()).
     std::optional<int32_t> accept(int32_t id, int32_t room);
+    // Whether next() takes the logits' argmax (runtime::argmax) whatever the history: greedy,
+    // no repetition penalty, no logit bias, no grammar. Such a job's token may come from the
+    // tier's own argmax (Tier::evaluateRowsGreedy) through accept().
+    bool picksArgmax() const;
 
     runtime::Sampler& sampler() { return sampler_; }
     int32_t picked() const { return picked_; }

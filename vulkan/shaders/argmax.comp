@@ -1,7 +1,9 @@
 #version 450
 // Greedy sampling on the GPU: the first index of the largest logit becomes the next token
 // (token state slot 0) and is appended to the output ring; with advance set, the state
-// moves to the next position so the same recorded command buffer can run again.
+// moves to the next position so the same recorded command buffer can run again. advance 2:
+// a step of rows of several sequences, one workgroup a wanted row: row r's id goes to ring
+// entry r, the token state is left alone (the host writes the next step's rows).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -34,13 +36,21 @@ void consider(float x, uint i) {
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
+    const bool rows = pc.advance == 2u;
+    uvec2 base = uvec2(pc.logits);
+    if (rows) {
+        const uint offset = gl_WorkGroupID.x * pc.n * 4u;  // a step's rows: a few MiB
+        base.x += offset;
+        base.y += base.x < offset ? 1u : 0u;
+    }
+    FloatBuf logits = FloatBuf(base);
     // One workgroup reads the whole vocabulary (152k logits: 594 a thread): with one load in
     // flight a thread waits an L2 round trip per logit. Each thread keeps kAhead loads of 16
     // bytes (or of 4 where the logits are not 16-byte aligned) in flight, and still meets its
     // logits in increasing order.
     const uint kAhead = 8u;
-    if ((uvec2(pc.logits).x & 15u) == 0u) {
-        Vec4Buf l4 = Vec4Buf(uvec2(pc.logits));
+    if ((base.x & 15u) == 0u) {
+        Vec4Buf l4 = Vec4Buf(base);
         const uint n4 = pc.n / 4u;
         for (uint q0 = tid; q0 < n4; q0 += 256u * kAhead) {
             vec4 x[kAhead];
@@ -52,12 +62,12 @@ void main() {
                 [[unroll]] for (uint c = 0u; c < 4u; ++c) consider(x[u][c], 4u * q + c);
             }
         }
-        for (uint i = 4u * n4 + tid; i < pc.n; i += 256u) consider(pc.logits.v[i], i);
+        for (uint i = 4u * n4 + tid; i < pc.n; i += 256u) consider(logits.v[i], i);
     } else {
         for (uint i0 = tid; i0 < pc.n; i0 += 256u * kAhead) {
             float x[kAhead];
             [[unroll]] for (uint u = 0u; u < kAhead; ++u)
-                if (i0 + 256u * u < pc.n) x[u] = pc.logits.v[i0 + 256u * u];
+                if (i0 + 256u * u < pc.n) x[u] = logits.v[i0 + 256u * u];
             [[unroll]] for (uint u = 0u; u < kAhead; ++u) {
                 if (i0 + 256u * u >= pc.n) break;
                 consider(x[u], i0 + 256u * u);
@@ -78,7 +88,9 @@ void main() {
         }
         barrier();
     }
-    if (tid == 0u) {
+    if (tid == 0u && rows) {
+        pc.ring.v[gl_WorkGroupID.x] = int(bestI[0]);
+    } else if (tid == 0u) {
         const int token = int(bestI[0]);
         const int step = pc.state.v[kStateStep];
         pc.state.v[kStateTokens] = token;
