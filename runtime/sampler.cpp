@@ -71,15 +71,23 @@ float expAccurate(float x) {
 Sampler::Sampler(const SamplerParams& params) : params_(params) {}
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+    candidates_.clear();
     if (params_.greedy() && params_.repeatPenalty == 1.0f) return argmax(logits);
-    candidates_.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) candidates_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
-    applyRepeatPenalty(history);
-    if (params_.greedy())
-        return std::max_element(candidates_.begin(), candidates_.end(),
-                                [](const Candidate& a, const Candidate& b) { return a.logit < b.logit; })
-            ->id;
-    applyTopK();
+    if (!params_.greedy() && params_.topK > 0 && static_cast<size_t>(params_.topK) < logits.size()) {
+        selectTopK(logits, history);
+    } else {
+        candidates_.resize(logits.size());
+        for (size_t i = 0; i < logits.size(); ++i) candidates_[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
+        applyRepeatPenalty(history);
+        if (params_.greedy()) {
+            const int32_t id = std::max_element(candidates_.begin(), candidates_.end(),
+                                                [](const Candidate& a, const Candidate& b) { return a.logit < b.logit; })
+                                   ->id;
+            candidates_.clear();
+            return id;
+        }
+        applyTopK();
+    }
     applyTopP();
     applyMinP();
     softmax(1.0f / params_.temperature);
@@ -92,31 +100,69 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     return candidates_.back().id;
 }
 
-// llama.cpp's penalty: divide positive logits, multiply negative ones.
-void Sampler::applyRepeatPenalty(std::span<const int32_t> history) {
-    if (params_.repeatPenalty == 1.0f || params_.repeatLastN == 0) return;
+namespace {
+
+// The candidates' order: logit descending, the lower id first on ties. Later steps rely on it.
+bool ranksBefore(const Sampler::Candidate& a, const Sampler::Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+}  // namespace
+
+// The ids the penalty applies to: the last repeatLastN of the history, once each.
+std::unordered_set<int32_t> Sampler::penalized(std::span<const int32_t> history) const {
+    if (params_.repeatPenalty == 1.0f || params_.repeatLastN == 0) return {};
     const size_t n = params_.repeatLastN < 0 ? history.size()
                                               : std::min(history.size(), static_cast<size_t>(params_.repeatLastN));
-    std::unordered_set<int32_t> seen(history.end() - static_cast<ptrdiff_t>(n), history.end());
-    for (int32_t id : seen) {
+    return {history.end() - static_cast<ptrdiff_t>(n), history.end()};
+}
+
+// llama.cpp's penalty: divide positive logits, multiply negative ones.
+float Sampler::penalize(float logit) const { return logit > 0 ? logit / params_.repeatPenalty : logit * params_.repeatPenalty; }
+
+void Sampler::applyRepeatPenalty(std::span<const int32_t> history) {
+    for (int32_t id : penalized(history)) {
         if (id < 0 || static_cast<size_t>(id) >= candidates_.size()) continue;
         float& l = candidates_[static_cast<size_t>(id)].logit;
-        l = l > 0 ? l / params_.repeatPenalty : l * params_.repeatPenalty;
+        l = penalize(l);
     }
 }
 
-// Leaves the candidates sorted by logit, descending, the lower id first on ties; later steps
-// rely on it.
-void Sampler::applyTopK() {
-    const auto byLogit = [](const Candidate& a, const Candidate& b) {
-        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+// Sorts every candidate (top-k off); selectTopK makes the top k without them.
+void Sampler::applyTopK() { std::sort(candidates_.begin(), candidates_.end(), ranksBefore); }
+
+// The top k candidates (the penalty applied first), sorted: what building every candidate,
+// penalising and std::partial_sort give, without the 152k-entry array. One pass keeps the k best
+// in a heap whose front is the worst kept; past the first k a logit enters only if it beats
+// that one (an equal logit has a higher id than every kept one, so it never does). The
+// penalised ids skip the pass and are offered afterwards with their penalised logits. Qwen3's
+// vocabulary, top-k 40: ~1.2 ms a row with the partial sort, a few tenths with this pass.
+void Sampler::selectTopK(std::span<const float> logits, std::span<const int32_t> history) {
+    const auto k = static_cast<size_t>(params_.topK);
+    const std::unordered_set<int32_t> skip = penalized(history);
+    candidates_.clear();
+    const auto offer = [&](Candidate c) {
+        if (candidates_.size() < k) {
+            candidates_.push_back(c);
+            std::push_heap(candidates_.begin(), candidates_.end(), ranksBefore);
+        } else if (ranksBefore(c, candidates_.front())) {
+            std::pop_heap(candidates_.begin(), candidates_.end(), ranksBefore);
+            candidates_.back() = c;
+            std::push_heap(candidates_.begin(), candidates_.end(), ranksBefore);
+        }
     };
-    if (params_.topK > 0 && static_cast<size_t>(params_.topK) < candidates_.size()) {
-        std::partial_sort(candidates_.begin(), candidates_.begin() + params_.topK, candidates_.end(), byLogit);
-        candidates_.resize(static_cast<size_t>(params_.topK));
-    } else {
-        std::sort(candidates_.begin(), candidates_.end(), byLogit);
+    float worst = -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < logits.size(); ++i) {
+        const float x = logits[i];
+        if (candidates_.size() == k && !(x > worst)) continue;
+        const auto id = static_cast<int32_t>(i);
+        if (!skip.empty() && skip.count(id)) continue;
+        offer({id, x, 0.0f});
+        if (candidates_.size() == k) worst = candidates_.front().logit;
     }
+    for (int32_t id : skip)
+        if (id >= 0 && static_cast<size_t>(id) < logits.size()) offer({id, penalize(logits[static_cast<size_t>(id)]), 0.0f});
+    std::sort_heap(candidates_.begin(), candidates_.end(), ranksBefore);
 }
 
 // p_i = exp((logit_i - logit_0) * scale) / sum, summed in order (sample.comp does the same).

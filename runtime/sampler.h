@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace zinc::runtime {
@@ -30,19 +31,26 @@ public:
     // history: tokens seen so far (prompt and output), for the repetition penalty.
     int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
     const SamplerParams& params() const { return params_; }
+    struct Candidate {
+        int32_t id;
+        float logit;  // the penalty applied
+        float p;
+    };
+    // What the last sample() drew from (top-k, top-p and min-p applied; p after the
+    // temperature), in the chain's order: logit descending, the lower id first on ties.
+    // Empty after a greedy pick.
+    std::span<const Candidate> candidates() const { return candidates_; }
     // Draws made so far: the index of the next uniform. A tier that samples on the device
     // continues the sequence from here and reports how many it drew (skipDraws).
     uint64_t draws() const { return draws_; }
     void skipDraws(uint64_t n) { draws_ += n; }
 
 private:
-    struct Candidate {
-        int32_t id;
-        float logit;
-        float p;
-    };
+    std::unordered_set<int32_t> penalized(std::span<const int32_t> history) const;
+    float penalize(float logit) const;
     void applyRepeatPenalty(std::span<const int32_t> history);
     void applyTopK();
+    void selectTopK(std::span<const float> logits, std::span<const int32_t> history);
     void softmax(float scale);
     void applyTopP();
     void applyMinP();

@@ -51,6 +51,48 @@ TEST(Sampler, RepeatPenaltyChangesTheGreedyChoice) {
     EXPECT_EQ(s.sample(kLogits, history), 5);
 }
 
+// Top-k without every candidate (Sampler::selectTopK) against the plain definition: penalise
+// the history's ids, order every id by (logit desc, id asc), keep the first k. Logits with many
+// ties (quarter steps) and penalised ids among the best, over k from 1 to 300.
+TEST(Sampler, TopKIsTheFirstKOfEveryIdInOrder) {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::uniform_int_distribution<int32_t> anyId(0, 4999);
+    for (int trial = 0; trial < 24; ++trial) {
+        std::vector<float> logits(5000);
+        for (float& l : logits) l = std::round(normal(rng) * 4.0f) / 4.0f;
+        std::vector<int32_t> history;
+        for (int i = 0; i < 30; ++i) history.push_back(anyId(rng));
+        history.push_back(static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+        history.push_back(-3);  // out of range: no penalty
+        SamplerParams p;
+        p.temperature = 1.0f;
+        p.topP = 1.0f;
+        p.minP = 0.0f;
+        p.topK = std::vector<int32_t>{1, 2, 7, 40, 256, 300}[static_cast<size_t>(trial % 6)];
+        p.repeatPenalty = trial % 2 ? 1.3f : 1.0f;
+        p.repeatLastN = 20;  // the last 20 of the 32 ids
+        std::vector<Sampler::Candidate> want;
+        for (int32_t id = 0; id < 5000; ++id) {
+            float l = logits[size_t(id)];
+            if (p.repeatPenalty != 1.0f && std::find(history.end() - 20, history.end(), id) != history.end())
+                l = l > 0 ? l / p.repeatPenalty : l * p.repeatPenalty;
+            want.push_back({id, l, 0.0f});
+        }
+        std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); });
+        want.resize(size_t(p.topK));
+        Sampler s(p);
+        const int32_t id = s.sample(logits, history);
+        const auto got = s.candidates();
+        ASSERT_EQ(got.size(), want.size()) << "trial " << trial;
+        for (size_t i = 0; i < want.size(); ++i) {
+            EXPECT_EQ(got[i].id, want[i].id) << "trial " << trial << ", candidate " << i;
+            EXPECT_EQ(got[i].logit, want[i].logit) << "trial " << trial << ", candidate " << i;
+        }
+        EXPECT_TRUE(std::any_of(got.begin(), got.end(), [&](const auto& c) { return c.id == id; })) << "trial " << trial;
+    }
+}
+
 TEST(Sampler, TopKOneIsGreedy) {
     SamplerParams p;
     p.temperature = 1.5f;
