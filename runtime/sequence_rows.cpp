@@ -28,7 +28,7 @@ void Tier::evaluateRows(std::span<const SequenceRow> rows, std::span<float> logi
 
 void Tier::evaluateRowsGreedy(std::span<const SequenceRow> rows, int32_t nVocab, std::span<int32_t> ids) {
     const auto vocab = static_cast<size_t>(nVocab);
-    const auto wanted = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const SequenceRow& r) { return r.wantLogits; }));
+    const size_t wanted = wantedRows(rows);
     if (ids.size() < wanted)
         throw TierError(fmt::format("{} tier: {} rows want an id, {} ids given", name(), wanted, ids.size()));
     std::vector<float> logits(vocab * std::max<size_t>(wanted, 1));

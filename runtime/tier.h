@@ -66,6 +66,13 @@ struct SequenceRow {
     bool operator==(const SequenceRow&) const = default;
 };
 
+// How many of a step's rows want logits (or an id).
+inline size_t wantedRows(std::span<const SequenceRow> rows) {
+    size_t n = 0;
+    for (const SequenceRow& r : rows) n += r.wantLogits ? 1 : 0;
+    return n;
+}
+
 // What a tier measured about its own work (GPU tiers; the cpu tier reports nothing). Decode
 // figures count single-token evaluate() calls and greedy tokens.
 struct TierStats {

@@ -26,8 +26,9 @@ void ArgmaxOp::record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, bool
 }
 
 void ArgmaxOp::recordRows(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, uint32_t rows) const {
-    if (rows > ctx.mem.ringCapacity)
-        throw std::logic_error(fmt::format("vulkan tier: argmax of {} rows, the id ring holds {}", rows, ctx.mem.ringCapacity));
+    if (rows > ctx.mem.ringCapacity || uint64_t{rows} * n * sizeof(float) > UINT32_MAX)  // argmax.comp's row offset
+        throw std::logic_error(fmt::format("vulkan tier: argmax of {} rows of {} logits; the id ring holds {}, the row offset 32 bits",
+                                           rows, n, ctx.mem.ringCapacity));
     ctx.rec.dispatch(pipeline_, ArgmaxPc{logits, ctx.mem.state, ctx.mem.ring, n, ctx.mem.ringCapacity, kArgmaxRows}, rows);
 }
 

@@ -147,8 +147,7 @@ public:
     // come back instead of the vocabulary's logits (8 rows of Qwen3's: 4.9 MB), and the host
     // scans none of them.
     void evaluateRowsGreedy(std::span<const runtime::SequenceRow> rows, int32_t nVocab, std::span<int32_t> ids) override {
-        const auto wanted = static_cast<size_t>(
-            std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; }));
+        const size_t wanted = runtime::wantedRows(rows);
         if (memory_.hasRecurrentState() || nVocab != config_.nVocab || wanted > TierMemory::kRingCapacity || ids.size() < wanted)
             return Tier::evaluateRowsGreedy(rows, nVocab, ids);  // its checks, or evaluate()'s path
         limits_.checkRows(rows, sequences_, wanted * static_cast<size_t>(nVocab));
@@ -234,8 +233,7 @@ private:
     // slot and the wanted rows. Returns the wanted rows' count.
     int32_t runRows(std::span<const runtime::SequenceRow> rows, PlanOutput output) {
         const auto n = static_cast<int32_t>(rows.size());
-        const auto wanted = static_cast<int32_t>(
-            std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; }));
+        const auto wanted = static_cast<int32_t>(runtime::wantedRows(rows));
         runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
         const auto start = Clock::now();
         if (log) log->beginStep(rows.front().position, n);

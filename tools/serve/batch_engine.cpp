@@ -104,7 +104,7 @@ void BatchEngine::step() {
     const std::vector<runtime::SequenceRow> rows = slots_.nextStep(tier_.maxBatch(), prefillChunk_);
     if (rows.empty()) return;
     const size_t vocab = static_cast<size_t>(model_.config().nVocab);
-    const auto wanted = std::count_if(rows.begin(), rows.end(), [](const runtime::SequenceRow& r) { return r.wantLogits; });
+    const size_t wanted = runtime::wantedRows(rows);
     // Every wanted row's job takes the argmax: the tier picks the ids (on a GPU tier, no logits
     // come back), and each job accepts its id as next() would have picked it.
     bool argmaxOnly = wanted > 0;
@@ -115,10 +115,10 @@ void BatchEngine::step() {
         }
     try {
         if (argmaxOnly) {
-            ids_.assign(static_cast<size_t>(wanted), -1);
+            ids_.assign(wanted, -1);
             tier_.evaluateRowsGreedy(rows, model_.config().nVocab, ids_);
         } else {
-            logits_.resize(vocab * static_cast<size_t>(std::max<std::ptrdiff_t>(wanted, 1)));
+            logits_.resize(vocab * std::max<size_t>(wanted, 1));
             tier_.evaluateRows(rows, logits_);
         }
     } catch (const std::exception& e) {

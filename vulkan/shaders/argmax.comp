@@ -39,7 +39,7 @@ void main() {
     const bool rows = pc.advance == 2u;
     uvec2 base = uvec2(pc.logits);
     if (rows) {
-        const uint offset = gl_WorkGroupID.x * pc.n * 4u;  // a step's rows: a few MiB
+        const uint offset = gl_WorkGroupID.x * pc.n * 4u;  // under 4 GiB (ArgmaxOp::recordRows checks)
         base.x += offset;
         base.y += base.x < offset ? 1u : 0u;
     }
