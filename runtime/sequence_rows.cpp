@@ -36,4 +36,17 @@ void Tier::evaluateRowsGreedy(std::span<const SequenceRow> rows, int32_t nVocab,
     for (size_t i = 0; i < wanted; ++i) ids[i] = argmax(std::span<const float>(logits).subspan(i * vocab, vocab));
 }
 
+void Tier::evaluateRowsSampled(std::span<const SequenceRow> rows, int32_t nVocab, std::span<const RowSampler> samplers,
+                               std::span<int32_t> ids) {
+    const auto vocab = static_cast<size_t>(nVocab);
+    const size_t wanted = wantedRows(rows);
+    if (ids.size() < wanted || samplers.size() < wanted)
+        throw TierError(fmt::format("{} tier: {} rows want an id, {} ids and {} samplers given", name(), wanted, ids.size(),
+                                    samplers.size()));
+    std::vector<float> logits(vocab * std::max<size_t>(wanted, 1));
+    evaluateRows(rows, logits);
+    for (size_t i = 0; i < wanted; ++i)
+        ids[i] = samplers[i].sampler->sample(std::span<const float>(logits).subspan(i * vocab, vocab), samplers[i].history);
+}
+
 }  // namespace zinc::runtime

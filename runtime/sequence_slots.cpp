@@ -84,6 +84,15 @@ std::vector<SequenceRow> SequenceSlots::nextStep(int32_t maxRows, int32_t prefil
     return rows;
 }
 
+std::vector<int32_t> SequenceSlots::cachedAfterPending(int32_t slot) const {
+    const Slot& s = at(slot);
+    std::vector<int32_t> out;
+    out.reserve(s.cached.size() + s.pending.size());
+    out.insert(out.end(), s.cached.begin(), s.cached.end());
+    out.insert(out.end(), s.pending.begin(), s.pending.end());
+    return out;
+}
+
 void SequenceSlots::ran(std::span<const SequenceRow> rows) {
     for (const SequenceRow& r : rows) {
         Slot& s = at(r.slot);

@@ -42,6 +42,9 @@ public:
 
     // Every token run in the slot so far (a sampler's repetition history).
     const std::vector<int32_t>& cached(int32_t slot) const { return at(slot).cached; }
+    // What cached() will be once the slot's pending tokens have run: the history a sampler of
+    // the step that runs its last one looks back on.
+    std::vector<int32_t> cachedAfterPending(int32_t slot) const;
     // Context positions still free in the slot after what it has to run.
     int32_t room(int32_t slot) const;
 

@@ -73,6 +73,13 @@ inline size_t wantedRows(std::span<const SequenceRow> rows) {
     return n;
 }
 
+// The sampler of one wanted row of a step and the tokens its repetition penalty looks back on
+// (its sequence's prompt and output so far), for Tier::evaluateRowsSampled.
+struct RowSampler {
+    Sampler* sampler = nullptr;
+    std::span<const int32_t> history;
+};
+
 // What a tier measured about its own work (GPU tiers; the cpu tier reports nothing). Decode
 // figures count single-token evaluate() calls and greedy tokens.
 struct TierStats {
@@ -157,6 +164,13 @@ public:
     // wanted row. GPU tiers override it to pick the ids on the device and read back only them;
     // this default reads the logits back through evaluateRows (runtime/sequence_rows.cpp).
     virtual void evaluateRowsGreedy(std::span<const SequenceRow> rows, int32_t nVocab, std::span<int32_t> ids);
+    // The same step, sampled: ids[i] is what samplers[i] draws from the i-th wanted row's logits
+    // (Sampler::sample over samplers[i].history), and each sampler goes on with its draw sequence
+    // as sample() leaves it. A tier that samples on the device (every row's chain
+    // samplesOnDevice) draws the same ids there and reads back only them; this default reads
+    // the logits back through evaluateRows and samples on the host.
+    virtual void evaluateRowsSampled(std::span<const SequenceRow> rows, int32_t nVocab, std::span<const RowSampler> samplers,
+                                     std::span<int32_t> ids);
 
     virtual TierStats stats() const { return {}; }
 

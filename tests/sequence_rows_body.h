@@ -193,6 +193,77 @@ inline void expectGreedyRowsAreTheirLogitsArgmax(const SequenceRowsTier& t, cons
     EXPECT_GT(distinct, 0) << file << ": every row repeated its token (the comparison saw one id)";
 }
 
+// evaluateRowsSampled: `count` sequences decode `steps` steps together, each row drawn by its
+// own seeded chain (temperatures, top-k up to 256, top-p, min-p, a repetition penalty over 16
+// ids, one greedy chain with a penalty), on two tiers of the same kind: one reads the logits
+// back and samples on the host (Sampler::sample), the other asks the tier for the ids with
+// copies of the same samplers. The ids and the draw counts are the same at every step; a row
+// that wants no id (the middle one, every other step) gets none.
+inline void expectSampledRowsAreTheirSamplersDraws(const SequenceRowsTier& t, const std::string& file, int32_t count, int32_t steps) {
+    using runtime::SequenceRow;
+    const int32_t nVocab = t.config->nVocab;
+    auto viaLogits = t.open(count, 64), viaIds = t.open(count, 64);
+    std::vector<runtime::Sampler> onHost, onTier;
+    for (int32_t s = 0; s < count; ++s) {
+        runtime::SamplerParams p;
+        p.seed = 1000 + uint64_t(s);
+        p.temperature = s == 3 ? 0.0f : 0.6f + 0.25f * float(s % 4);
+        p.topK = s % 3 == 0 ? 256 : s % 3 == 1 ? 40 : 7;
+        p.topP = s % 2 == 0 ? 0.9f : 1.0f;
+        p.minP = s % 4 == 1 ? 0.0f : 0.05f;
+        if (s % 2 == 1) {
+            p.repeatPenalty = 1.3f;
+            p.repeatLastN = 16;
+        }
+        onHost.emplace_back(p);
+        onTier.emplace_back(p);
+    }
+    std::vector<std::vector<int32_t>> history(static_cast<size_t>(count));
+    std::vector<int32_t> next(static_cast<size_t>(count));
+    for (int32_t s = 0; s < count; ++s) {
+        std::vector<SequenceRow> prompt;
+        for (int32_t p = 0; p <= s + 2; ++p) {
+            prompt.push_back({s, p, (29 * s + 13 * p + 1) % nVocab, p == s + 2});
+            history[size_t(s)].push_back(prompt.back().token);
+        }
+        std::vector<float> logits(static_cast<size_t>(nVocab));
+        viaLogits->evaluateRows(prompt, logits);
+        std::vector<float> none;
+        prompt.back().wantLogits = false;
+        viaIds->evaluateRows(prompt, none);
+        next[size_t(s)] = runtime::argmax(logits);
+    }
+    int32_t notArgmax = 0;
+    for (int32_t k = 0; k < steps; ++k) {
+        std::vector<SequenceRow> step;
+        std::vector<runtime::RowSampler> samplers;
+        for (int32_t s = 0; s < count; ++s) {
+            step.push_back({s, int32_t(history[size_t(s)].size()), next[size_t(s)], !(k % 2 == 1 && s == count / 2)});
+            history[size_t(s)].push_back(next[size_t(s)]);
+        }
+        for (const SequenceRow& r : step)
+            if (r.wantLogits) samplers.push_back({&onTier[size_t(r.slot)], history[size_t(r.slot)]});
+        std::vector<float> logits(static_cast<size_t>(nVocab) * step.size());
+        viaLogits->evaluateRows(step, logits);
+        std::vector<int32_t> ids(step.size(), -1);
+        viaIds->evaluateRowsSampled(step, nVocab, samplers, ids);
+        size_t wanted = 0;
+        for (const SequenceRow& r : step) {
+            if (!r.wantLogits) continue;
+            const std::span<const float> row = std::span<const float>(logits).subspan(wanted * size_t(nVocab), size_t(nVocab));
+            const int32_t want = onHost[size_t(r.slot)].sample(row, history[size_t(r.slot)]);
+            const std::string where = t.name + " tier, " + file + ": step " + std::to_string(k) + ", slot " + std::to_string(r.slot);
+            EXPECT_EQ(ids[wanted], want) << where;
+            EXPECT_EQ(onTier[size_t(r.slot)].draws(), onHost[size_t(r.slot)].draws()) << where;
+            notArgmax += want != runtime::argmax(row);
+            next[size_t(r.slot)] = want;
+            ++wanted;
+        }
+        for (size_t i = wanted; i < ids.size(); ++i) EXPECT_EQ(ids[i], -1) << t.name << " tier, " << file << ": id " << i << " past the wanted rows";
+    }
+    EXPECT_GT(notArgmax, 0) << file << ": every draw was the argmax (the chains' sampling was not exercised)";
+}
+
 // A long row beside a short one (vulkan: past kExactAttentionMax keys its rows split attention in
 // fp32 partials beside rows computed exactly): a `longLength`-token sequence and a 5-token one
 // decode two steps together; each row's logits equal, bit for bit, the sequence's own through

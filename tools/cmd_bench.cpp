@@ -32,7 +32,8 @@ struct BenchOptions {
     bool gpuGreedy = false;  // decode through Tier::generateGreedy (tokens sampled and queued on the device)
     bool gpuSample = false;  // decode as chat does: the sampler chain on the device, 16 tokens per call
     int32_t sequences = 0;   // > 0: that many sequences decode together (Tier::evaluateRows), greedy on the host
-                             // (with gpuGreedy: Tier::evaluateRowsGreedy, the ids picked on the device)
+                             // (with gpuGreedy: Tier::evaluateRowsGreedy, the ids picked on the device;
+                             // with gpuSample: Tier::evaluateRowsSampled, a seeded chain a sequence)
     bool kernels = false;    // each matvec shape of the decode graph timed alone (vulkan tier)
     std::vector<uint32_t> kernelTokens{1, 8};
     std::vector<std::string> kernelVariants{"v1", "v2"};
@@ -52,8 +53,10 @@ double mean(const std::vector<double>& v) {
 // Continuous batching's decode without the server: `n` sequences, each its own random prompt
 // in its own KV slot (prefilled through evaluateRows, a slot at a time), then steps of one row
 // per sequence, each row's argmax fed back: the host's over the logits read back, or with
-// --gpu-greedy the ids the tier picks (evaluateRowsGreedy). Reports the aggregate decode tok/s
-// (n rows a step).
+// --gpu-greedy the ids the tier picks (evaluateRowsGreedy), or with --gpu-sample each sequence's
+// own seeded chain (the default sampler settings, seed --seed + the sequence) run by the tier
+// (evaluateRowsSampled: on the vulkan tier on the device). Reports the aggregate decode tok/s (n
+// rows a step).
 void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
     GlobalOptions withSlots = global;
     withSlots.sequences = o.sequences;
@@ -84,12 +87,25 @@ void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
                 if (rows.back().wantLogits) next[static_cast<size_t>(s)] = runtime::argmax(std::span(logits).first(vocab));
             }
         prefill.push_back(double(n) * o.promptTokens / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        std::vector<runtime::Sampler> samplers;
+        std::vector<std::vector<int32_t>> histories(static_cast<size_t>(n));
+        std::vector<runtime::RowSampler> rowSamplers;
+        for (int32_t s = 0; s < n; ++s) samplers.emplace_back(runtime::SamplerParams{.seed = o.seed + static_cast<uint64_t>(s)});
         start = std::chrono::steady_clock::now();
         std::vector<runtime::SequenceRow> rows(static_cast<size_t>(n));
         for (int32_t i = 0; i < o.genTokens; ++i) {
             for (int32_t s = 0; s < n; ++s) rows[static_cast<size_t>(s)] = {s, o.promptTokens + i, next[static_cast<size_t>(s)], true};
             if (o.gpuGreedy) {
                 tier.evaluateRowsGreedy(rows, c.nVocab, next);
+                continue;
+            }
+            if (o.gpuSample) {  // the histories hold the generated tokens (the default chain has no penalty)
+                rowSamplers.clear();
+                for (size_t s = 0; s < static_cast<size_t>(n); ++s) {
+                    histories[s].push_back(next[s]);
+                    rowSamplers.push_back({&samplers[s], histories[s]});
+                }
+                tier.evaluateRowsSampled(rows, c.nVocab, rowSamplers, next);
                 continue;
             }
             tier.evaluateRows(rows, logits);
@@ -114,7 +130,8 @@ void runBenchSequences(const BenchOptions& o, const GlobalOptions& global) {
     j["prefill_tok_s_mean"] = mean(prefill);
     j["decode_tok_s_mean"] = mean(decode);
     j["decode_tok_s_best"] = *std::max_element(decode.begin(), decode.end());
-    j["decode_mode"] = o.gpuGreedy ? "rows-gpu-greedy" : "rows";  // rows: the logits read back, argmax on the host
+    // rows: the logits read back, argmax on the host
+    j["decode_mode"] = o.gpuGreedy ? "rows-gpu-greedy" : o.gpuSample ? "rows-gpu-sample" : "rows";
     std::cout << j.dump(2) << std::endl;
 }
 
@@ -295,7 +312,8 @@ void addBenchCommand(CLI::App& app, const GlobalOptions& global) {
     cmd->add_option("--sequences", o->sequences,
                     "continuous batching without the server: N sequences (a random prompt each, in its own KV slot) "
                     "decode together, one row each per step (Tier::evaluateRows, greedy on the host; with --gpu-greedy the "
-                    "tier picks the ids, Tier::evaluateRowsGreedy); decode_tok_s counts all of them")
+                    "tier picks the ids, Tier::evaluateRowsGreedy; with --gpu-sample it draws them with a seeded chain a "
+                    "sequence, Tier::evaluateRowsSampled); decode_tok_s counts all of them")
         ->check(CLI::Range(1, 256));
     cmd->add_flag("--kernels", o->kernels,
                   "vulkan tier: time each matvec shape of the decode graph alone (both kernel variants, GPU timestamps, "

@@ -449,4 +449,12 @@ void GraphRecorder::recordSample(Recorder& rec, const DeviceLayout& mem, const W
     sample_.record(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab));
 }
 
+void GraphRecorder::recordSampleRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
+                                     VkDeviceAddress logits, int32_t rows) {
+    ActivationCache acts;
+    PlanContext ctx{rec, graph_, mem, weights, acts, rows, 0, rows};
+    rec.setLabel("sample");
+    sample_.recordRows(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), static_cast<uint32_t>(rows));
+}
+
 }  // namespace zinc::vk

@@ -39,6 +39,10 @@ public:
                           int32_t rows);
     // Seeded sampling after the graph (sample.comp), advancing the token state.
     void recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits);
+    // Seeded sampling after a step of rows (recordRows): each of the `rows` logits rows from
+    // `logits` by its own sampler block to its id ring entry.
+    void recordSampleRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
+                          int32_t rows);
     // The most splits a head of the plan record() made last takes (PlanContext::attnSplitPolicy;
     // 0: no split attention).
     uint32_t attentionSplits() const { return attentionSplits_; }

@@ -319,7 +319,8 @@ private:
     VkPipeline pipeline_;
 };
 
-// Seeded sampling on the GPU (sample.comp), always advancing the token state.
+// Seeded sampling on the GPU (sample.comp): one chain advancing the token state, or a chain a
+// wanted row of a step of several sequences.
 class SampleOp {
 public:
     // What sample.comp reads and writes: the logits row, the token state, the id ring, the
@@ -329,6 +330,9 @@ public:
     };
     explicit SampleOp(PipelineFactory& pipelines);
     void record(PlanContext& ctx, VkDeviceAddress logits, uint32_t n) const;
+    // A step of rows of several sequences: `rows` logits rows of n from `logits`, row r drawn by
+    // sampler block r into id ring entry r; the token state and the blocks are left as they are.
+    void recordRows(PlanContext& ctx, VkDeviceAddress logits, uint32_t n, uint32_t rows) const;
     // The dispatch alone, for a test that owns the buffers.
     static void record(Recorder& rec, VkPipeline pipeline, const Buffers& b, uint32_t n, uint32_t ringCapacity);
 

@@ -27,8 +27,9 @@ struct DeviceLayout {
     VkDeviceAddress ropeTable = 0;
     VkDeviceAddress ropeTableSwa = 0;  // sliding-window layers' (ropeTable when the model has none)
     VkDeviceAddress state = 0;
-    VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h
-    VkDeviceAddress sampleScratch = 0;  // sample.comp's slices' candidates (sampleScratchBytes)
+    VkDeviceAddress sampler = 0;  // vulkan/sampler_state.h: samplerBlocks blocks of kSamplerStateBytes
+    uint32_t samplerBlocks = 1;   // chains one dispatch samples (a step's wanted rows)
+    VkDeviceAddress sampleScratch = 0;  // sample.comp's slices' candidates (sampleScratchBytes of samplerBlocks)
     VkDeviceAddress ring = 0;
     uint32_t ringCapacity = 0;
     std::array<VkDeviceAddress, graph::kActFormats> actSlots{};  // quantized activations, one per mode

@@ -54,15 +54,20 @@ inline void writeSamplerBlock(void* dst, const runtime::SamplerParams& p, uint64
 }
 
 // sample.comp's scratch: a workgroup ranks each slice of kSampleSlice logits and leaves its top
-// k there for the last workgroup. A counter of slices finished (16 bytes, zeroed with each state
-// upload and by the last workgroup), then kMaxDeviceTopK logits and as many ids per slice.
+// k there for the last workgroup. For `rows` logits rows sampled in one dispatch (a step of
+// several sequences, a row a sampler block): a counter of slices finished per row (16 bytes
+// each, zeroed with each state upload and by the row's last workgroup), then per row
+// kMaxDeviceTopK logits a slice, then as many ids.
 inline constexpr uint32_t kSampleSlice = 2048;
 inline constexpr uint32_t sampleSlices(int64_t nVocab) {
     return static_cast<uint32_t>((nVocab + kSampleSlice - 1) / kSampleSlice);
 }
 inline constexpr size_t kSampleCountersBytes = 16;
-inline constexpr size_t sampleScratchBytes(int64_t nVocab) {
-    return kSampleCountersBytes + size_t{2} * sizeof(int32_t) * kMaxDeviceTopK * sampleSlices(nVocab);
+inline constexpr size_t sampleRowCandidatesBytes(int64_t nVocab) {
+    return size_t{2} * sizeof(int32_t) * kMaxDeviceTopK * sampleSlices(nVocab);
+}
+inline constexpr size_t sampleScratchBytes(int64_t nVocab, int32_t rows = 1) {
+    return static_cast<size_t>(rows) * (kSampleCountersBytes + sampleRowCandidatesBytes(nVocab));
 }
 
 }  // namespace zinc::vk

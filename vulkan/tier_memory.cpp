@@ -52,10 +52,16 @@ void TierMemory::allocate() {
     if (c.slidingWindow > 0) ropeTableSwa_ = DeviceBuffer(device_, ropeBytes, MemoryKind::DeviceLocal, "sliding layers' rope table");
     stateDevice_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::DeviceLocal, "token state");
     stateHost_ = DeviceBuffer(device_, tokenStateBytes(maxBatch_), MemoryKind::HostVisible, "token state upload");
-    samplerDevice_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::DeviceLocal, "sampler state");
-    samplerHost_ = DeviceBuffer(device_, kSamplerStateBytes, MemoryKind::HostVisible, "sampler state upload");
-    *static_cast<SamplerStateHeader*>(samplerHost_.mapped()) = SamplerStateHeader{};
-    sampleScratch_ = DeviceBuffer(device_, sampleScratchBytes(c.nVocab), MemoryKind::DeviceLocal, "sampler candidates");
+    // A block a sequence slot: a step of several sequences wants at most a row of each.
+    samplerBlocks_ = std::max(1, std::min(sequences_, maxBatch_));
+    const size_t samplerBytes = kSamplerStateBytes * static_cast<size_t>(samplerBlocks_);
+    samplerDevice_ = DeviceBuffer(device_, samplerBytes, MemoryKind::DeviceLocal, "sampler state");
+    samplerHost_ = DeviceBuffer(device_, samplerBytes, MemoryKind::HostVisible, "sampler state upload");
+    std::memset(samplerHost_.mapped(), 0, samplerBytes);
+    for (int32_t i = 0; i < samplerBlocks_; ++i)
+        *reinterpret_cast<SamplerStateHeader*>(static_cast<char*>(samplerHost_.mapped()) + kSamplerStateBytes * static_cast<size_t>(i)) =
+            SamplerStateHeader{};
+    sampleScratch_ = DeviceBuffer(device_, sampleScratchBytes(c.nVocab, samplerBlocks_), MemoryKind::DeviceLocal, "sampler candidates");
     ring_ = DeviceBuffer(device_, sizeof(int32_t) * kRingCapacity, MemoryKind::HostVisible, "token id ring");
     logitsHost_ = DeviceBuffer(device_, sizeof(float) * static_cast<size_t>(c.nVocab), MemoryKind::HostVisible, "logits");
     logitsHostRows_ = 1;
@@ -175,6 +181,7 @@ void TierMemory::allocate() {
     layout_.ropeTableSwa = c.slidingWindow > 0 ? ropeTableSwa_.address() : ropeTable_.address();
     layout_.state = stateDevice_.address();
     layout_.sampler = samplerDevice_.address();
+    layout_.samplerBlocks = static_cast<uint32_t>(samplerBlocks_);
     layout_.sampleScratch = sampleScratch_.address();
     layout_.ring = ring_.address();
     layout_.ringCapacity = kRingCapacity;
@@ -244,10 +251,21 @@ void TierMemory::writeSamplerState(const runtime::SamplerParams& p, uint64_t dra
     writeSamplerBlock(samplerHost_.mapped(), p, drawBase, history);
 }
 
+void TierMemory::writeSamplerRows(std::span<const runtime::RowSampler> samplers) {
+    if (samplers.size() > static_cast<size_t>(samplerBlocks_))
+        throw runtime::TierError(fmt::format("vulkan tier: {} rows to sample, {} sampler blocks", samplers.size(), samplerBlocks_));
+    for (size_t i = 0; i < samplers.size(); ++i) {
+        const runtime::Sampler& s = *samplers[i].sampler;
+        writeSamplerBlock(static_cast<char*>(samplerHost_.mapped()) + kSamplerStateBytes * i, s.params(), s.draws(),
+                          samplers[i].history);
+    }
+}
+
 void TierMemory::recordStateUpload(Recorder& rec, bool clearRecurrent) const {
     rec.copy(stateHost_.handle(), 0, stateDevice_.handle(), 0, stateHost_.bytes());
     rec.copy(samplerHost_.handle(), 0, samplerDevice_.handle(), 0, samplerHost_.bytes());
-    vkCmdFillBuffer(rec.cmd(), sampleScratch_.handle(), 0, kSampleCountersBytes, 0);  // sample.comp's slices finished
+    vkCmdFillBuffer(rec.cmd(), sampleScratch_.handle(), 0, kSampleCountersBytes * static_cast<size_t>(samplerBlocks_),
+                    0);  // sample.comp's slices finished, a counter a row
     if (routerDone_.handle() != VK_NULL_HANDLE)  // moe_topk.comp's counts start at 0 (its last workgroup resets them)
         vkCmdFillBuffer(rec.cmd(), routerDone_.handle(), 0, routerDone_.bytes(), 0);
     if (clearRecurrent && hasRecurrentState())

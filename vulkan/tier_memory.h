@@ -47,6 +47,10 @@ public:
     int32_t sequences() const { return sequences_; }
     // The sampling chain's parameters and the last fed ids (sample.comp's penalty window).
     void writeSamplerState(const runtime::SamplerParams& p, uint64_t drawBase, std::span<const int32_t> history);
+    // The same for each wanted row of a step of several sequences, sampler block i for row i:
+    // its sampler's chain and next draw index, the end of its history. At most samplerBlocks().
+    void writeSamplerRows(std::span<const runtime::RowSampler> samplers);
+    int32_t samplerBlocks() const { return samplerBlocks_; }
     // Records the copies of both host states to their device copies, then a barrier before
     // the kernels read them. `clearRecurrent`: also zero the plan's persistent (recurrent-state)
     // range, for a hybrid model's sequence that starts at position 0.
@@ -77,6 +81,7 @@ private:
     int32_t deltaChunk_;
     vk::DeviceBuffer arena_, kCache_, vCache_, ropeTable_, ropeTableSwa_, stateDevice_, stateHost_, samplerDevice_, samplerHost_, sampleScratch_, ring_, logitsHost_;
     int32_t logitsHostRows_ = 0;
+    int32_t samplerBlocks_ = 1;
     std::array<vk::DeviceBuffer, graph::kActFormats> actSlots_, laneSlots_;
     vk::DeviceBuffer routerLogits_, routerDone_, expertActs_, gateSlots_, upSlots_, downSlots_, attnPartials_, moeGroups_, deltaChunks_;
     vk::DeviceBuffer f16Weights_, chainSites_;

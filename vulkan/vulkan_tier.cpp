@@ -155,6 +155,25 @@ public:
         for (size_t i = 0; i < wanted; ++i) ids[i] = memory_.generatedId(static_cast<int32_t>(i));
     }
 
+    // The same step with sample.comp after the lm_head, a chain a wanted row: each row's
+    // sampler (its parameters, next draw index and penalty window) goes up in its own block, and
+    // only the ids come back. Rows whose chain cannot run on the device sample on the host.
+    void evaluateRowsSampled(std::span<const runtime::SequenceRow> rows, int32_t nVocab,
+                             std::span<const runtime::RowSampler> samplers, std::span<int32_t> ids) override {
+        const size_t wanted = runtime::wantedRows(rows);
+        bool onDevice = !memory_.hasRecurrentState() && nVocab == config_.nVocab && wanted <= static_cast<size_t>(memory_.samplerBlocks()) &&
+                        ids.size() >= wanted && samplers.size() >= wanted;
+        for (size_t i = 0; onDevice && i < wanted; ++i) onDevice = samplesOnDevice(samplers[i].sampler->params());
+        if (!onDevice) return Tier::evaluateRowsSampled(rows, nVocab, samplers, ids);  // its checks, or the host's chain
+        limits_.checkRows(rows, sequences_, wanted * static_cast<size_t>(nVocab));
+        memory_.writeSamplerRows(samplers.first(wanted));
+        runRows(rows, PlanOutput::Sampled);
+        for (size_t i = 0; i < wanted; ++i) {
+            ids[i] = memory_.generatedId(static_cast<int32_t>(i));
+            if (!samplers[i].sampler->params().greedy()) samplers[i].sampler->skipDraws(1);
+        }
+    }
+
     void evaluate(std::span<const int32_t> tokens, int32_t startPos, runtime::LogitsWanted which,
                   std::span<float> logits) override {
         const auto start = Clock::now();
@@ -401,7 +420,7 @@ private:
             if (key.wantedRows >= 0 && key.output == PlanOutput::Greedy) {
                 if (key.wantedRows > 0) recorder_.recordArgmaxRows(rec, memory_.layout(), weights_, logits, key.wantedRows);
             } else if (key.wantedRows >= 0) {
-                throw std::logic_error("vulkan tier: a step of rows samples on the host");
+                if (key.wantedRows > 0) recorder_.recordSampleRows(rec, memory_.layout(), weights_, logits, key.wantedRows);
             } else if (key.output == PlanOutput::Sampled)
                 recorder_.recordSample(rec, memory_.layout(), weights_, logits);
             else

@@ -48,6 +48,10 @@ TEST(CpuSequenceRows, GreedyRowsAreTheirLogitsArgmax) {
     test::expectGreedyRowsAreTheirLogitsArgmax(CpuRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
 }
 
+TEST(CpuSequenceRows, SampledRowsAreTheirSamplersDraws) {
+    test::expectSampledRowsAreTheirSamplersDraws(CpuRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
+}
+
 TEST(CpuSequenceRows, ALongRowBesideAShortOneEqualsItselfAlone) {
     test::expectALongRowBesideAShortOneEqualsItselfAlone(CpuRows("stories260K.gguf").tier, "stories260K.gguf", 260, 272);
 }

@@ -59,6 +59,14 @@ TEST(VulkanSequenceRowsDecode, GreedyRowsAreTheirLogitsArgmax) {
     test::expectGreedyRowsAreTheirLogitsArgmax(VulkanRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
 }
 
+// evaluateRowsSampled's plan (sample.comp, a chain a wanted row: its own sampler block,
+// counter and candidates, the ids through the ring) against the logits read back and the
+// host's sampler.
+TEST(VulkanSequenceRowsDecode, SampledRowsAreTheirSamplersDraws) {
+    ZINC_REQUIRE_VULKAN();
+    test::expectSampledRowsAreTheirSamplersDraws(VulkanRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
+}
+
 TEST(VulkanSequenceRowsDecode, EightSequencesAtDifferentLengthsDecodeTogether) {
     ZINC_REQUIRE_VULKAN();
     test::expectSequencesAtDifferentLengthsDecodeTogether(VulkanRows("qwen3-tiny.gguf").tier, "qwen3-tiny.gguf", 8);

@@ -106,17 +106,33 @@ void BatchEngine::step() {
     const size_t vocab = static_cast<size_t>(model_.config().nVocab);
     const size_t wanted = runtime::wantedRows(rows);
     // Every wanted row's job takes the argmax: the tier picks the ids (on a GPU tier, no logits
-    // come back), and each job accepts its id as next() would have picked it.
-    bool argmaxOnly = wanted > 0;
+    // come back), and each job accepts its id as next() would have picked it. Every wanted row's
+    // job samples plainly with a chain the tier runs itself: the tier draws the ids with the
+    // jobs' samplers, the same way.
+    bool argmaxOnly = wanted > 0, tierSamples = wanted > 0;
     for (const runtime::SequenceRow& row : rows)
-        if (row.wantLogits && argmaxOnly) {
-            const Running& r = running_[static_cast<size_t>(row.slot)];
-            argmaxOnly = r.job && r.generation->picksArgmax();
+        if (row.wantLogits) {
+            Running& r = running_[static_cast<size_t>(row.slot)];
+            argmaxOnly = argmaxOnly && r.job && r.generation->picksArgmax();
+            tierSamples = tierSamples && r.job && r.generation->samplesPlainly() &&
+                          tier_.samplesOnDevice(r.generation->sampler().params());
         }
+    const bool idsOnly = argmaxOnly || tierSamples;
     try {
         if (argmaxOnly) {
             ids_.assign(wanted, -1);
             tier_.evaluateRowsGreedy(rows, model_.config().nVocab, ids_);
+        } else if (tierSamples) {
+            ids_.assign(wanted, -1);
+            histories_.clear();
+            rowSamplers_.clear();
+            for (const runtime::SequenceRow& row : rows)
+                if (row.wantLogits) histories_.push_back(slots_.cachedAfterPending(row.slot));
+            size_t k = 0;
+            for (const runtime::SequenceRow& row : rows)
+                if (row.wantLogits)
+                    rowSamplers_.push_back({&running_[static_cast<size_t>(row.slot)].generation->sampler(), histories_[k++]});
+            tier_.evaluateRowsSampled(rows, model_.config().nVocab, rowSamplers_, ids_);
         } else {
             logits_.resize(vocab * std::max<size_t>(wanted, 1));
             tier_.evaluateRows(rows, logits_);
@@ -138,7 +154,7 @@ void BatchEngine::step() {
             Pick& pick = picks_[static_cast<size_t>(k)];
             JobGeneration& generation = *running_[static_cast<size_t>(slot)].generation;
             try {
-                if (argmaxOnly) {
+                if (idsOnly) {
                     pick.next = generation.accept(ids_[static_cast<size_t>(k)], slots_.room(slot));
                     continue;
                 }

@@ -55,7 +55,9 @@ private:
     runtime::SequenceSlots slots_;
     std::vector<Running> running_;  // by slot
     std::vector<float> logits_;
-    std::vector<int32_t> ids_;  // a step whose every wanted row picks the argmax: the tier's ids
+    std::vector<int32_t> ids_;  // a step whose wanted rows' ids the tier picks (argmax, or each job's chain)
+    std::vector<std::vector<int32_t>> histories_;  // those rows' histories, for their repetition penalty
+    std::vector<runtime::RowSampler> rowSamplers_;
     cpu::ThreadPool samplers_;
     struct Pick {  // one wanted row's outcome, from the sampling threads
         std::optional<int32_t> next;

@@ -31,9 +31,13 @@ std::optional<int32_t> JobGeneration::next(std::span<const float> logits, std::s
 }
 
 bool JobGeneration::picksArgmax() const {
-    const JobInput& in = job_.input();
     const runtime::SamplerParams& p = sampler_.params();
-    return p.greedy() && p.repeatPenalty == 1.0f && in.logitBias.empty() && !in.constraint;
+    return p.greedy() && p.repeatPenalty == 1.0f && samplesPlainly();
+}
+
+bool JobGeneration::samplesPlainly() const {
+    const JobInput& in = job_.input();
+    return in.logitBias.empty() && !in.constraint;
 }
 
 std::optional<int32_t> JobGeneration::accept(int32_t id, int32_t room) {

@@ -28,6 +28,10 @@ public:
     // no repetition penalty, no logit bias, no grammar. Such a job's token may come from the
     // tier's own argmax (Tier::evaluateRowsGreedy) through accept().
     bool picksArgmax() const;
+    // Whether next() is sampler().sample(logits, history) alone: no logit bias, no grammar. Such
+    // a job's token may come from a tier that runs the sampler's chain itself
+    // (Tier::evaluateRowsSampled) through accept().
+    bool samplesPlainly() const;
 
     runtime::Sampler& sampler() { return sampler_; }
     int32_t picked() const { return picked_; }

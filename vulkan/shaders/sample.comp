@@ -12,6 +12,11 @@
 // memory) selects the top k again over every slice's candidates, sorts them and draws. Both
 // selections are a radix select of the k-th largest key, 8 bits at a time, then a pass that
 // keeps the keys above it and the first of those equal to it by id.
+//
+// rows > 0: a step of several sequences (Tier::evaluateRowsSampled). Workgroup row y samples
+// logits row y with sampler block y (its own chain, recent ids and first draw index, written
+// by the host before every step) and its own counter and candidates; its token goes to id ring
+// entry y, and the token state and the blocks are left as they are.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -32,12 +37,14 @@ layout(push_constant) uniform PC {
     Counters done;             // slices finished; the last workgroup resets it
     uint n;
     uint ringCapacity;
+    uint rows;
 } pc;
 
 // vulkan/sampler_state.h, in ints.
 const uint kTemperature = 0u, kTopP = 1u, kMinP = 2u, kPenalty = 3u, kTopK = 4u, kRecentCapacity = 5u;
 const uint kRecentCount = 6u, kSeedLo = 7u, kSeedHi = 8u, kDrawBase = 9u, kRecent = 16u;
 const uint kMaxK = 256u;
+const uint kBlockInts = 16u + 256u;  // vulkan/sampler_state.h kSamplerStateBytes / 4
 const uint kSlice = 2048u;  // vulkan/op_sample.cpp kSampleSlice
 const uint kThreads = 256u;
 
@@ -51,10 +58,14 @@ shared int candId[kMaxK];
 shared float expOf[kMaxK];
 shared bool last;
 
+// This workgroup's row: where its logits, sampler block and candidates start (0 for one chain).
+uint logitsAt = 0u, chainAt = 0u, candAt = 0u;
+
 // This thread's place in the workgroup, subgroup by subgroup: the order of the scans.
 uint lane() { return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID; }
 
-float param(uint i) { return uintBitsToFloat(uint(pc.chain.v[i])); }
+int chainInt(uint i) { return pc.chain.v[chainAt + i]; }
+float param(uint i) { return uintBitsToFloat(uint(chainInt(i))); }
 
 // Floats as unsigned keys in the same order.
 uint keyOf(float x) {
@@ -74,7 +85,7 @@ uvec2 workgroupInclusiveSum(uvec2 x) {
 }
 
 // Phase one ranks the shared slice, phase two the candidates in device memory.
-float valueAt(bool inSlice, uint i) { return inSlice ? slice[i] : pc.candLogits.v[i]; }
+float valueAt(bool inSlice, uint i) { return inSlice ? slice[i] : pc.candLogits.v[candAt + i]; }
 
 // runtime/sampler.cpp uniformDraw: lowbias32 (C. Wellons' integer hash) chained over the draw
 // index and both seed halves; the top 24 bits make a float in [0, 1).
@@ -95,15 +106,15 @@ float uniformDraw(uint seedLo, uint seedHi, uint draw) {
 // penalty: divide positive logits, multiply negative ones).
 void loadSlice(uint begin, uint len, uint step) {
     const uint tid = gl_LocalInvocationID.x;
-    for (uint i = tid; i < len; i += kThreads) slice[i] = pc.logits.v[begin + i];
+    for (uint i = tid; i < len; i += kThreads) slice[i] = pc.logits.v[logitsAt + begin + i];
     if (tid < kSlice / 32u) penalized[tid] = 0u;
     barrier();
     const float penalty = param(kPenalty);
-    const uint capacity = uint(pc.chain.v[kRecentCapacity]);
+    const uint capacity = uint(chainInt(kRecentCapacity));
     if (penalty == 1.0 || capacity == 0u) return;
-    const uint count = min(capacity, uint(pc.chain.v[kRecentCount]) + step);
+    const uint count = min(capacity, uint(chainInt(kRecentCount)) + step);
     for (uint i = tid; i < count; i += kThreads) {
-        const uint at = uint(pc.chain.v[kRecent + i]) - begin;  // ids below the slice wrap past len
+        const uint at = uint(chainInt(kRecent + i)) - begin;  // ids below the slice wrap past len
         if (at >= len) continue;
         const uint bit = 1u << (at & 31u);
         if ((atomicOr(penalized[at >> 5u], bit) & bit) != 0u) continue;  // already penalised
@@ -160,11 +171,11 @@ void collect(bool inSlice, uint len, uvec2 threshold, uint out0, uint idBase) {
         if (key == threshold.x) take = ties++ < threshold.y;
         if (!take) continue;
         if (inSlice) {
-            pc.candLogits.v[out0 + at] = l;
-            pc.candIds.v[out0 + at] = int(idBase + i);
+            pc.candLogits.v[candAt + out0 + at] = l;
+            pc.candIds.v[candAt + out0 + at] = int(idBase + i);
         } else {
             candLogit[at] = l;
-            candId[at] = pc.candIds.v[i];
+            candId[at] = pc.candIds.v[candAt + i];
         }
         ++at;
     }
@@ -240,8 +251,7 @@ int draw(uint count, uint drawIndex) {
         barrier();
     }
     const float sum = softmaxTerms(count, divideExact(1.0, temperature));
-    const float r = uniformDraw(uint(pc.chain.v[kSeedLo]), uint(pc.chain.v[kSeedHi]),
-                                uint(pc.chain.v[kDrawBase]) + drawIndex);
+    const float r = uniformDraw(uint(chainInt(kSeedLo)), uint(chainInt(kSeedHi)), uint(chainInt(kDrawBase)) + drawIndex);
     float acc = 0.0;
     for (uint i = 0u; i < count; ++i) {
         acc += divideExact(expOf[i], sum);
@@ -252,9 +262,14 @@ int draw(uint count, uint drawIndex) {
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
-    const uint step = uint(pc.state.v[kStateStep]);
+    const uint row = gl_WorkGroupID.y;
+    logitsAt = row * pc.n;
+    chainAt = row * kBlockInts;
+    candAt = row * 2u * kMaxK * gl_NumWorkGroups.x;
+    const uint doneAt = row * 4u;  // 16 bytes a row
+    const uint step = pc.rows > 0u ? 0u : uint(pc.state.v[kStateStep]);
     const bool greedy = param(kTemperature) <= 0.0;
-    const uint k = greedy ? 1u : min(min(uint(pc.chain.v[kTopK]), kMaxK), pc.n);
+    const uint k = greedy ? 1u : min(min(uint(chainInt(kTopK)), kMaxK), pc.n);
 
     // Phase one: this slice's top k.
     const uint begin = gl_WorkGroupID.x * kSlice, len = min(kSlice, pc.n - begin), sliceK = min(k, len);
@@ -263,8 +278,8 @@ void main() {
     memoryBarrierBuffer();
     barrier();
     if (tid == 0u) {
-        last = atomicAdd(pc.done.v[0], 1u) == gl_NumWorkGroups.x - 1u;
-        if (last) pc.done.v[0] = 0u;  // ready for the next token
+        last = atomicAdd(pc.done.v[doneAt], 1u) == gl_NumWorkGroups.x - 1u;
+        if (last) pc.done.v[doneAt] = 0u;  // ready for the next token
     }
     barrier();
     if (!last) return;
@@ -277,11 +292,13 @@ void main() {
     barrier();
     sortCandidates(k);
     const int token = draw(k, step);
-    if (tid == 0u) {
+    if (tid == 0u && pc.rows > 0u) {
+        pc.ring.v[row] = token;
+    } else if (tid == 0u) {
         pc.state.v[kStateTokens] = token;
         pc.ring.v[step % pc.ringCapacity] = token;
-        const uint capacity = uint(pc.chain.v[kRecentCapacity]);
-        if (capacity > 0u) pc.chain.v[kRecent + (uint(pc.chain.v[kRecentCount]) + step) % capacity] = token;
+        const uint capacity = uint(chainInt(kRecentCapacity));
+        if (capacity > 0u) pc.chain.v[kRecent + (uint(chainInt(kRecentCount)) + step) % capacity] = token;
         pc.state.v[kStatePosition] += 1;
         pc.state.v[kStateKvLength] += 1;
         pc.state.v[kStateStep] = int(step) + 1;
