@@ -149,6 +149,29 @@ inline void expectSequencesAtDifferentLengthsDecodeTogether(const SequenceRowsTi
     }
 }
 
+// Sequence s's prompt (s + 3 tokens) into slot s of two tiers of a kind, the last row's logits
+// read back from `viaLogits` only (`viaIds` wants none); returns the prompts, and in `next` each
+// prompt's argmax there.
+inline std::vector<std::vector<int32_t>> promptTwoTiers(runtime::Tier& viaLogits, runtime::Tier& viaIds, int32_t nVocab,
+                                                        int32_t count, std::vector<int32_t>& next) {
+    std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(count));
+    next.assign(static_cast<size_t>(count), 0);
+    for (int32_t s = 0; s < count; ++s) {
+        std::vector<runtime::SequenceRow> prompt;
+        for (int32_t p = 0; p <= s + 2; ++p) {
+            prompt.push_back({s, p, (29 * s + 13 * p + 1) % nVocab, p == s + 2});
+            prompts[size_t(s)].push_back(prompt.back().token);
+        }
+        std::vector<float> logits(static_cast<size_t>(nVocab));
+        viaLogits.evaluateRows(prompt, logits);
+        std::vector<float> none;
+        prompt.back().wantLogits = false;
+        viaIds.evaluateRows(prompt, none);
+        next[size_t(s)] = runtime::argmax(logits);
+    }
+    return prompts;
+}
+
 // evaluateRowsGreedy: `count` sequences at different lengths decode `steps` steps together,
 // each step's ids fed back, on two tiers of the same kind: one reads the logits back
 // (evaluateRows) and takes their argmax, the other asks for the ids alone. The ids are the
@@ -158,18 +181,8 @@ inline void expectGreedyRowsAreTheirLogitsArgmax(const SequenceRowsTier& t, cons
     using runtime::SequenceRow;
     const int32_t nVocab = t.config->nVocab;
     auto viaLogits = t.open(count, 64), viaIds = t.open(count, 64);
-    std::vector<int32_t> next(static_cast<size_t>(count)), length(static_cast<size_t>(count));
-    for (int32_t s = 0; s < count; ++s) {
-        std::vector<SequenceRow> prompt;
-        for (int32_t p = 0; p <= s + 2; ++p) prompt.push_back({s, p, (29 * s + 13 * p + 1) % nVocab, p == s + 2});
-        std::vector<float> logits(static_cast<size_t>(nVocab));
-        viaLogits->evaluateRows(prompt, logits);
-        std::vector<float> none;
-        prompt.back().wantLogits = false;
-        viaIds->evaluateRows(prompt, none);
-        next[size_t(s)] = runtime::argmax(logits);
-        length[size_t(s)] = s + 3;
-    }
+    std::vector<int32_t> next, length;
+    for (const auto& prompt : promptTwoTiers(*viaLogits, *viaIds, nVocab, count, next)) length.push_back(int32_t(prompt.size()));
     int32_t distinct = 0;
     for (int32_t k = 0; k < steps; ++k) {
         std::vector<SequenceRow> step;
@@ -218,21 +231,8 @@ inline void expectSampledRowsAreTheirSamplersDraws(const SequenceRowsTier& t, co
         onHost.emplace_back(p);
         onTier.emplace_back(p);
     }
-    std::vector<std::vector<int32_t>> history(static_cast<size_t>(count));
-    std::vector<int32_t> next(static_cast<size_t>(count));
-    for (int32_t s = 0; s < count; ++s) {
-        std::vector<SequenceRow> prompt;
-        for (int32_t p = 0; p <= s + 2; ++p) {
-            prompt.push_back({s, p, (29 * s + 13 * p + 1) % nVocab, p == s + 2});
-            history[size_t(s)].push_back(prompt.back().token);
-        }
-        std::vector<float> logits(static_cast<size_t>(nVocab));
-        viaLogits->evaluateRows(prompt, logits);
-        std::vector<float> none;
-        prompt.back().wantLogits = false;
-        viaIds->evaluateRows(prompt, none);
-        next[size_t(s)] = runtime::argmax(logits);
-    }
+    std::vector<int32_t> next;
+    std::vector<std::vector<int32_t>> history = promptTwoTiers(*viaLogits, *viaIds, nVocab, count, next);
     int32_t notArgmax = 0;
     for (int32_t k = 0; k < steps; ++k) {
         std::vector<SequenceRow> step;
