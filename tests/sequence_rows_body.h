@@ -264,6 +264,32 @@ inline void expectSampledRowsAreTheirSamplersDraws(const SequenceRowsTier& t, co
     EXPECT_GT(notArgmax, 0) << file << ": every draw was the argmax (the chains' sampling was not exercised)";
 }
 
+// One decode row two ways: alone in its step (every row in a slot of its own: the vulkan tier's
+// split attention rotates and stores its key, FUSED) and beside another sequence's two prompt
+// rows (rows sharing a slot: qk_rope.comp does that first). The same logits, bit for bit, at
+// each of `lengths` keys (below and past the exact-attention length): serve's outputs do not
+// depend on what runs beside a request.
+inline void expectADecodeRowIsTheSameBesideAPromptChunk(const SequenceRowsTier& t, const std::string& file,
+                                                        const std::vector<int32_t>& lengths) {
+    using runtime::SequenceRow;
+    const int32_t nVocab = t.config->nVocab;
+    for (int32_t length : lengths) {
+        auto alone = t.open(2, 64), beside = t.open(2, 64);
+        std::vector<SequenceRow> prompt;
+        for (int32_t p = 0; p + 1 < length; ++p) prompt.push_back({0, p, (7 * p + 3) % nVocab, false});
+        std::vector<float> none;
+        alone->evaluateRows(prompt, none);
+        beside->evaluateRows(prompt, none);
+        const SequenceRow decode{0, length - 1, 42 % nVocab, true};
+        std::vector<float> got(static_cast<size_t>(nVocab)), want(static_cast<size_t>(nVocab));
+        const std::vector<SequenceRow> one = {decode};
+        alone->evaluateRows(one, want);
+        const std::vector<SequenceRow> three = {{1, 0, 5 % nVocab, false}, decode, {1, 1, 9 % nVocab, false}};
+        beside->evaluateRows(three, got);
+        EXPECT_EQ(got, want) << t.name << " tier, " << file << ": a decode row at " << length << " keys";
+    }
+}
+
 // A long row beside a short one (vulkan: past kExactAttentionMax keys its rows split attention in
 // fp32 partials beside rows computed exactly): a `longLength`-token sequence and a 5-token one
 // decode two steps together; each row's logits equal, bit for bit, the sequence's own through

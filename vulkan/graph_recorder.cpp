@@ -277,10 +277,11 @@ void GraphRecorder::recordSharedExpertLanes(PlanContext& ctx, const std::vector<
 }
 
 void GraphRecorder::recordRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nRows,
-                               int32_t wanted) {
+                               int32_t wanted, bool ownSlots) {
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, nRows, 0, nRows};
     ctx.sequenceRows = true;
+    ctx.rowsOwnSlots = ownSlots;
     bool pastLayers = false;
     Chain chain;
     for (const graph::LoweredOp& l : loweredFor(nRows, true).ops) {

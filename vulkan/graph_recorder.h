@@ -29,7 +29,9 @@ public:
     // position and KV slot from the token state's per-row arrays): the layer stack on every
     // row, then the `wanted` rows the token state lists gathered to rows 0..wanted-1 and the
     // ops after the layer stack on those (none when wanted is 0: the step ends there).
-    void recordRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nRows, int32_t wanted);
+    // ownSlots: every row is in a slot of its own (PlanContext::rowsOwnSlots).
+    void recordRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, int32_t nRows, int32_t wanted,
+                    bool ownSlots);
     // Greedy sampling after the graph (argmax of the last logits row).
     void recordArgmax(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
                       bool advance);

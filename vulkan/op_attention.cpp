@@ -88,6 +88,12 @@ bool quantEnabled() {
     return !(v && *v == '0');
 }
 
+// Rows of several sequences take QUANT too unless ZINC_VK_ATTN_QUANT_ROWS=0 (A/B; read per plan).
+bool quantRowsEnabled() {
+    const char* v = std::getenv("ZINC_VK_ATTN_QUANT_ROWS");
+    return !(v && *v == '0');
+}
+
 }  // namespace
 
 int32_t AttentionOp::flashMinTokens() {
@@ -177,9 +183,10 @@ void AttentionOp::recordFused(PlanContext& ctx, const graph::Op& op, const model
                      c.normEps,
                      norm ? 1u : 0u};
     // A one-token step whose k and v rows are kvDim wide: the split kernel rotates and stores it
-    // (attention_split.comp FUSED), one dispatch boundary a layer less. Not a batch, nor rows
-    // of several sequences: a row may attend to the key of a row before it in the same step
-    // (a prompt's rows), stored by another workgroup of the same dispatch.
+    // (attention_split.comp FUSED), one dispatch boundary a layer less; so does a step of
+    // decode rows, each in a slot of its own. Not a batch, nor rows of which two share a slot:
+    // a row may attend to the key of a row before it in the same step (a prompt's rows),
+    // stored by another workgroup of the same dispatch.
     const auto kvDim = static_cast<uint32_t>(c.kvDim());
     if (fusable(ctx) && splitFits(ctx) && ctx.width(op.k) == kvDim && ctx.width(op.v) == kvDim) {
         const RopeStep step{pc.k, pc.v, pc.qNorm, pc.kNorm, pc.table,
@@ -257,7 +264,9 @@ uint32_t AttentionOp::splitPolicy(const PlanContext& ctx, VkPipeline split, uint
     return most <= base ? base : most | base << 8 | headBlocks << 16 | units << 23;
 }
 
-bool AttentionOp::fusable(const PlanContext& ctx) { return ctx.nTokens == 1 && !ctx.sequenceRows && fuseEnabled(); }
+bool AttentionOp::fusable(const PlanContext& ctx) {
+    return (ctx.sequenceRows ? ctx.rowsOwnSlots : ctx.nTokens == 1) && fuseEnabled();
+}
 
 bool AttentionOp::splitFits(const PlanContext& ctx) const {
     return ctx.mem.attnPartials != 0 && ctx.mem.attnArgs != VK_NULL_HANDLE && ctx.graph.config->headDim % 8 == 0 &&
@@ -358,10 +367,11 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     // without): 8B 306.2 / 299.5, 0.6B 774.5 / 742.9, 30B-A3B 287.9 / 285.2, 8B at depth 8192
     // 261.2 / 256.3. Rows of several sequences keep the Quantize dispatch: 8 sequences of 8B
     // decoded 810 against 836 with it, one sample each, inside that figure's +-2 % between calls
-    // (run 118); not measured again.
+    // (run 118), at the time; since the rows' argmax and draws on the device (run 2xx) they
+    // quantize here too, unless ZINC_VK_ATTN_QUANT_ROWS=0 (A/B).
     const bool eightBit = quantizeFor && (*quantizeFor == ActFormat::Q8_0 || *quantizeFor == ActFormat::Q8_1 ||
                                           *quantizeFor == ActFormat::Q8_K);
-    const bool quant = eightBit && quantEnabled() && !ctx.sequenceRows && (headDim == 64 || headDim == 128) &&
+    const bool quant = eightBit && quantEnabled() && (!ctx.sequenceRows || quantRowsEnabled()) && (headDim == 64 || headDim == 128) &&
                        (nHead * headDim) % 256 == 0 && ctx.width(op.out) == nHead * headDim;
     ctx.acts.invalidate(op.out);
     if (chainSplit) ctx.rec.overlapNext();

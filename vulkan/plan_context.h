@@ -136,6 +136,10 @@ struct PlanContext {
     // per-row sums as the one-token matvec) instead of the tiled matmul, whose sums run in
     // another order.
     bool sequenceRows = false;
+    // sequenceRows, every row in a KV slot of its own (a step of decode rows): no row reads a
+    // key another row of the step stores, so the split attention may rotate and store each
+    // row's own (AttentionOp::fusable), as a one-token step does.
+    bool rowsOwnSlots = false;
     // Chained matvecs (DeviceLayout::chainSites): the last quantize that raised a site, and
     // which site the next matvec waits on (0: none, a barrier before it).
     struct Chain {

@@ -41,6 +41,7 @@ struct PlanKey {
     PlanOutput output;
     bool instrumented = false;  // PlanInstrument's variant (tracing, capture)
     int32_t wantedRows = -1;    // >= 0: a step over rows of several sequences, this many wanting logits
+    bool rowsOwnSlots = false;  // such a step's rows each in a slot of its own (decode rows)
     auto operator<=>(const PlanKey&) const = default;
 };
 
@@ -247,6 +248,14 @@ public:
     }
 
 private:
+    // Whether every row of a step is in a slot of its own.
+    static bool ownSlots(std::span<const runtime::SequenceRow> rows) {
+        std::vector<int32_t> slots;
+        for (const runtime::SequenceRow& r : rows) slots.push_back(r.slot);
+        std::sort(slots.begin(), slots.end());
+        return std::adjacent_find(slots.begin(), slots.end()) == slots.end();
+    }
+
     // One step of rows of several sequences through the batched plan for (rows, wanted rows,
     // output), recorded when first asked for: the token state carries each row's position and
     // slot and the wanted rows. Returns the wanted rows' count.
@@ -259,7 +268,7 @@ private:
         memory_.writeRows(rows);
         if (output == PlanOutput::Logits && wanted > 1 && memory_.ensureLogitsRows(wanted))
             plans_.clear();  // they copy into the old buffer
-        const Plan& plan = planFor({n, false, output, false, wanted});
+        const Plan& plan = planFor({n, false, output, false, wanted, ownSlots(rows)});
         const uint64_t value = submitter_.submit(plan.cmd, true, false);
         const auto submitted = Clock::now();
         submitter_.wait(value, fmt::format("vulkan tier: a step of {} rows of {} sequence slots", n, sequences_));
@@ -398,7 +407,7 @@ private:
         if (key.instrumented) instrument_->beginPlan(plan.cmd);
         int32_t firstRow = 0;
         if (key.wantedRows >= 0)
-            recorder_.recordRows(rec, memory_.layout(), weights_, key.nTokens, key.wantedRows);
+            recorder_.recordRows(rec, memory_.layout(), weights_, key.nTokens, key.wantedRows, key.rowsOwnSlots);
         else
             firstRow = recorder_.record(rec, memory_.layout(), weights_, key.nTokens, key.allRows,
                                         key.instrumented ? instrument_->hook() : GraphRecorder::OpHook{});

@@ -48,6 +48,10 @@ TEST(CpuSequenceRows, GreedyRowsAreTheirLogitsArgmax) {
     test::expectGreedyRowsAreTheirLogitsArgmax(CpuRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
 }
 
+TEST(CpuSequenceRows, ADecodeRowIsTheSameBesideAPromptChunk) {
+    test::expectADecodeRowIsTheSameBesideAPromptChunk(CpuRows("qwen3-tiny.gguf").tier, "qwen3-tiny.gguf", {10, 40});
+}
+
 TEST(CpuSequenceRows, SampledRowsAreTheirSamplersDraws) {
     test::expectSampledRowsAreTheirSamplersDraws(CpuRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
 }

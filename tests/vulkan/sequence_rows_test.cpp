@@ -59,6 +59,14 @@ TEST(VulkanSequenceRowsDecode, GreedyRowsAreTheirLogitsArgmax) {
     test::expectGreedyRowsAreTheirLogitsArgmax(VulkanRows("stories260K.gguf").tier, "stories260K.gguf", 8, 6);
 }
 
+// A step of decode rows in slots of their own rotates and stores each row's key in the split
+// attention (FUSED); beside a prompt chunk qk_rope.comp does: the same bits.
+TEST(VulkanSequenceRowsDecode, ADecodeRowIsTheSameBesideAPromptChunk) {
+    ZINC_REQUIRE_VULKAN();
+    for (const char* file : {"qwen3-tiny.gguf", "stories260K.gguf"})
+        test::expectADecodeRowIsTheSameBesideAPromptChunk(VulkanRows(file).tier, file, {10, 40});
+}
+
 // evaluateRowsSampled's plan (sample.comp, a chain a wanted row: its own sampler block,
 // counter and candidates, the ids through the ring) against the logits read back and the
 // host's sampler.
