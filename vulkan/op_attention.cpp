@@ -365,10 +365,10 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     // heads (workgroups of 256 or 512 threads, 128 a head): its Quantize step then finds the
     // activation cache's slot filled and records nothing. H200 (run 117, decode tok/s with and
     // without): 8B 306.2 / 299.5, 0.6B 774.5 / 742.9, 30B-A3B 287.9 / 285.2, 8B at depth 8192
-    // 261.2 / 256.3. Rows of several sequences keep the Quantize dispatch: 8 sequences of 8B
-    // decoded 810 against 836 with it, one sample each, inside that figure's +-2 % between calls
-    // (run 118), at the time; since the rows' argmax and draws on the device (run 2xx) they
-    // quantize here too, unless ZINC_VK_ATTN_QUANT_ROWS=0 (A/B).
+    // 261.2 / 256.3. Rows of several sequences too: 8 sequences of 8B 1,231 -> 1,241 tok/s with it
+    // alone, 1,246-1,252 beside FUSED decode rows (run 206; run 118, before the rows' ids were
+    // picked on the device, had not told them apart). ZINC_VK_ATTN_QUANT_ROWS=0: rows without
+    // it (A/B).
     const bool eightBit = quantizeFor && (*quantizeFor == ActFormat::Q8_0 || *quantizeFor == ActFormat::Q8_1 ||
                                           *quantizeFor == ActFormat::Q8_K);
     const bool quant = eightBit && quantEnabled() && (!ctx.sequenceRows || quantRowsEnabled()) && (headDim == 64 || headDim == 128) &&
