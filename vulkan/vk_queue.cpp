@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "vulkan/vk_error.h"
 
@@ -91,7 +93,34 @@ uint64_t Queue::completed() const {
     return value;
 }
 
+namespace {
+
+// How long a wait polls the timeline before it blocks in vkWaitSemaphores. A blocked thread
+// wakes tens of microseconds after the GPU finishes: on the H200 a step the host waits on (a
+// batched step, a token with its logits read back) lost 0.1-0.2 ms of its ~3.2 to it (Qwen3-8B:
+// one row 303 -> 312 tok/s, 8 rows 1,248 -> 1,274, a one-token step with logits 302 -> 314;
+// results/vulkan-h100.md, run 207), as CUDA's default spin-wait does not. So on a discrete GPU
+// the waiting thread polls for up to 20 ms (one core busy while the GPU runs a step), then
+// blocks. A CPU device (lavapipe) runs the step on the host's own cores, which a poller would
+// take from it: it blocks at once, as do integrated GPUs. ZINC_VK_SPIN_US=N sets the budget (0:
+// always block; read once).
+std::chrono::microseconds spinBudget(const std::string& deviceType) {
+    static const char* env = std::getenv("ZINC_VK_SPIN_US");
+    if (env && *env) return std::chrono::microseconds(std::strtol(env, nullptr, 10));
+    return std::chrono::microseconds(deviceType == "discrete" ? 20000 : 0);
+}
+
+}  // namespace
+
 void Queue::wait(uint64_t value, std::chrono::milliseconds timeout, const std::string& what) {
+    if (const auto spin = spinBudget(device_.caps().type); spin.count() > 0) {
+        const auto until = std::chrono::steady_clock::now() + spin;
+        uint64_t reached = 0;
+        while (vkGetSemaphoreCounterValue(device_.handle(), timeline_, &reached) == VK_SUCCESS) {
+            if (reached >= value) return;
+            if (std::chrono::steady_clock::now() >= until) break;
+        }
+    }
     VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
     info.semaphoreCount = 1;
     info.pSemaphores = &timeline_;
