@@ -171,6 +171,9 @@ public:
     // the logits back through evaluateRows and samples on the host.
     virtual void evaluateRowsSampled(std::span<const SequenceRow> rows, int32_t nVocab, std::span<const RowSampler> samplers,
                                      std::span<int32_t> ids);
+    // Whether evaluateRowsSampled draws a row with chain `p` on the device. Where it does not,
+    // a caller with threads to spare (serve) samples the logits itself, several rows at once.
+    virtual bool samplesRowsOnDevice(const SamplerParams&) const { return false; }
 
     virtual TierStats stats() const { return {}; }
 

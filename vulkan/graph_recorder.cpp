@@ -434,12 +434,19 @@ void GraphRecorder::recordArgmax(Recorder& rec, const DeviceLayout& mem, const W
     argmax_.record(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), advance);
 }
 
-void GraphRecorder::recordArgmaxRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
-                                     VkDeviceAddress logits, int32_t rows) {
+// A pick over `rows` logits rows after a step of rows (argmax_.recordRows, sample_.recordRows).
+template <typename RowsOp>
+void GraphRecorder::recordRowsPick(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits,
+                                   int32_t rows, const char* label, const RowsOp& op) const {
     ActivationCache acts;
     PlanContext ctx{rec, graph_, mem, weights, acts, rows, 0, rows};
-    rec.setLabel("argmax");
-    argmax_.recordRows(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), static_cast<uint32_t>(rows));
+    rec.setLabel(label);
+    op.recordRows(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), static_cast<uint32_t>(rows));
+}
+
+void GraphRecorder::recordArgmaxRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
+                                     VkDeviceAddress logits, int32_t rows) {
+    recordRowsPick(rec, mem, weights, logits, rows, "argmax", argmax_);
 }
 
 void GraphRecorder::recordSample(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
@@ -452,10 +459,7 @@ void GraphRecorder::recordSample(Recorder& rec, const DeviceLayout& mem, const W
 
 void GraphRecorder::recordSampleRows(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights,
                                      VkDeviceAddress logits, int32_t rows) {
-    ActivationCache acts;
-    PlanContext ctx{rec, graph_, mem, weights, acts, rows, 0, rows};
-    rec.setLabel("sample");
-    sample_.recordRows(ctx, logits, static_cast<uint32_t>(graph_.config->nVocab), static_cast<uint32_t>(rows));
+    recordRowsPick(rec, mem, weights, logits, rows, "sample", sample_);
 }
 
 }  // namespace zinc::vk

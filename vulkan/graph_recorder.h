@@ -73,6 +73,9 @@ private:
     // The graph lowered three times, differing only in where gate and up are one SwiGLU pair
     // matvec (loweredFor says which a step of `tokens` rows records).
     const graph::Lowered& loweredFor(int32_t tokens, bool sequenceRows) const;
+    template <typename RowsOp>
+    void recordRowsPick(Recorder& rec, const DeviceLayout& mem, const WeightStore& weights, VkDeviceAddress logits, int32_t rows,
+                        const char* label, const RowsOp& op) const;
     const graph::Graph& graph_;
     graph::Lowered lowered_;        // paired wherever MatVecOp::pairable
     graph::Lowered decodeLowered_;  // paired below 8,192 rows (ZINC_VK_PAIR_BELOW_ROWS)

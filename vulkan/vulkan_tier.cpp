@@ -162,9 +162,9 @@ public:
     void evaluateRowsSampled(std::span<const runtime::SequenceRow> rows, int32_t nVocab,
                              std::span<const runtime::RowSampler> samplers, std::span<int32_t> ids) override {
         const size_t wanted = runtime::wantedRows(rows);
-        bool onDevice = !memory_.hasRecurrentState() && nVocab == config_.nVocab && wanted <= static_cast<size_t>(memory_.samplerBlocks()) &&
-                        ids.size() >= wanted && samplers.size() >= wanted;
-        for (size_t i = 0; onDevice && i < wanted; ++i) onDevice = samplesOnDevice(samplers[i].sampler->params());
+        bool onDevice = nVocab == config_.nVocab && wanted <= static_cast<size_t>(memory_.samplerBlocks()) && ids.size() >= wanted &&
+                        samplers.size() >= wanted;
+        for (size_t i = 0; onDevice && i < wanted; ++i) onDevice = samplesRowsOnDevice(samplers[i].sampler->params());
         if (!onDevice) return Tier::evaluateRowsSampled(rows, nVocab, samplers, ids);  // its checks, or the host's chain
         limits_.checkRows(rows, sequences_, wanted * static_cast<size_t>(nVocab));
         memory_.writeSamplerRows(samplers.first(wanted));
@@ -233,6 +233,12 @@ public:
         const bool penalty = p.repeatPenalty != 1.0f && p.repeatLastN != 0;
         if (penalty && (p.repeatLastN < 0 || p.repeatLastN > kMaxRecentTokens)) return false;
         return p.greedy() || (p.topK >= 1 && p.topK <= kMaxDeviceTopK);
+    }
+
+    // A model with recurrent state runs rows through evaluate() (one slot), and its sampled rows
+    // on the host.
+    bool samplesRowsOnDevice(const runtime::SamplerParams& p) const override {
+        return !memory_.hasRecurrentState() && samplesOnDevice(p);
     }
 
     std::vector<int32_t> generateSampled(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,

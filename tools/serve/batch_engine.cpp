@@ -115,7 +115,7 @@ void BatchEngine::step() {
             Running& r = running_[static_cast<size_t>(row.slot)];
             argmaxOnly = argmaxOnly && r.job && r.generation->picksArgmax();
             tierSamples = tierSamples && r.job && r.generation->samplesPlainly() &&
-                          tier_.samplesOnDevice(r.generation->sampler().params());
+                          tier_.samplesRowsOnDevice(r.generation->sampler().params());
         }
     const bool idsOnly = argmaxOnly || tierSamples;
     try {
