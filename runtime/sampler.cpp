@@ -111,9 +111,8 @@ bool ranksBefore(const Sampler::Candidate& a, const Sampler::Candidate& b) {
 
 // The ids the penalty applies to: the last repeatLastN of the history, once each.
 std::unordered_set<int32_t> Sampler::penalized(std::span<const int32_t> history) const {
-    if (params_.repeatPenalty == 1.0f || params_.repeatLastN == 0) return {};
-    const size_t n = params_.repeatLastN < 0 ? history.size()
-                                              : std::min(history.size(), static_cast<size_t>(params_.repeatLastN));
+    const size_t n = std::min(history.size(), params_.penaltyWindow());
+    if (n == 0) return {};
     return {history.end() - static_cast<ptrdiff_t>(n), history.end()};
 }
 

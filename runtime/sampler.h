@@ -4,6 +4,7 @@
 // The arithmetic is fixed so a GPU can repeat it (vulkan/shaders/sample.comp): candidates in
 // (logit desc, id asc) order, sequential float sums, expAccurate, and a counter-based uniform
 // of (seed, draw index) instead of a stateful generator.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,6 +23,12 @@ struct SamplerParams {
     uint64_t seed = 0xC0FFEE;
 
     bool greedy() const { return temperature <= 0.0f; }
+    // How many of the history's last tokens the repetition penalty reads: 0 when it is off,
+    // SIZE_MAX for all of them (repeatLastN < 0).
+    size_t penaltyWindow() const {
+        if (repeatPenalty == 1.0f || repeatLastN == 0) return 0;
+        return repeatLastN < 0 ? SIZE_MAX : static_cast<size_t>(repeatLastN);
+    }
     std::string describe() const;
 };
 

@@ -84,12 +84,11 @@ std::vector<SequenceRow> SequenceSlots::nextStep(int32_t maxRows, int32_t prefil
     return rows;
 }
 
-std::vector<int32_t> SequenceSlots::cachedAfterPending(int32_t slot) const {
+std::vector<int32_t> SequenceSlots::historyTail(int32_t slot, size_t n) const {
     const Slot& s = at(slot);
-    std::vector<int32_t> out;
-    out.reserve(s.cached.size() + s.pending.size());
-    out.insert(out.end(), s.cached.begin(), s.cached.end());
-    out.insert(out.end(), s.pending.begin(), s.pending.end());
+    const size_t fromPending = std::min(n, s.pending.size()), fromCached = std::min(n - fromPending, s.cached.size());
+    std::vector<int32_t> out(s.cached.end() - static_cast<ptrdiff_t>(fromCached), s.cached.end());
+    out.insert(out.end(), s.pending.end() - static_cast<ptrdiff_t>(fromPending), s.pending.end());
     return out;
 }
 

@@ -42,9 +42,9 @@ public:
 
     // Every token run in the slot so far (a sampler's repetition history).
     const std::vector<int32_t>& cached(int32_t slot) const { return at(slot).cached; }
-    // What cached() will be once the slot's pending tokens have run: the history a sampler of
-    // the step that runs its last one looks back on.
-    std::vector<int32_t> cachedAfterPending(int32_t slot) const;
+    // The last n tokens of what cached() will be once the slot's pending tokens have run: what
+    // a sampler of the step that runs the last one looks back on (its penalty window).
+    std::vector<int32_t> historyTail(int32_t slot, size_t n) const;
     // Context positions still free in the slot after what it has to run.
     int32_t room(int32_t slot) const;
 

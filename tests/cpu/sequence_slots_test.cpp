@@ -34,6 +34,19 @@ TEST(SequenceSlots, DecodeRowsFirstThenPromptChunksWithinTheBudget) {
     EXPECT_EQ(slots.nextStep(1, 3), (std::vector<SequenceRow>{{0, 5, 42, true}}));
 }
 
+// A sampler's penalty window before the step runs: the last n of the cached tokens and the
+// pending ones, across both, and all of them where n is larger.
+TEST(SequenceSlots, HistoryTailEndsWithThePendingTokens) {
+    SequenceSlots slots(1, 64);
+    const std::vector<int32_t> a = {1, 2, 3, 4};
+    ASSERT_EQ(slots.claim(a), 0);
+    EXPECT_EQ(slots.historyTail(0, 2), (std::vector<int32_t>{3, 4}));  // all pending
+    slots.ran(slots.nextStep(2, 2));                                     // 1 and 2 cached, 3 and 4 pending
+    EXPECT_EQ(slots.historyTail(0, 3), (std::vector<int32_t>{2, 3, 4}));
+    EXPECT_EQ(slots.historyTail(0, 0), (std::vector<int32_t>{}));
+    EXPECT_EQ(slots.historyTail(0, SIZE_MAX), (std::vector<int32_t>{1, 2, 3, 4}));
+}
+
 TEST(SequenceSlots, ANewPromptTakesTheFreeSlotSharingItsLongestPrefix) {
     SequenceSlots slots(2, 64);
     const std::vector<int32_t> a = {1, 2, 3, 4}, b = {1, 9};

@@ -126,8 +126,10 @@ void BatchEngine::step() {
             ids_.assign(wanted, -1);
             histories_.clear();
             rowSamplers_.clear();
-            for (const runtime::SequenceRow& row : rows)
-                if (row.wantLogits) histories_.push_back(slots_.cachedAfterPending(row.slot));
+            for (const runtime::SequenceRow& row : rows)  // only the tail the penalty reads, not the whole context
+                if (row.wantLogits)
+                    histories_.push_back(slots_.historyTail(
+                        row.slot, running_[static_cast<size_t>(row.slot)].generation->sampler().params().penaltyWindow()));
             size_t k = 0;
             for (const runtime::SequenceRow& row : rows)
                 if (row.wantLogits)
