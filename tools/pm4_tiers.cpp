@@ -65,7 +65,7 @@ std::shared_ptr<kfd::Device> openKfdNode(const GlobalOptions& g) {
         if (!sim) throw TierError(fmt::format("kfd tier: simulated GPU {}: {}", g.gfx, sim.error().describe()));
         return std::shared_ptr<kfd::Device>(std::move(*sim));
     }
-    const std::string kfdPath = "/dev/kfd";
+    const std::string kfdPath = kfd::LinuxOptions{}.kfdPath;
     if (!std::filesystem::exists(kfdPath))
         throw TierError(fmt::format(
             "kfd tier: no KFD device: looked for {} (the amdgpu kernel driver's compute interface) and found nothing; "
@@ -156,7 +156,7 @@ std::string umqRefusal(const GlobalOptions& g, AutoChoice& c) {
 }
 
 std::string kfdRefusal(const GlobalOptions& g, AutoChoice& c) {
-    if (!std::filesystem::exists("/dev/kfd")) return "no /dev/kfd";
+    if (const std::string kfdPath = kfd::LinuxOptions{}.kfdPath; !std::filesystem::exists(kfdPath)) return "no " + kfdPath;
     try {
         GlobalOptions real = g;
         real.sim = false;
@@ -225,8 +225,9 @@ Doors doorsFor(const GlobalOptions& global, const umq::HostFacts& host) {
         return {{true, fmt::format("simulated amdgpu driver ({}): USERQ answered (chosen by --sim)", global.gfx)},
                 {true, fmt::format("simulated amdgpu driver ({}): CS answered on its kernel ring (chosen by --sim)", global.gfx)},
                 {true, fmt::format("simulated KFD ({}) (chosen by --sim)", global.gfx)}};
-    return {umq::umqDoor(host), umq::csDoor(host),
-            {host.devKfd, host.devKfd ? host.paths.kfd + " present" : "no " + host.paths.kfd}};
+    const std::string kfdPath = kfd::LinuxOptions{}.kfdPath;  // the KFD door is kfd/linux's, not umq's
+    const bool kfdPresent = std::filesystem::exists(kfdPath);
+    return {umq::umqDoor(host), umq::csDoor(host), {kfdPresent, kfdPresent ? kfdPath + " present" : "no " + kfdPath}};
 }
 
 }  // namespace zinc::tools

@@ -45,7 +45,6 @@ HostFacts readHostFacts(const HostPaths& paths) {
         else
             h.otherRenderNodes.push_back(n + " (" + (driver.empty() ? "driver unknown" : driver) + ")");
     }
-    h.devKfd = fs::exists(paths.kfd, ec);
     return h;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
-// Which doors to the GPU this machine opens, and why the others are shut (one line each):
+// Which of the amdgpu render node's doors to the GPU this machine opens, and why the others are
+// shut (one line each):
 //   umq  amdgpu user-mode queues: an amdgpu render node, Linux >= 6.16, the amdgpu.user_queue
 //        module parameter not 0, and the node reporting COMPUTE in userq_ip_mask (FACTS.md §6.2);
-//   cs   the amdgpu CS ioctl: an amdgpu render node (every amdgpu kernel has it);
-//   kfd  /dev/kfd (kfd/ checks the rest when it opens it).
+//   cs   the amdgpu CS ioctl: an amdgpu render node (every amdgpu kernel has it).
+// The KFD door (/dev/kfd) is kfd/linux's (kfd::LinuxOptions::kfdPath), never looked at here.
 // The facts are read once into HostFacts, so tests can hand in any machine.
 #include <array>
 #include <optional>
@@ -18,7 +19,6 @@ struct HostPaths {
     std::string dri = "/dev/dri";
     std::string sysfsDrm = "/sys/class/drm";
     std::string userQueueParam = "/sys/module/amdgpu/parameters/user_queue";
-    std::string kfd = "/dev/kfd";
 };
 
 struct HostFacts {
@@ -26,7 +26,6 @@ struct HostFacts {
     std::optional<int> userQueueParam;         // amdgpu.user_queue when the module is loaded
     std::vector<std::string> amdgpuRenderNodes;  // /dev/dri/renderD* bound to the amdgpu driver
     std::vector<std::string> otherRenderNodes;   // render nodes of other drivers ("renderD129 (i915)")
-    bool devKfd = false;
     HostPaths paths;
 };
 HostFacts readHostFacts(const HostPaths& paths = {});

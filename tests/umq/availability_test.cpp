@@ -62,11 +62,10 @@ TEST(UmqDoors, ReadsRenderNodesByTheirDriver) {
         fs::create_directory_symlink(root / "drivers" / driver, root / "sys" / n / "device" / "driver");
     }
     std::ofstream(root / "user_queue") << "2\n";
-    const HostFacts h = readHostFacts({(root / "dri").string(), (root / "sys").string(), (root / "user_queue").string(), (root / "kfd").string()});
+    const HostFacts h = readHostFacts({(root / "dri").string(), (root / "sys").string(), (root / "user_queue").string()});
     EXPECT_EQ(h.amdgpuRenderNodes, std::vector<std::string>{(root / "dri/renderD129").string()});
     EXPECT_EQ(h.otherRenderNodes, std::vector<std::string>{"renderD128 (i915)"});
     EXPECT_EQ(h.userQueueParam, 2);
-    EXPECT_FALSE(h.devKfd);
     EXPECT_FALSE(h.kernelRelease.empty());
 }
 
