@@ -1,5 +1,7 @@
 #include "graph/graph.h"
 
+#include <algorithm>
+
 namespace zinc::graph {
 
 const char* opKindName(OpKind kind) {
@@ -71,9 +73,10 @@ size_t Graph::opsPerLayer() const {
     return n;
 }
 
-MemoryPlan planMemory(const Graph& graph, int32_t maxTokens) {
+MemoryPlan planMemory(const Graph& graph, int32_t maxTokens, int32_t stateCopies) {
     MemoryPlan plan;
     plan.maxTokens = maxTokens;
+    plan.stateCopies = std::max(1, stateCopies);
     constexpr size_t kAlign = 256;  // keeps every buffer cache-line and GPU friendly
     plan.offsets.resize(graph.buffers.size());
     // Per-token buffers first, then the persistent state in one range (cleared as one).
@@ -87,6 +90,8 @@ MemoryPlan planMemory(const Graph& graph, int32_t maxTokens) {
             plan.arenaBytes += (bytes + kAlign - 1) / kAlign * kAlign;
         }
     }
+    plan.stateStride = plan.arenaBytes - plan.stateBegin;
+    plan.arenaBytes += plan.stateStride * static_cast<size_t>(plan.stateCopies - 1);
     plan.stateEnd = plan.arenaBytes;
     return plan;
 }

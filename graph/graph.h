@@ -132,13 +132,21 @@ void buildSharedExpert(Graph& graph, int32_t layer, BufferId xn, BufferId moeOut
 
 // Static memory plan: one arena holding every buffer for up to `maxTokens` tokens; buffer b of
 // token t lives at byte offsets[b] + t * width * 4. Buffers are reused by every layer; persistent
-// (recurrent state) buffers have one copy, at offsets[b], from stateBegin to stateEnd.
+// (recurrent state) buffers have `stateCopies` copies, one per sequence slot of a tier that
+// batches a hybrid model's sequences: copy s of buffer b at offsets[b] + s * stateStride. The
+// copies fill stateBegin..stateEnd, at the end of the arena.
 struct MemoryPlan {
     std::vector<size_t> offsets;
     size_t arenaBytes = 0;
     int32_t maxTokens = 0;
     size_t stateBegin = 0, stateEnd = 0;  // the persistent buffers, contiguous (empty range: none)
+    size_t stateStride = 0;               // one copy of them
+    int32_t stateCopies = 1;
+
+    size_t stateOffset(BufferId id, int32_t copy) const {
+        return offsets[static_cast<size_t>(id)] + static_cast<size_t>(copy) * stateStride;
+    }
 };
-MemoryPlan planMemory(const Graph& graph, int32_t maxTokens);
+MemoryPlan planMemory(const Graph& graph, int32_t maxTokens, int32_t stateCopies = 1);
 
 }  // namespace zinc::graph

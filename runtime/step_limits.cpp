@@ -24,24 +24,26 @@ int32_t stepTokensWithin(const graph::Graph& graph, uint64_t budgetBytes, int32_
     return tokens;
 }
 
-StepLimits::StepLimits(std::string tier, const graph::Graph& graph, const TierOptions& options, int32_t batchCap)
+StepLimits::StepLimits(std::string tier, const graph::Graph& graph, const TierOptions& options, int32_t batchCap,
+                       RecurrentSlots recurrent)
     : tier_(std::move(tier)),
       nVocab_(graph.config->nVocab),
       contextLength_(options.contextLength > 0 ? options.contextLength : std::min(graph.config->nCtxTrain, 4096)),
       maxBatch_(stepTokensWithin(graph, options.activationBudget ? options.activationBudget : kHostActivationBudget,
                                  std::clamp(options.maxBatch, 1, std::max(1, batchCap)))),
       budget_(options.activationBudget ? options.activationBudget : kHostActivationBudget),
-      plan_(graph::planMemory(graph, maxBatch_)),
+      plan_(graph::planMemory(graph, maxBatch_, recurrent == RecurrentSlots::PerSlot ? options.sequences : 1)),
       kv_(graph::planKv(*graph.config, contextLength_, maxBatch_)),
-      sequenceBlocker_(graph::sequenceBatchingBlocker(graph)) {
+      sequenceBlocker_(recurrent == RecurrentSlots::PerSlot ? std::string() : graph::sequenceBatchingBlocker(graph)) {
     if (contextLength_ <= 0)
         throw TierError(fmt::format("{} tier: the model declares no context length; pass --ctx", tier_));
 }
 
 int32_t StepLimits::sequenceSlots(int32_t slots) const {
     if (slots > 1 && !sequenceBlocker_.empty())
-        throw TierError(fmt::format("{} tier: {} sequence slots asked for, but this model keeps recurrent state ('{}') once, "
-                                    "not per sequence: use one (serve --parallel 1)", tier_, slots, sequenceBlocker_));
+        throw TierError(fmt::format("{} tier: {} sequence slots asked for, but this model keeps recurrent state ('{}') and "
+                                    "this tier holds it once, not per sequence: use one (serve --parallel 1)", tier_, slots,
+                                    sequenceBlocker_));
     return std::max(1, slots);
 }
 
@@ -99,7 +101,10 @@ std::string StepLimits::describe() const {
     const uint64_t state = plan_.stateEnd - plan_.stateBegin;
     return fmt::format("activations {:.1f} MiB for {}-token steps (budget {:.0f} MiB){}", static_cast<double>(activationBytes(plan_)) / kMiB,
                        maxBatch_, static_cast<double>(budget_) / kMiB,
-                       state ? fmt::format(", recurrent state {:.1f} MiB", static_cast<double>(state) / kMiB) : std::string());
+                       state ? fmt::format(", recurrent state {:.1f} MiB{}", static_cast<double>(state) / kMiB,
+                                           plan_.stateCopies > 1 ? fmt::format(" ({} sequence slots)", plan_.stateCopies)
+                                                                 : std::string())
+                             : std::string());
 }
 
 }  // namespace zinc::runtime

@@ -188,6 +188,12 @@ public:
     // snapshot's position. Tiers without recurrent state keep nothing.
     virtual bool saveStateSnapshot() { return false; }
     virtual void restoreStateSnapshot() { throw TierError(name() + " tier: holds no state snapshot"); }
+    // The same for one sequence slot's state, on a tier that keeps one per slot (evaluateRows;
+    // runtime::RecurrentSlots::PerSlot): a snapshot a slot, slot 0's apart from evaluate()'s.
+    virtual bool saveSlotSnapshot(int32_t /*slot*/) { return false; }
+    virtual void restoreSlotSnapshot(int32_t slot) {
+        throw TierError(name() + " tier: holds no state snapshot of sequence slot " + std::to_string(slot));
+    }
 
     // Tracing (runtime/events.h): events of the following evaluate() calls go to `log`
     // (nullptr: off, nothing is recorded). A tier that cannot trace throws TierError.

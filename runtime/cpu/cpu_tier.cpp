@@ -10,6 +10,7 @@
 #include "runtime/cpu/op_context.h"
 #include "runtime/cpu/op_events.h"
 #include "runtime/cpu/quant_dot.h"
+#include "runtime/recurrent_state.h"
 #include "runtime/step_limits.h"
 
 namespace zinc::cpu {
@@ -22,13 +23,14 @@ public:
     CpuTier(const graph::Graph& graph, const runtime::TierOptions& options)
         : graph_(graph),
           config_(*graph.config),
-          limits_("cpu", graph, options),
+          limits_("cpu", graph, options, INT32_MAX, runtime::RecurrentSlots::PerSlot),
           arena_(limits_.plan().arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
           kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml,
               limits_.sequenceSlots(options.sequences)),
           precision_(options.precision),
           deltaChunk_(options.deltaChunk),
+          state_(kv_.slots()),
           crossingLayerEnd_(graph::buffersCrossingLayerEnd(graph)) {
         const size_t half = static_cast<size_t>(config_.ropeDim / 2) * static_cast<size_t>(limits_.maxBatch());
         ropeCos_.resize(half);
@@ -59,7 +61,7 @@ public:
         const auto n = static_cast<int32_t>(tokens.size());
         StepTrace trace(events_, capture_, startPos, n);
         limits_.checkStep(tokens, startPos, which, logits.size());
-        syncRecurrentState(startPos, n);
+        if (hasState() && state_.slot(0).advance("cpu", startPos, n)) clearState(0);
         fillRopeTables(startPos, n);
         OpContext ctx = context(tokens, startPos, n);
         trace.opsBegin();
@@ -93,7 +95,8 @@ public:
             if (r.wantLogits) wantedRows_.push_back(t);
         }
         StepTrace trace(events_, nullptr, rowPositions_[0], n);
-        syncRecurrentState(rowPositions_[0], n);  // hybrids hold one slot: their rows are one run of positions
+        if (hasState())
+            for (int32_t slot : state_.advanceRows("cpu", rows)) clearState(slot);
         for (int32_t t = 0; t < n; ++t) fillRopeRow(t, rowPositions_[static_cast<size_t>(t)]);
         OpContext ctx = context(rowTokens_, 0, n);
         ctx.rowPositions = rowPositions_.data();
@@ -112,17 +115,33 @@ public:
         trace.finish();
     }
 
+    // Of evaluate()'s sequence: slot 0's copy.
     bool saveStateSnapshot() override {
-        const graph::MemoryPlan& plan = limits_.plan();
-        if (plan.stateEnd == plan.stateBegin) return false;
-        snapshot_.assign(arena_.data() + plan.stateBegin, arena_.data() + plan.stateEnd);
-        snapshotPosition_ = statePosition_;
+        if (!hasState()) return false;
+        const uint8_t* copy = stateCopy(0);
+        snapshot_.assign(copy, copy + limits_.plan().stateStride);
+        snapshotPosition_ = state_.slot(0).position();
         return true;
     }
     void restoreStateSnapshot() override {
         if (snapshot_.empty()) return runtime::Tier::restoreStateSnapshot();
-        std::memcpy(arena_.data() + limits_.plan().stateBegin, snapshot_.data(), snapshot_.size());
-        statePosition_ = snapshotPosition_;
+        std::memcpy(stateCopy(0), snapshot_.data(), snapshot_.size());
+        state_.slot(0).setEnd(snapshotPosition_);
+    }
+    bool saveSlotSnapshot(int32_t slot) override {
+        if (!hasState() || slot < 0 || slot >= kv_.slots()) return false;
+        slotSnapshots_.resize(static_cast<size_t>(kv_.slots()));
+        const uint8_t* copy = stateCopy(slot);
+        slotSnapshots_[static_cast<size_t>(slot)].assign(copy, copy + limits_.plan().stateStride);
+        state_.slot(slot).saved();
+        return true;
+    }
+    void restoreSlotSnapshot(int32_t slot) override {
+        if (slot < 0 || static_cast<size_t>(slot) >= slotSnapshots_.size() || slotSnapshots_[static_cast<size_t>(slot)].empty())
+            return runtime::Tier::restoreSlotSnapshot(slot);
+        const auto& snapshot = slotSnapshots_[static_cast<size_t>(slot)];
+        std::memcpy(stateCopy(slot), snapshot.data(), snapshot.size());
+        state_.slot(slot).restored();
     }
 
     void setEventLog(runtime::EventLog* log) override {
@@ -158,7 +177,10 @@ private:
                 pastLayers = true;
                 if (!atLayerEnd()) return;
             }
-            runOp(ctx, op);
+            if (ctx.rowSlots && (op.kind == OpKind::SsmConv || op.kind == OpKind::DeltaNet))
+                runEachSlotsRows(ctx, op);
+            else
+                runOp(ctx, op);
             trace.afterOp(ctx, i);
         }
     }
@@ -176,19 +198,31 @@ private:
         }
     }
 
-    // The recurrent state (persistent buffers) holds the sequence up to statePosition_: a new
-    // sequence (position 0) clears it; going on from elsewhere would mix sequences, so it throws.
-    void syncRecurrentState(int32_t startPos, int32_t n) {
-        const graph::MemoryPlan& plan = limits_.plan();
-        if (plan.stateEnd == plan.stateBegin) return;
-        if (startPos == 0)
-            std::memset(arena_.data() + plan.stateBegin, 0, plan.stateEnd - plan.stateBegin);
-        else if (startPos != statePosition_)
-            throw runtime::TierError(fmt::format(
-                "cpu tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
-                "(rewinding a hybrid model needs a state snapshot)", statePosition_ - 1, startPos));
-        statePosition_ = startPos + n;
+    // A recurrent op over rows of several sequences: each run of consecutive rows of one slot
+    // in turn, on that slot's copy of the state (a slot's rows are in position order, and the
+    // slots' states are independent of each other).
+    void runEachSlotsRows(const OpContext& ctx, const graph::Op& op) {
+        const int32_t end = ctx.firstRow + ctx.rows;
+        for (int32_t begin = ctx.firstRow; begin < end;) {
+            int32_t stop = begin + 1;
+            while (stop < end && ctx.slotOf(stop) == ctx.slotOf(begin)) ++stop;
+            OpContext run = ctx;
+            run.firstRow = begin;
+            run.rows = stop - begin;
+            run.stateCopy = ctx.slotOf(begin);
+            runOp(run, op);
+            begin = stop;
+        }
     }
+
+    // Hybrid models: the persistent buffers hold each slot's sequence up to its position
+    // (state_); a slot starting again at position 0 starts from a cleared copy.
+    bool hasState() const { return limits_.plan().stateStride > 0; }
+    uint8_t* stateCopy(int32_t slot) {
+        const graph::MemoryPlan& plan = limits_.plan();
+        return arena_.data() + plan.stateBegin + static_cast<size_t>(slot) * plan.stateStride;
+    }
+    void clearState(int32_t slot) { std::memset(stateCopy(slot), 0, limits_.plan().stateStride); }
 
     // ggml's rope cache (model/rope_scaling.h): theta = pos * base^(-2i/d) by repeated float
     // multiplication, divided by rope_freqs, then linear / yarn scaling.
@@ -214,9 +248,10 @@ private:
     int32_t deltaChunk_;
     AlignedBytes actScratch_;
     std::vector<float> ropeCos_, ropeSin_, ropeCosSwa_, ropeSinSwa_;
-    int32_t statePosition_ = 0;  // tokens folded into the recurrent state
-    std::vector<uint8_t> snapshot_;  // saveStateSnapshot's copy of the state, taken at snapshotPosition_
+    runtime::RecurrentSlotPositions state_;  // where each slot's recurrent state and snapshot stand
+    std::vector<uint8_t> snapshot_;          // saveStateSnapshot's copy of slot 0's state, at snapshotPosition_
     int32_t snapshotPosition_ = 0;
+    std::vector<std::vector<uint8_t>> slotSnapshots_;  // saveSlotSnapshot's, a slot each
     std::vector<graph::BufferId> crossingLayerEnd_;  // gathered to the wanted rows by evaluateRows
     std::vector<int32_t> rowTokens_, rowPositions_, rowSlots_, wantedRows_;  // evaluateRows' step
     runtime::EventLog* events_ = nullptr;  // tracing off unless set

@@ -48,6 +48,9 @@ struct OpContext {
     // DeltaNet over more than one token: chunks of this many tokens (runtime/cpu/delta_rule.h);
     // 0 runs the recurrence token by token.
     int32_t deltaChunk = 0;
+    // The sequence slot whose copy of the recurrent state (graph::MemoryPlan::stateCopies) the
+    // recurrent ops read and write: the slot of the rows they run on.
+    int32_t stateCopy = 0;
 
     int32_t positionOf(int32_t row) const { return rowPositions ? rowPositions[row] : position + row; }
     int32_t slotOf(int32_t row) const { return rowSlots ? rowSlots[row] : 0; }
@@ -57,6 +60,8 @@ struct OpContext {
         return reinterpret_cast<float*>(arena + plan.offsets[static_cast<size_t>(id)]) +
                static_cast<size_t>(token) * static_cast<size_t>(b.width);
     }
+    // A persistent (recurrent state) buffer: stateCopy's copy.
+    float* state(graph::BufferId id) const { return reinterpret_cast<float*>(arena + plan.stateOffset(id, stateCopy)); }
     int32_t* i32(graph::BufferId id, int32_t token) const {
         return reinterpret_cast<int32_t*>(f32(id, token));
     }

@@ -1,9 +1,11 @@
 // The ops of Qwen3.5 / Qwen3.6 hybrids (graph/hybrid_blocks.cpp has the math): the causal
 // conv1d over a rolling window, the gated delta-rule step, the gated per-head RMSNorm, and the
 // query / output-gate split and sigmoid gate of the full-attention layers. The recurrent state
-// lives in the graph's persistent buffers (token row 0). A batch runs the delta rule in chunks
-// (the WY form, runtime/cpu/delta_rule.h), equal to decoding one token at a time within float
-// rounding; the conv runs token by token.
+// lives in the graph's persistent buffers, a copy per sequence slot (ctx.state: the copy of
+// ctx.stateCopy; the cpu tier runs a step of several sequences' rows through these ops a run of
+// one slot's rows at a time). A batch runs the delta rule in chunks (the WY form,
+// runtime/cpu/delta_rule.h), equal to decoding one token at a time within float rounding; the
+// conv runs token by token.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,7 +38,7 @@ void runSsmConv(const OpContext& ctx, const graph::Op& op) {
     const auto& h = ctx.graph.config->hybrid;
     const int32_t channels = h.convChannels(), taps = h.convKernel;
     const float* w = reinterpret_cast<const float*>(op.weight->data);  // [channel][tap], oldest tap first
-    float* window = ctx.f32(op.state, 0);                               // [tap][channel], taps - 1 rows
+    float* window = ctx.state(op.state);                               // [tap][channel], taps - 1 rows
     ctx.pool.parallelFor(channels, 64, [&](int64_t begin, int64_t end, int) {
         for (int64_t ch = begin; ch < end; ++ch) {
             const float* wc = w + ch * taps;
@@ -63,7 +65,7 @@ void runDeltaNet(const OpContext& ctx, const graph::Op& op) {
     const int32_t d = h.headDim, rows = ctx.rows;
     const float* a = reinterpret_cast<const float*>(op.weight->data);
     const float* dtBias = reinterpret_cast<const float*>(op.biasWeight->data);
-    float* state = ctx.f32(op.state, 0);
+    float* state = ctx.state(op.state);
     const float qScale = 1.0f / std::sqrt(static_cast<float>(d));
     const bool chunked = ctx.deltaChunk > 0 && rows > 1;
     const auto rowFloats = static_cast<size_t>(rows) * static_cast<size_t>(d);

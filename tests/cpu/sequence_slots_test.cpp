@@ -70,6 +70,45 @@ TEST(SequenceSlots, ANewPromptTakesTheFreeSlotSharingItsLongestPrefix) {
     EXPECT_EQ(slots.reusedTokens(1), 1);
 }
 
+// With a recurrent state per slot (hybrids) a cache is reused whole, where the state stands, or
+// up to the slot's snapshot: a prompt's last token runs in a step of its own, after which the
+// slot is due a snapshot. A prompt that would rewind the state elsewhere starts its slot at 0.
+TEST(SequenceSlots, WithRecurrentStateACacheIsReusedWholeOrUpToItsSnapshot) {
+    SequenceSlots slots(2, 64, true);
+    const std::vector<int32_t> a = {1, 2, 3, 4}, b = {1, 9};
+    ASSERT_EQ(slots.claim(a), 0);
+    ASSERT_EQ(slots.claim(b), 1);
+    auto step = slots.nextStep(16, 16);
+    EXPECT_EQ(step, (std::vector<SequenceRow>{{0, 0, 1, false}, {0, 1, 2, false}, {0, 2, 3, false}, {1, 0, 1, false}}));
+    slots.ran(step);
+    EXPECT_EQ(slots.snapshotsDue(), (std::vector<int32_t>{0, 1}));
+    slots.snapshotSaved(0);  // slot 1's tier kept none
+    step = slots.nextStep(16, 16);
+    EXPECT_EQ(step, (std::vector<SequenceRow>{{0, 3, 4, true}, {1, 1, 9, true}}));
+    slots.ran(step);
+    EXPECT_EQ(slots.snapshotsDue(), (std::vector<int32_t>{}));
+    slots.append(0, 50);  // a generated token runs: the cache is {1, 2, 3, 4, 50}
+    slots.ran(slots.nextStep(16, 16));
+    slots.release(0);
+    slots.release(1);
+    // A reply re-rendered otherwise: only the snapshot's {1, 2, 3} is shared whole.
+    const std::vector<int32_t> c = {1, 2, 3, 4, 60, 61};
+    ASSERT_EQ(slots.claim(c), 0);
+    EXPECT_EQ(slots.reusedTokens(0), 3);
+    EXPECT_TRUE(slots.resumesFromSnapshot(0));
+    EXPECT_EQ(slots.nextStep(16, 16).front(), (SequenceRow{0, 3, 4, false}));
+    slots.release(0);
+    // Slot 1's cache {1, 9} is d's prefix: the state goes on from its end.
+    const std::vector<int32_t> d = {1, 9, 7};
+    ASSERT_EQ(slots.claim(d), 1);
+    EXPECT_EQ(slots.reusedTokens(1), 2);
+    EXPECT_FALSE(slots.resumesFromSnapshot(1));
+    // The same prompt again would rewind past both: slot 0 starts again at 0.
+    ASSERT_EQ(slots.claim(std::vector<int32_t>{1, 2}), 0);
+    EXPECT_EQ(slots.reusedTokens(0), 0);
+    EXPECT_FALSE(slots.resumesFromSnapshot(0));
+}
+
 TEST(SequenceSlots, APromptThatFillsTheContextIsRefused) {
     SequenceSlots slots(1, 4);
     EXPECT_THROW(slots.claim(std::vector<int32_t>{1, 2, 3, 4}), runtime::TierError);

@@ -11,7 +11,7 @@ BatchEngine::BatchEngine(const model::Model& model, runtime::Tier& tier, int32_t
     : model_(model),
       tier_(tier),
       prefillChunk_(prefillChunk),
-      slots_(parallel, tier.contextLength()),
+      slots_(parallel, tier.contextLength(), model.config().hybrid.enabled()),
       running_(static_cast<size_t>(parallel)),
       // The cpu tier's own threads take every core for the step; the sampling threads, which
       // spin a little after their work, would only get in its way there.
@@ -70,6 +70,19 @@ bool BatchEngine::admit(std::shared_ptr<Job> job) {
         ++failed_;
         job->finish(std::move(result));
         return false;
+    }
+    if (slots_.resumesFromSnapshot(slot)) {
+        try {
+            tier_.restoreSlotSnapshot(slot);
+        } catch (const std::exception& e) {
+            slots_.forget(slot);
+            JobResult result;
+            result.reason = FinishReason::Error;
+            result.error = e.what();
+            ++failed_;
+            job->finish(std::move(result));
+            return false;
+        }
     }
     Running& r = running_[static_cast<size_t>(slot)];
     r.job = std::move(job);
@@ -145,6 +158,9 @@ void BatchEngine::step() {
         return;
     }
     slots_.ran(rows);
+    // Hybrids: a prompt that has run up to its last token leaves its state for the next turn.
+    for (int32_t slot : slots_.snapshotsDue())
+        if (tier_.saveSlotSnapshot(slot)) slots_.snapshotSaved(slot);
     std::vector<int32_t> wantedSlots;
     for (const runtime::SequenceRow& row : rows)
         if (row.wantLogits) wantedSlots.push_back(row.slot);
