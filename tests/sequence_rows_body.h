@@ -374,4 +374,67 @@ inline void expectSeveralSlotsRefused(const SequenceRowsTier& t) {
     }
 }
 
+// Hybrids (qwen35), on a tier that keeps their recurrent state per slot and runs a step's rows
+// token by token (the cpu tier with --delta-chunk 0, the vulkan tier's batched plans), so that
+// a row's logits are bit for bit the same however the rows around it fall.
+// A slot's state cannot be rewound or skipped: the error names the slot and where it stands; a
+// refused step moves no slot on; a slot starting again at position 0 starts from a cleared
+// state (the same logits as the first time).
+inline void expectAHybridSlotGoesOnOnlyFromWhereItsStateEnds(const SequenceRowsTier& t) {
+    auto tier = t.open(2, 64);
+    std::vector<float> none, first(size_t(t.config->nVocab)), again(first.size());
+    const runtime::SequenceRow prompt[] = {{0, 0, 1, false}, {1, 0, 5, false}, {0, 1, 2, false}, {1, 1, 6, true}};
+    tier->evaluateRows(prompt, first);
+    auto expectError = [&](std::span<const runtime::SequenceRow> step, const std::string& what) {
+        try {
+            tier->evaluateRows(step, none);
+            ADD_FAILURE() << "accepted: " << what;
+        } catch (const runtime::TierError& e) {
+            EXPECT_EQ(std::string(e.what()), what);
+        }
+    };
+    const runtime::SequenceRow rewind[] = {{0, 2, 3, false}, {1, 1, 6, false}};
+    expectError(rewind, t.name + " tier: the recurrent (DeltaNet) state of sequence slot 1 holds positions 0..1; it cannot "
+                                 "resume at position 1 (rewinding a hybrid model needs a state snapshot)");
+    const runtime::SequenceRow skip[] = {{1, 2, 7, false}, {1, 4, 8, false}};
+    expectError(skip, t.name + " tier: sequence slot 1 goes from position 2 to 4 in one step; a hybrid model's recurrent state "
+                               "takes every position in turn");
+    const runtime::SequenceRow onwards[] = {{0, 2, 3, false}, {1, 2, 7, false}};
+    EXPECT_NO_THROW(tier->evaluateRows(onwards, none));
+    const runtime::SequenceRow restart[] = {{0, 3, 4, false}, {1, 0, 5, false}, {1, 1, 6, true}};
+    tier->evaluateRows(restart, again);
+    EXPECT_EQ(again, first) << t.name << " tier: slot 1 started again";
+}
+
+// A slot's state snapshot (Tier::saveSlotSnapshot, what serve takes where a prompt ends): after
+// the slot has gone on past it, restoring it and running a prompt that shares only the
+// snapshot's tokens gives what a fresh tier gives that prompt; the other slot's rows beside it
+// are untouched by it.
+inline void expectAHybridSlotGoesOnFromItsSnapshot(const SequenceRowsTier& t) {
+    const size_t vocab = size_t(t.config->nVocab);
+    const std::vector<int32_t> first = {1, 40, 41, 42, 43, 44}, second = {1, 40, 41, 42, 43, 90, 91, 92};
+    auto tier = t.open(2, 64);
+    std::vector<float> none, got(vocab), alone(vocab);
+    std::vector<runtime::SequenceRow> step;
+    for (int32_t p = 0; p < 5; ++p) step.push_back({0, p, first[size_t(p)], false});
+    step.push_back({1, 0, 7, false});
+    tier->evaluateRows(step, none);
+    ASSERT_TRUE(tier->saveSlotSnapshot(0)) << t.name;
+    const runtime::SequenceRow past[] = {{0, 5, first[5], false}, {1, 1, 8, false}};
+    tier->evaluateRows(past, none);
+    const runtime::SequenceRow generated[] = {{1, 2, 9, false}, {0, 6, 300, false}, {0, 7, 301, false}};
+    tier->evaluateRows(generated, none);
+    tier->restoreSlotSnapshot(0);
+    step.clear();
+    for (int32_t p = 5; p < 8; ++p) step.push_back({0, p, second[size_t(p)], p == 7});
+    step.insert(step.begin() + 1, {1, 3, 10, false});
+    tier->evaluateRows(step, got);
+    auto fresh = t.open(1, 64);
+    step.clear();
+    for (int32_t p = 0; p < 8; ++p) step.push_back({0, p, second[size_t(p)], p == 7});
+    fresh->evaluateRows(step, alone);
+    EXPECT_EQ(got, alone) << t.name << " tier: slot 0 from its snapshot";
+    EXPECT_THROW(fresh->restoreSlotSnapshot(0), runtime::TierError);  // it took none
+}
+
 }  // namespace zinc::test

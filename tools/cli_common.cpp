@@ -8,7 +8,6 @@
 #include <limits>
 #include <random>
 
-#include "graph/batched_step.h"
 #include "kfd/tier/pm4_tier.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "tools/models/model_cache.h"
@@ -79,10 +78,10 @@ runtime::TierOptions GlobalOptions::tierOptions() const {
 
 namespace {
 
-// The vulkan tier's options: GlobalOptions::gpuSequences KV slots where asked for and the model
-// can batch sequences.
-runtime::TierOptions vulkanOptions(const graph::Graph& graph, runtime::TierOptions options, const GlobalOptions& g) {
-    if (g.gpuSequences > 0 && graph::sequenceBatchingBlocker(graph).empty()) options.sequences = g.gpuSequences;
+// The vulkan tier's options: GlobalOptions::gpuSequences KV slots where asked for (a hybrid's
+// recurrent state too: the tier keeps a copy a slot).
+runtime::TierOptions vulkanOptions(const graph::Graph&, runtime::TierOptions options, const GlobalOptions& g) {
+    if (g.gpuSequences > 0) options.sequences = g.gpuSequences;
     return options;
 }
 

@@ -35,7 +35,7 @@ struct GlobalOptions {
     uint64_t deviceMemoryMiB = 0;     // GPU tiers: device memory to use at most; 0 = all there is
     int32_t sequences = 1;            // KV slots the tier holds (serve --parallel)
     // Not an option: serve's default --parallel. > 0: the vulkan tier holds this many KV slots
-    // instead of `sequences` where the model can batch sequences (graph::sequenceBatchingBlocker).
+    // (and copies of a hybrid's recurrent state) instead of `sequences`.
     int32_t gpuSequences = 0;
     std::string ropeScaling;          // how to run past the model's trained context: "none" (as trained)
     bool printConfig = false;

@@ -21,8 +21,8 @@
 namespace zinc::tools {
 namespace {
 
-// `--parallel`'s default on the vulkan tier (1 elsewhere, and for models whose recurrent state
-// is held once): four streams share each weight read; the KV cache grows four times.
+// `--parallel`'s default on the vulkan tier (1 elsewhere): four streams share each weight read;
+// the KV cache (and a hybrid's recurrent state) grows four times.
 constexpr int32_t kGpuDefaultParallel = 4;
 
 struct ServeOptions {

@@ -206,7 +206,10 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
 // 147). Two rows (a tile run as one token does) too (run 153, twice): Qwen3-8B 440.9 / 446.7
 // paired, 452.8 / 458.4 apart; Qwen3-0.6B 966.8 / 960.5, 984.3 / 980.6.
 const graph::Lowered& GraphRecorder::loweredFor(int32_t tokens, bool sequenceRows) const {
-    if (sequenceRows) return tokens >= 2 ? tileLowered_ : decodeLowered_;
+    // A hybrid's one-row step keeps ssm_conv.comp, which finds the row's slot (MatMulConv's
+    // window is slot 0's).
+    const bool recurrent = !graph::sequenceBatchingBlocker(graph_).empty();
+    if (sequenceRows) return tokens >= 2 || recurrent ? tileLowered_ : decodeLowered_;
     return tokens == 1 ? decodeLowered_ : lowered_;
 }
 

@@ -3,7 +3,11 @@
 // (delta_net.comp; a batch in chunks: delta_chunk_prep.comp for every chunk at once, then
 // delta_chunk_state.comp carrying the state across them, 16 state rows per workgroup), the gated per-head norm (gated_norm.comp), and the query / output-gate split
 // and sigmoid gate (gate.comp). The recurrent state is updated in place in the arena; nothing
-// is read back per token.
+// is read back per token. In a plan over rows of several sequences the conv and the delta rule
+// read each row's slot from the token state and step that slot's copy of the state
+// (graph::MemoryPlan::stateCopies), cleared in the shader where a row is at position 0, token by
+// token (never in chunks: a row's bits do not depend on the rows beside it); a step of decode
+// rows, every one in a slot of its own, takes its rows side by side (workgroup z a row).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,15 +18,31 @@
 namespace zinc::vk {
 namespace {
 
+// Rows of several sequences: where each row's copy of the state is (ssm_conv.comp, delta_net.comp).
+struct RowSlots {
+    VkDeviceAddress tokenState = 0;
+    uint32_t slotFloats = 0, kvRows = 1, rowOfGroup = 0;
+};
 struct ConvPc {
-    VkDeviceAddress x, window, w, out;
-    uint32_t channels, taps, tokens;
+    VkDeviceAddress x, window, w, out, tokenState;
+    uint32_t channels, taps, tokens, slotFloats, kvRows, rowOfGroup;
 };
 struct DeltaPc {
     VkDeviceAddress qkv, alpha, beta, out, state, a, dtBias;
     uint32_t d, keyHeads, valueHeads, tokens;
     float eps;
+    VkDeviceAddress tokenState;
+    uint32_t slotFloats, kvRows, rowOfGroup;
 };
+
+// One sequence: nothing (slot 0, cleared by the host's state upload). Rows of several: the token
+// state, a slot's copy of the state in floats, the KV rows a slot, and whether the rows go side
+// by side (every row in a slot of its own).
+RowSlots rowSlots(const PlanContext& ctx) {
+    if (!ctx.sequenceRows) return {};
+    return {ctx.mem.state, static_cast<uint32_t>(ctx.mem.plan->stateStride / 4),
+            static_cast<uint32_t>(std::max<int64_t>(1, ctx.mem.kv->rows)), ctx.rowsOwnSlots ? 1u : 0u};
+}
 struct ChunkPrepPc {
     VkDeviceAddress qkv, alpha, beta, a, dtBias, scratch;
     uint32_t d, keyHeads, valueHeads, tokens, chunk;
@@ -81,21 +101,26 @@ void HybridOp::record(PlanContext& ctx, const graph::Op& op) const {
     switch (op.kind) {
         case graph::OpKind::SsmConv: {
             MatVecOp::checkConvTaps(op, static_cast<uint32_t>(h.convKernel));
-            const ConvPc pc{ctx.row0(op.in), ctx.at(op.state, 0), ctx.weights.address(*op.weight), ctx.row0(op.out),
-                            static_cast<uint32_t>(h.convChannels()), static_cast<uint32_t>(h.convKernel), rows};
-            ctx.rec.dispatch(conv_, pc, groupsFor(static_cast<uint64_t>(h.convChannels()), 64));
+            const RowSlots slots = rowSlots(ctx);
+            const ConvPc pc{ctx.row0(op.in), ctx.at(op.state, 0), ctx.weights.address(*op.weight), ctx.row0(op.out), slots.tokenState,
+                            static_cast<uint32_t>(h.convChannels()), static_cast<uint32_t>(h.convKernel), rows,
+                            slots.slotFloats, slots.kvRows, slots.rowOfGroup};
+            ctx.rec.dispatch(conv_, pc, groupsFor(static_cast<uint64_t>(h.convChannels()), 64), 1, slots.rowOfGroup ? rows : 1);
             break;
         }
         case graph::OpKind::DeltaNet: {
-            if (rows > 1 && ctx.mem.deltaChunks != 0) {
+            if (rows > 1 && ctx.mem.deltaChunks != 0 && !ctx.sequenceRows) {
                 recordChunkedDelta(ctx, op);
                 break;
             }
+            const RowSlots slots = rowSlots(ctx);
             const DeltaPc pc{ctx.row0(op.in), ctx.row0(op.alpha), ctx.row0(op.beta), ctx.row0(op.out), ctx.at(op.state, 0),
                              ctx.weights.address(*op.weight), ctx.weights.address(*op.biasWeight),
                              static_cast<uint32_t>(h.headDim), static_cast<uint32_t>(h.keyHeads),
-                             static_cast<uint32_t>(h.valueHeads), rows, c.normEps};
-            ctx.rec.dispatch(delta_, pc, static_cast<uint32_t>(h.valueHeads), groupsFor(static_cast<uint64_t>(h.headDim), 32));
+                             static_cast<uint32_t>(h.valueHeads), rows, c.normEps, slots.tokenState, slots.slotFloats,
+                             slots.kvRows, slots.rowOfGroup};
+            ctx.rec.dispatch(delta_, pc, static_cast<uint32_t>(h.valueHeads), groupsFor(static_cast<uint64_t>(h.headDim), 32),
+                             slots.rowOfGroup ? rows : 1);
             break;
         }
         case graph::OpKind::GatedNorm: {

@@ -268,8 +268,8 @@ void TierMemory::recordStateUpload(Recorder& rec, bool clearRecurrent) const {
                     0);  // sample.comp's slices finished, a counter a row
     if (routerDone_.handle() != VK_NULL_HANDLE)  // moe_topk.comp's counts start at 0 (its last workgroup resets them)
         vkCmdFillBuffer(rec.cmd(), routerDone_.handle(), 0, routerDone_.bytes(), 0);
-    if (clearRecurrent && hasRecurrentState())
-        vkCmdFillBuffer(rec.cmd(), arena_.handle(), plan_.stateBegin, plan_.stateEnd - plan_.stateBegin, 0);
+    if (clearRecurrent && hasRecurrentState())  // evaluate()'s sequence: slot 0's copy
+        vkCmdFillBuffer(rec.cmd(), arena_.handle(), plan_.stateBegin, plan_.stateStride, 0);
     rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }

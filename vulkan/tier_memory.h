@@ -52,8 +52,9 @@ public:
     void writeSamplerRows(std::span<const runtime::RowSampler> samplers);
     int32_t samplerBlocks() const { return samplerBlocks_; }
     // Records the copies of both host states to their device copies, then a barrier before
-    // the kernels read them. `clearRecurrent`: also zero the plan's persistent (recurrent-state)
-    // range, for a hybrid model's sequence that starts at position 0.
+    // the kernels read them. `clearRecurrent`: also zero slot 0's copy of the plan's persistent
+    // (recurrent-state) buffers, for evaluate()'s sequence of a hybrid model starting at position 0
+    // (rows of several sequences clear their slots' copies in the shaders).
     void recordStateUpload(vk::Recorder& rec, bool clearRecurrent = false) const;
     bool hasRecurrentState() const { return plan_.stateEnd > plan_.stateBegin; }
 

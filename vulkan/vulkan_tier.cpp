@@ -9,6 +9,7 @@
 
 #include "runtime/plan_cache.h"
 #include "runtime/queued_steps.h"
+#include "runtime/recurrent_state.h"
 #include "runtime/step_limits.h"
 #include "vulkan/graph_recorder.h"
 #include "vulkan/ops.h"
@@ -70,7 +71,7 @@ public:
     VulkanTier(const graph::Graph& graph, const runtime::TierOptions& options, int32_t deviceIndex)
         : graph_(graph),
           config_(*graph.config),
-          limits_("vulkan", graph, withDeviceActivationBudget(options, deviceIndex)),
+          limits_("vulkan", graph, withDeviceActivationBudget(options, deviceIndex), INT32_MAX, runtime::RecurrentSlots::PerSlot),
           contextLength_(limits_.contextLength()),
           maxBatch_(limits_.maxBatch()),
           sequences_(limits_.sequenceSlots(options.sequences)),
@@ -136,7 +137,6 @@ public:
     // wanted-row count, recorded when first asked for): the token state carries each row's
     // position and slot and the wanted rows; the logits of those come back in row order.
     void evaluateRows(std::span<const runtime::SequenceRow> rows, std::span<float> logits) override {
-        if (memory_.hasRecurrentState()) return Tier::evaluateRows(rows, logits);  // one slot: evaluate()'s path
         limits_.checkRows(rows, sequences_, logits.size());
         const int32_t wanted = runRows(rows, PlanOutput::Logits);
         const size_t vocab = static_cast<size_t>(config_.nVocab);
@@ -149,7 +149,7 @@ public:
     // scans none of them.
     void evaluateRowsGreedy(std::span<const runtime::SequenceRow> rows, int32_t nVocab, std::span<int32_t> ids) override {
         const size_t wanted = runtime::wantedRows(rows);
-        if (memory_.hasRecurrentState() || nVocab != config_.nVocab || wanted > TierMemory::kRingCapacity || ids.size() < wanted)
+        if (nVocab != config_.nVocab || wanted > TierMemory::kRingCapacity || ids.size() < wanted)
             return Tier::evaluateRowsGreedy(rows, nVocab, ids);  // its checks, or evaluate()'s path
         limits_.checkRows(rows, sequences_, wanted * static_cast<size_t>(nVocab));
         runRows(rows, PlanOutput::Greedy);
@@ -235,11 +235,7 @@ public:
         return p.greedy() || (p.topK >= 1 && p.topK <= kMaxDeviceTopK);
     }
 
-    // A model with recurrent state runs rows through evaluate() (one slot), and its sampled rows
-    // on the host.
-    bool samplesRowsOnDevice(const runtime::SamplerParams& p) const override {
-        return !memory_.hasRecurrentState() && samplesOnDevice(p);
-    }
+    bool samplesRowsOnDevice(const runtime::SamplerParams& p) const override { return samplesOnDevice(p); }
 
     std::vector<int32_t> generateSampled(int32_t firstToken, int32_t startPos, int32_t n, runtime::Sampler& sampler,
                                          std::vector<int32_t> history, int32_t nVocab) override {
@@ -268,6 +264,9 @@ private:
     int32_t runRows(std::span<const runtime::SequenceRow> rows, PlanOutput output) {
         const auto n = static_cast<int32_t>(rows.size());
         const auto wanted = static_cast<int32_t>(runtime::wantedRows(rows));
+        // A hybrid's slots: each goes on from where its state ends (the shaders clear a slot's
+        // copy where its row is at position 0).
+        if (memory_.hasRecurrentState()) recurrentSlots_.advanceRows("vulkan", rows);
         runtime::EventLog* log = instrument_ ? instrument_->log() : nullptr;
         const auto start = Clock::now();
         if (log) log->beginStep(rows.front().position, n);
@@ -309,38 +308,58 @@ private:
         return runtime::runQueuedSteps(n, kQueueAhead, steps, stats_);
     }
 
-    // The recurrent state (hybrid models' persistent buffers) holds the sequence up to
-    // statePosition_: a step at position 0 clears it (true: the upload zeroes it), any other
-    // start but its end throws.
+    // The recurrent state (hybrid models' persistent buffers, a copy a sequence slot): evaluate()'s
+    // one sequence is slot 0's, which a step at position 0 clears (true: the upload zeroes it);
+    // any other start but its end throws.
     bool syncRecurrentState(int32_t startPos, int32_t n) {
         if (!memory_.hasRecurrentState()) return false;
-        if (startPos != 0 && startPos != statePosition_)
-            throw runtime::TierError(fmt::format(
-                "vulkan tier: the recurrent (DeltaNet) state holds positions 0..{}; it cannot resume at position {} "
-                "(rewinding a hybrid model needs a state snapshot)", statePosition_ - 1, startPos));
-        statePosition_ = startPos + n;
-        return startPos == 0;
+        return recurrentSlots_.slot(0).advance("vulkan", startPos, n);
     }
 
-    bool saveStateSnapshot() override {
+    bool saveStateSnapshot() override { return saveSnapshot(evaluateSnapshot(), 0); }
+    void restoreStateSnapshot() override {
+        if (snapshots_.empty() || snapshots_.back().position < 0) return runtime::Tier::restoreStateSnapshot();
+        restoreSnapshot(snapshots_.back(), 0);
+    }
+    bool saveSlotSnapshot(int32_t slot) override {
+        return slot >= 0 && slot < sequences_ && saveSnapshot(snapshotOf(slot), slot);
+    }
+    void restoreSlotSnapshot(int32_t slot) override {
+        if (slot < 0 || slot >= sequences_ || snapshots_.empty() || snapshots_[static_cast<size_t>(slot)].position < 0)
+            return runtime::Tier::restoreSlotSnapshot(slot);
+        restoreSnapshot(snapshots_[static_cast<size_t>(slot)], slot);
+    }
+
+    // A copy of one slot's state on the device, taken at `position`, with the command buffers
+    // that save and restore it (recorded on first use and reused).
+    struct StateSnapshot {
+        DeviceBuffer buffer;
+        VkCommandBuffer save = VK_NULL_HANDLE, restore = VK_NULL_HANDLE;
+        int32_t position = -1;  // -1: none taken
+    };
+    // snapshots_: one a slot (saveSlotSnapshot), then evaluate()'s (saveStateSnapshot).
+    StateSnapshot& snapshotOf(int32_t slot) {
+        if (snapshots_.empty()) snapshots_.resize(static_cast<size_t>(sequences_) + 1);
+        return snapshots_[static_cast<size_t>(slot)];
+    }
+    StateSnapshot& evaluateSnapshot() { return snapshotOf(sequences_); }
+    bool saveSnapshot(StateSnapshot& snap, int32_t slot) {
         if (!memory_.hasRecurrentState()) return false;
-        copyState(true);
-        snapshotPosition_ = statePosition_;
+        copyState(snap, slot, true);
+        snap.position = recurrentSlots_.slot(slot).position();
         return true;
     }
-    void restoreStateSnapshot() override {
-        if (snapshotPosition_ < 0) return runtime::Tier::restoreStateSnapshot();
-        copyState(false);
-        statePosition_ = snapshotPosition_;
+    void restoreSnapshot(StateSnapshot& snap, int32_t slot) {
+        copyState(snap, slot, false);
+        recurrentSlots_.slot(slot).setEnd(snap.position);
     }
 
-    // The recurrent state range of the arena to the snapshot buffer (save) or back, on the
-    // device; the command buffers are recorded on first use and reused.
-    void copyState(bool save) {
+    // Slot `slot`'s copy of the state to the snapshot's buffer (save) or back, on the device.
+    void copyState(StateSnapshot& snap, int32_t slot, bool save) {
         const graph::MemoryPlan& plan = memory_.plan();
-        const uint64_t bytes = plan.stateEnd - plan.stateBegin;
-        if (!snapshot_.address()) snapshot_ = DeviceBuffer(device_, bytes, MemoryKind::DeviceLocal, "state snapshot");
-        VkCommandBuffer& cmd = save ? saveState_ : restoreState_;
+        const uint64_t bytes = plan.stateStride, at = plan.stateBegin + static_cast<uint64_t>(slot) * plan.stateStride;
+        if (!snap.buffer.address()) snap.buffer = DeviceBuffer(device_, bytes, MemoryKind::DeviceLocal, "state snapshot");
+        VkCommandBuffer& cmd = save ? snap.save : snap.restore;
         if (cmd == VK_NULL_HANDLE) {
             cmd = queue_.allocate();
             beginReusable(cmd);
@@ -348,9 +367,9 @@ private:
             rec.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
             if (save)
-                rec.copy(memory_.arena().handle(), plan.stateBegin, snapshot_.handle(), 0, bytes);
+                rec.copy(memory_.arena().handle(), at, snap.buffer.handle(), 0, bytes);
             else
-                rec.copy(snapshot_.handle(), 0, memory_.arena().handle(), plan.stateBegin, bytes);
+                rec.copy(snap.buffer.handle(), 0, memory_.arena().handle(), at, bytes);
             rec.barrier(VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
             end(cmd);
@@ -471,10 +490,8 @@ private:
     uint32_t decodeAttentionSplits_ = 0;  // the decode plan's split attention: at most this many splits a head
     uint32_t decodeOverlapped_ = 0;  // the decode plan's dispatches run beside the one before (Recorder::overlapNext)
     std::unique_ptr<PlanInstrument> instrument_;  // tracing / capture; created when first asked for
-    int32_t statePosition_ = 0;  // tokens folded into the recurrent state (hybrid models)
-    DeviceBuffer snapshot_;      // saveStateSnapshot's copy, taken at snapshotPosition_ (-1: none)
-    int32_t snapshotPosition_ = -1;
-    VkCommandBuffer saveState_ = VK_NULL_HANDLE, restoreState_ = VK_NULL_HANDLE;
+    runtime::RecurrentSlotPositions recurrentSlots_{sequences_};  // where each slot's recurrent state stands (hybrids)
+    std::vector<StateSnapshot> snapshots_;
     Submitter submitter_;  // after the memory and the snapshot: destroyed first, waiting for what is in flight
     runtime::PlanCache<PlanKey, Plan> plans_{kMaxPlans, [this](Plan& plan) { queue_.free(plan.cmd); }};
     runtime::TierStats stats_;

@@ -180,7 +180,7 @@ DeviceMemoryBudget deviceMemoryBudget(const graph::Graph& graph, const graph::Kv
     const model::ModelConfig& c = *graph.config;
     DeviceMemoryBudget b;
     b.kvCacheBytes = 2 * uint64_t{2} * uint64_t(kv.rows) * uint64_t(c.kvDim()) * uint64_t(std::max(1, sequences));  // K and V, F16, per slot
-    b.activationBytes = graph::planMemory(graph, maxBatch).arenaBytes;
+    b.activationBytes = graph::planMemory(graph, maxBatch, sequences).arenaBytes;  // a hybrid's state a slot
     b.limitBytes = limitBytes;
     b.sequences = std::max(1, sequences);
     return b;

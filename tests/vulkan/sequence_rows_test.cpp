@@ -49,7 +49,8 @@ TEST_P(VulkanSequenceRows, SeveralSequencesInOneStepEqualEachAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, VulkanSequenceRows,
-                         testing::Values("qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf", "gemma3-tiny.gguf"),
+                         testing::Values("qwen3-tiny.gguf", "qwen3moe-tiny.gguf", "stories260K.gguf", "gemma3-tiny.gguf",
+                                         "qwen35moe-tiny.gguf"),
                          test::modelParamName);
 
 // evaluateRowsGreedy's plan (argmax.comp, a workgroup a wanted row, the ids through the ring)
@@ -94,9 +95,27 @@ TEST(VulkanSequenceRowsDecode, TwoSequencesOnQuantizedWeightsEqualEachAlone) {
     test::expectALongRowBesideAShortOneEqualsItselfAlone(VulkanRows("qwen3-tiny.gguf").tier, "qwen3-tiny.gguf", 70, 80);
 }
 
-TEST(VulkanSequenceRowsErrors, ARecurrentModelRefusesSeveralSlots) {
+// A hybrid (qwen35moe) keeps its conv windows and DeltaNet matrices per slot (ssm_conv.comp and
+// delta_net.comp find each row's slot in the token state): decode rows side by side, each slot
+// from where its state ends or from its snapshot, the ids picked on the device.
+TEST(VulkanSequenceRowsHybrid, EightSequencesAtDifferentLengthsDecodeTogether) {
     ZINC_REQUIRE_VULKAN();
-    test::expectSeveralSlotsRefused(VulkanRows("qwen35moe-tiny.gguf").tier);
+    test::expectSequencesAtDifferentLengthsDecodeTogether(VulkanRows("qwen35moe-tiny.gguf").tier, "qwen35moe-tiny.gguf", 8);
+}
+
+TEST(VulkanSequenceRowsHybrid, AHybridSlotGoesOnOnlyFromWhereItsStateEnds) {
+    ZINC_REQUIRE_VULKAN();
+    test::expectAHybridSlotGoesOnOnlyFromWhereItsStateEnds(VulkanRows("qwen35moe-tiny.gguf").tier);
+}
+
+TEST(VulkanSequenceRowsHybrid, AHybridSlotGoesOnFromItsSnapshot) {
+    ZINC_REQUIRE_VULKAN();
+    test::expectAHybridSlotGoesOnFromItsSnapshot(VulkanRows("qwen35moe-tiny.gguf").tier);
+}
+
+TEST(VulkanSequenceRowsHybrid, GreedyRowsAreTheirLogitsArgmax) {
+    ZINC_REQUIRE_VULKAN();
+    test::expectGreedyRowsAreTheirLogitsArgmax(VulkanRows("qwen35moe-tiny.gguf").tier, "qwen35moe-tiny.gguf", 4, 4);
 }
 
 TEST(VulkanSequenceRowsErrors, ARowOutsideTheSlotsIsAnError) {

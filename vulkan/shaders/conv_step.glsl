@@ -12,11 +12,13 @@ struct ConvChannel {
     float w[kMaxConvTaps];
 };
 
-ConvChannel convLoad(FloatBuf window, FloatBuf w, uint ch, uint channels, uint taps) {
+// `base`: the window's first float in `window` (a sequence slot's copy of the state);
+// `cleared`: a sequence starting at position 0, whose window is all zeros (nothing is read).
+ConvChannel convLoad(FloatBuf window, uint base, bool cleared, FloatBuf w, uint ch, uint channels, uint taps) {
     ConvChannel c;
     [[unroll]] for (uint k = 0u; k < kMaxConvTaps; ++k) {
         c.w[k] = k < taps ? w.v[ch * taps + k] : 0.0;
-        if (k + 1u < kMaxConvTaps) c.win[k] = k + 1u < taps ? window.v[k * channels + ch] : 0.0;
+        if (k + 1u < kMaxConvTaps) c.win[k] = k + 1u < taps && !cleared ? window.v[base + k * channels + ch] : 0.0;
     }
     return c;
 }
@@ -36,7 +38,7 @@ float convStep(inout ConvChannel c, uint taps, float x) {
     return sum / (1.0 + exp(-sum));
 }
 
-void convStore(FloatBuf window, ConvChannel c, uint ch, uint channels, uint taps) {
+void convStore(FloatBuf window, uint base, ConvChannel c, uint ch, uint channels, uint taps) {
     [[unroll]] for (uint k = 0u; k + 1u < kMaxConvTaps; ++k)
-        if (k + 1u < taps) window.v[k * channels + ch] = c.win[k];
+        if (k + 1u < taps) window.v[base + k * channels + ch] = c.win[k];
 }

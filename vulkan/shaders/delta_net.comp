@@ -10,6 +10,10 @@
 // Value head h reads key head h mod keyHeads. The state stays on the device between tokens.
 // A single workgroup per head ran at ~60 us per layer on the H100 (Qwen3.6: 32 workgroups, the
 // state read and written twice per token through memory); this is head x d / 32 workgroups.
+// Rows of several sequences (the token state's rows arrays; slotFloats != 0): each row steps its
+// own slot's copy of the state (slotFloats floats after the slot before's), stored and taken up
+// where the slot changes from one row to the next, cleared where a row is at position 0; with
+// rowOfGroup, workgroup z takes row z alone (every row in a slot of its own).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "reduce.glsl"
@@ -28,6 +32,10 @@ layout(push_constant) uniform PC {
     uint valueHeads;
     uint tokens;
     float eps;
+    IntBuf state_;    // the token state (rows of several sequences)
+    uint slotFloats;  // 0: one sequence (slot 0, cleared by the host)
+    uint kvRows;      // KV cache rows a slot: rowSlotBase / kvRows is a row's slot
+    uint rowOfGroup;
 } pc;
 
 const uint kCols = 32u;        // columns per workgroup
@@ -56,11 +64,23 @@ void main() {
     const bool owner = j < d;
     const uint rows = d / kRowGroups;  // d % 4 == 0 (the host checks)
     const uint keyDim = pc.keyHeads * d, stride = 2u * keyDim + pc.valueHeads * d;
-    const uint s0 = vh * d * d;
+    uint s0 = vh * d * d;
     float s[kMaxRows];
-    for (uint n = 0u; n < kMaxRows; ++n)
-        s[n] = owner && n < rows ? pc.state.v[s0 + (r + kRowGroups * n) * d + j] : 0.0;
-    for (uint t = 0u; t < pc.tokens; ++t) {
+    const uint first = pc.rowOfGroup != 0u ? gl_WorkGroupID.z : 0u;
+    const uint end = pc.rowOfGroup != 0u ? first + 1u : pc.tokens;
+    for (uint t = first; t < end; ++t) {
+        // This row's slot's state in registers: taken up at the first row and where the slot
+        // changes (the one before stored first), zeros where a sequence starts.
+        const uint at = pc.slotFloats != 0u ? rowSlotBase(pc.state_, t) / pc.kvRows * pc.slotFloats + vh * d * d : s0;
+        const bool cleared = pc.slotFloats != 0u && rowPosition(pc.state_, t) == 0u;
+        if (t == first || at != s0 || cleared) {
+            if (t != first)
+                for (uint n = 0u; n < kMaxRows; ++n)
+                    if (owner && n < rows) pc.state.v[s0 + (r + kRowGroups * n) * d + j] = s[n];
+            s0 = at;
+            for (uint n = 0u; n < kMaxRows; ++n)
+                s[n] = owner && n < rows && !cleared ? pc.state.v[s0 + (r + kRowGroups * n) * d + j] : 0.0;
+        }
         const uint row = t * stride;
         const float qi = tid < d ? pc.qkv.v[row + kh * d + tid] : 0.0;
         const float ki = tid < d ? pc.qkv.v[row + keyDim + kh * d + tid] : 0.0;
@@ -92,6 +112,7 @@ void main() {
         o = columnSum(r, c, o);  // its barriers also keep q_ / k_ until every thread is done
         if (owner && r == 0u) pc.out_.v[t * pc.valueHeads * d + vh * d + j] = o;
     }
-    for (uint n = 0u; n < kMaxRows; ++n)
-        if (owner && n < rows) pc.state.v[s0 + (r + kRowGroups * n) * d + j] = s[n];
+    if (end > first)
+        for (uint n = 0u; n < kMaxRows; ++n)
+            if (owner && n < rows) pc.state.v[s0 + (r + kRowGroups * n) * d + j] = s[n];
 }

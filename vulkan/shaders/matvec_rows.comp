@@ -263,7 +263,7 @@ void main() {
     ConvChannel conv[CONV != 0u ? R : 1u];
     if (CONV != 0u && kk == 0u)
         UNROLL for (uint r = 0u; r < R; ++r)
-            if (row0 + r < pc.m) conv[r] = convLoad(FloatBuf(uvec2(pc.w2_32)), FloatBuf(uvec2(pc.w2)), row0 + r, pc.m, CONV);
+            if (row0 + r < pc.m) conv[r] = convLoad(FloatBuf(uvec2(pc.w2_32)), 0u, false, FloatBuf(uvec2(pc.w2)), row0 + r, pc.m, CONV);
     float acc[RR * NT];
     UNROLL for (uint i = 0u; i < RR * NT; ++i) acc[i] = 0.0;
     const uint nUnits = pc.k / 32u;
@@ -415,7 +415,7 @@ void main() {
             }
             if (CONV != 0u) {
                 s = convStep(conv[r], CONV, s);
-                convStore(FloatBuf(uvec2(pc.w2_32)), conv[r], row, pc.m, CONV);
+                convStore(FloatBuf(uvec2(pc.w2_32)), 0u, conv[r], row, pc.m, CONV);
             }
             const uint o = (outRow0 + t) * pc.outStride + row;
             pc.out_.v[o] = pc.accumulate != 0u ? pc.out_.v[o] + s : s;
