@@ -4,7 +4,8 @@
 # 8 concurrent streaming clients x 24 sampled requests on qwen3-tiny: every request 200 and
 # complete, each request's text equal to the same request (same seed) served alone by the same
 # server (a batched plan's rows do not depend on their neighbours), and greedy texts equal to a
-# --parallel 1 server's on the same tier (its one-sequence plans and on-device sampling).
+# --parallel 1 server's on the same tier (its one-sequence plans and on-device sampling); the same
+# for a hybrid (qwen35moe-tiny), whose recurrent state the tier keeps per slot.
 # Needs ZINC_RT, ZINC_SHARED and SERVE_WORK (a scratch folder). Skips without a Vulkan device.
 set -uo pipefail
 model="$ZINC_SHARED/models/qwen3-tiny.gguf"
@@ -40,6 +41,21 @@ start_server alone --tier vulkan --ctx 128 serve "$model" --port 0 --parallel 1 
 kill $server; wait $server 2>/dev/null
 if cmp -s "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl"; then pass "greedy texts equal those of a --parallel 1 server"
 else fail "greedy batched and --parallel 1 differ: $(diff "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl" | head -4)"; fi
+
+# A hybrid (qwen35moe-tiny) batches by default too: the tier keeps its conv windows and DeltaNet
+# matrices per slot. 4 clients x 8 sampled requests, then the same one at a time.
+start_server hybrid --tier vulkan --ctx 128 serve "$ZINC_SHARED/models/qwen35moe-tiny.gguf" --port 0 --queue 16 --model-name q35
+grep -q "4 generated together (continuous batching" "$work/hybrid.err" &&
+  pass "the vulkan tier batches 4 requests of a hybrid by default" || fail "hybrid --parallel: $(grep queue: "$work/hybrid.err")"
+"$ZINC_RT" bench-serve --url "$base" --clients 4 --requests 8 --max-tokens 8 --seed 7 \
+  --outputs "$work/hybrid-batched.jsonl" >"$work/hybrid-batched.json" || fail "bench-serve, hybrid, 4 clients, exited $?"
+"$ZINC_RT" bench-serve --url "$base" --clients 1 --requests 8 --max-tokens 8 --seed 7 \
+  --outputs "$work/hybrid-alone.jsonl" >"$work/hybrid-alone.json" || fail "bench-serve, hybrid, 1 client, exited $?"
+kill $server; wait $server 2>/dev/null
+ok=$(figure "$work/hybrid-batched.json" ok)
+[ "$ok" = 8 ] && pass "8 of 8 hybrid requests answered 200 and complete" || fail "hybrid requests complete: $ok of 8"
+if cmp -s "$work/hybrid-batched.jsonl" "$work/hybrid-alone.jsonl"; then pass "each hybrid request's text equals the same request served alone"
+else fail "hybrid batched and alone differ: $(diff "$work/hybrid-batched.jsonl" "$work/hybrid-alone.jsonl" | head -4)"; fi
 
 [ $failures = 0 ] && echo "all passed" || echo "$failures failed"
 exit $((failures > 0))
