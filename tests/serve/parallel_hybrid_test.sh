@@ -25,16 +25,7 @@ ok=$(figure "$work/batched.json" ok)
 [ "$ok" = 12 ] && pass "12 of 12 streamed requests answered 200 and complete" ||
   fail "complete requests: $ok of 12 ($(tr -d '\n ' <"$work/batched.json"))"
 
-start_server alone --delta-chunk 0 --ctx 256 serve "$model" --port 0 --parallel 1 --queue 16 --model-name q35
-"$ZINC_RT" bench-serve --url "$base" --clients 1 --requests 12 --max-tokens 8 --seed 7 \
-  --outputs "$work/alone.jsonl" >"$work/alone.json" || fail "bench-serve against --parallel 1 exited $?"
-"$ZINC_RT" bench-serve --url "$base" --clients 1 --requests 4 --max-tokens 8 --temperature 0 \
-  --outputs "$work/greedy-alone.jsonl" >"$work/greedy-alone.json" || fail "bench-serve, greedy, --parallel 1 exited $?"
-kill $server; wait $server 2>/dev/null
-if cmp -s "$work/batched.jsonl" "$work/alone.jsonl"; then pass "each sampled request's text equals the same request served alone"
-else fail "batched and alone differ: $(diff "$work/batched.jsonl" "$work/alone.jsonl" | head -4)"; fi
-if cmp -s "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl"; then pass "greedy texts equal those of a --parallel 1 server"
-else fail "greedy batched and --parallel 1 differ: $(diff "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl" | head -4)"; fi
+same_as_alone 12 4 --delta-chunk 0 --ctx 256 serve "$model" --port 0 --parallel 1 --queue 16 --model-name q35
 
 [ $failures = 0 ] && echo "all passed" || echo "$failures failed"
 exit $((failures > 0))

@@ -1,6 +1,7 @@
 # Sourced by the serve test scripts (needs $ZINC_RT and $work): pass/fail counting, `figure`, and
 # start_server NAME ARGS... which starts `zinc-rt ARGS...` (output in $work/NAME.out/.err) and
-# sets $base (and $server, its pid) once it listens. Every server started is killed at exit.
+# sets $base (and $server, its pid) once it listens, and same_as_alone (below). Every server
+# started is killed at exit.
 failures=0
 pass() { echo "ok - $1"; }
 fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
@@ -8,6 +9,22 @@ fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
 figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
 servers=()
 trap 'for p in "${servers[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done' EXIT
+# same_as_alone SAMPLED GREEDY ARGS...: starts `zinc-rt ARGS...` (a --parallel 1 server) as
+# "alone", sends it SAMPLED requests (seed 7) and GREEDY greedy ones one at a time, and checks
+# that each text equals the batched server's ($work/batched.jsonl, $work/greedy-batched.jsonl).
+same_as_alone() {
+  local sampled=$1 greedy=$2; shift 2
+  start_server alone "$@"
+  "$ZINC_RT" bench-serve --url "$base" --clients 1 --requests "$sampled" --max-tokens 8 --seed 7 \
+    --outputs "$work/alone.jsonl" >"$work/alone.json" || fail "bench-serve against --parallel 1 exited $?"
+  "$ZINC_RT" bench-serve --url "$base" --clients 1 --requests "$greedy" --max-tokens 8 --temperature 0 \
+    --outputs "$work/greedy-alone.jsonl" >"$work/greedy-alone.json" || fail "bench-serve, greedy, --parallel 1 exited $?"
+  kill $server; wait $server 2>/dev/null
+  if cmp -s "$work/batched.jsonl" "$work/alone.jsonl"; then pass "each sampled request's text equals the same request served alone"
+  else fail "batched and alone differ: $(diff "$work/batched.jsonl" "$work/alone.jsonl" | head -4)"; fi
+  if cmp -s "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl"; then pass "greedy texts equal those of a --parallel 1 server"
+  else fail "greedy batched and --parallel 1 differ: $(diff "$work/greedy-batched.jsonl" "$work/greedy-alone.jsonl" | head -4)"; fi
+}
 start_server() {
   local name=$1; shift
   "$ZINC_RT" --threads 2 "$@" >"$work/$name.out" 2>"$work/$name.err" &

@@ -62,27 +62,18 @@ bool BatchEngine::admit(std::shared_ptr<Job> job) {
     }
     int32_t slot = -1;
     try {
+        // The HTTP side checks the prompt's length; this is the last guard.
         slot = slots_.claim(job->input().prompt);
-    } catch (const std::exception& e) {  // the HTTP side checks the prompt's length; this is the last guard
+        // A hybrid going on from its slot's snapshot (SequenceSlots' recurrent state).
+        if (slots_.resumesFromSnapshot(slot)) tier_.restoreSlotSnapshot(slot);
+    } catch (const std::exception& e) {
+        if (slot >= 0) slots_.forget(slot);
         JobResult result;
         result.reason = FinishReason::Error;
         result.error = e.what();
         ++failed_;
         job->finish(std::move(result));
         return false;
-    }
-    if (slots_.resumesFromSnapshot(slot)) {
-        try {
-            tier_.restoreSlotSnapshot(slot);
-        } catch (const std::exception& e) {
-            slots_.forget(slot);
-            JobResult result;
-            result.reason = FinishReason::Error;
-            result.error = e.what();
-            ++failed_;
-            job->finish(std::move(result));
-            return false;
-        }
     }
     Running& r = running_[static_cast<size_t>(slot)];
     r.job = std::move(job);
