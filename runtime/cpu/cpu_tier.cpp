@@ -101,6 +101,11 @@ public:
         OpContext ctx = context(rowTokens_, 0, n);
         ctx.rowPositions = rowPositions_.data();
         ctx.rowSlots = rowSlots_.data();
+        // A hybrid's delta rule token by token, never in chunks (whose sums depend on where a
+        // step cuts a prompt): a row's bits do not depend on the rows beside it, so serve's
+        // texts do not depend on the load (as on the vulkan tier). The recurrence is a small
+        // part of a token's work on the cpu.
+        ctx.deltaChunk = 0;
         trace.opsBegin();
         runOps(ctx, trace, [&] {
             // The wanted rows go on, gathered to rows 0..k-1; none wanted: the step ends here.

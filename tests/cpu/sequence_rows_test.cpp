@@ -5,6 +5,7 @@
 
 #include "tests/cpu_tier_fixture.h"
 #include "tests/sequence_rows_body.h"
+#include "tests/tier_conformance.h"
 
 namespace zinc {
 namespace {
@@ -71,6 +72,20 @@ TEST(CpuSequenceRows, HybridSequencesInOneStepEqualEachAlone) {
     CpuRows rows("qwen35moe-tiny.gguf", 0);
     test::expectSeveralSequencesInOneStepEqualEachAlone(rows.tier, "qwen35moe-tiny.gguf");
     test::expectSequencesAtDifferentLengthsDecodeTogether(rows.tier, "qwen35moe-tiny.gguf", 8);
+}
+
+// With the default delta chunk evaluate() runs a prompt's delta rule in chunks and rows never do
+// (their bits must not depend on how a step cuts a prompt): rows equal their evaluate() path
+// within rounding, and bit for bit their sequence alone through evaluateRows.
+TEST(CpuSequenceRows, HybridRowsDoNotDependOnTheRowsBesideThem) {
+    CpuRows rows("qwen35moe-tiny.gguf");
+    rows.tier.expectSame = [](const test::SequenceLogits& got, const test::SequenceLogits& want, const std::string& where) {
+        ASSERT_EQ(got.size(), want.size()) << where;
+        for (size_t i = 0; i < got.size(); ++i)
+            test::expectNearCpu(got[i], want[i], test::toleranceFor("qwen35moe-tiny.gguf"), where + ", wanted row " + std::to_string(i));
+    };
+    rows.tier.exactAloneThroughRows = true;
+    test::expectSeveralSequencesInOneStepEqualEachAlone(rows.tier, "qwen35moe-tiny.gguf");
 }
 
 // A hybrid slot's state goes on only from where it ends, and from its snapshot.
