@@ -17,10 +17,10 @@ std::vector<BufferId> buffersCrossingLayerEnd(const Graph& graph) {
     return crossing;
 }
 
-std::string sequenceBatchingBlocker(const Graph& graph) {
+bool keepsRecurrentState(const Graph& graph) {
     for (const Buffer& b : graph.buffers)
-        if (b.persistent) return b.name;
-    return {};
+        if (b.persistent) return true;
+    return false;
 }
 
 }  // namespace zinc::graph

@@ -4,7 +4,6 @@
 // a prefill step, except that each row brings its own position (RoPE) and its own sequence's KV
 // region (the KV store and attention); after the layer stack only the rows whose logits are
 // wanted go on, gathered to the first rows of the step. tiers.md, "Continuous batching".
-#include <string>
 #include <vector>
 
 #include "graph/graph.h"
@@ -16,8 +15,9 @@ namespace zinc::graph {
 // wanted rows of these to rows 0..k-1 lets the rest of the graph run on k rows.
 std::vector<BufferId> buffersCrossingLayerEnd(const Graph& graph);
 
-// Why rows of several sequences cannot share a step of this graph (the name of a persistent
-// buffer: recurrent state is held once, not per sequence), or "" when they can.
-std::string sequenceBatchingBlocker(const Graph& graph);
+// Whether the graph keeps recurrent state (a persistent buffer: a hybrid's conv windows and
+// DeltaNet matrices), which every tier holds a copy of per sequence slot
+// (graph::MemoryPlan::stateCopies).
+bool keepsRecurrentState(const Graph& graph);
 
 }  // namespace zinc::graph

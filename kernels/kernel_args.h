@@ -157,12 +157,17 @@ inline constexpr uint32_t kSampleWorkgroup = 256;
 struct SsmConvArgs {
     uint64_t x, window, w, out, state;
     int32_t channels, taps, tokens, inStride, outStride;
+    uint64_t rows = 0;       // as AttentionArgs::rows: row t steps the copy of slot rows[2t + 1] / kvRows
+    int32_t slotFloats = 0;  // one slot's copy of the recurrent state (graph::MemoryPlan::stateStride / 4)
+    int32_t kvRows = 1;      // KV cache rows a slot
 };
 // delta_net (S: the layer's per-head state matrices, updated in place)
 struct DeltaNetArgs {
     uint64_t qkv, alpha, beta, out, S, a, dtBias, state;
     int32_t d, keyHeads, tokens, inStride, gateStride, outStride;
     float eps, qScale;
+    uint64_t rows = 0;  // as SsmConvArgs
+    int32_t slotFloats = 0, kvRows = 1;
 };
 // gated_norm
 struct GatedNormArgs {

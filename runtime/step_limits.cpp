@@ -24,27 +24,17 @@ int32_t stepTokensWithin(const graph::Graph& graph, uint64_t budgetBytes, int32_
     return tokens;
 }
 
-StepLimits::StepLimits(std::string tier, const graph::Graph& graph, const TierOptions& options, int32_t batchCap,
-                       RecurrentSlots recurrent)
+StepLimits::StepLimits(std::string tier, const graph::Graph& graph, const TierOptions& options, int32_t batchCap)
     : tier_(std::move(tier)),
       nVocab_(graph.config->nVocab),
       contextLength_(options.contextLength > 0 ? options.contextLength : std::min(graph.config->nCtxTrain, 4096)),
       maxBatch_(stepTokensWithin(graph, options.activationBudget ? options.activationBudget : kHostActivationBudget,
                                  std::clamp(options.maxBatch, 1, std::max(1, batchCap)))),
       budget_(options.activationBudget ? options.activationBudget : kHostActivationBudget),
-      plan_(graph::planMemory(graph, maxBatch_, recurrent == RecurrentSlots::PerSlot ? options.sequences : 1)),
-      kv_(graph::planKv(*graph.config, contextLength_, maxBatch_)),
-      sequenceBlocker_(recurrent == RecurrentSlots::PerSlot ? std::string() : graph::sequenceBatchingBlocker(graph)) {
+      plan_(graph::planMemory(graph, maxBatch_, sequenceSlots(options.sequences))),
+      kv_(graph::planKv(*graph.config, contextLength_, maxBatch_)) {
     if (contextLength_ <= 0)
         throw TierError(fmt::format("{} tier: the model declares no context length; pass --ctx", tier_));
-}
-
-int32_t StepLimits::sequenceSlots(int32_t slots) const {
-    if (slots > 1 && !sequenceBlocker_.empty())
-        throw TierError(fmt::format("{} tier: {} sequence slots asked for, but this model keeps recurrent state ('{}') and "
-                                    "this tier holds it once, not per sequence: use one (serve --parallel 1)", tier_, slots,
-                                    sequenceBlocker_));
-    return std::max(1, slots);
 }
 
 void StepLimits::checkStep(std::span<const int32_t> tokens, int32_t startPos, LogitsWanted which, size_t logitsSize) const {

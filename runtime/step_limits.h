@@ -12,24 +12,19 @@
 
 namespace zinc::runtime {
 
-// How a tier keeps a hybrid model's recurrent state (graph::Buffer::persistent): once (one
-// sequence at a time), or a copy per sequence slot (options.sequences of them), so rows of
-// several sequences share a step.
-enum class RecurrentSlots { Once, PerSlot };
-
 class StepLimits {
 public:
     // `batchCap`: the most tokens the tier's kernels take in one step, on top of
     // options.maxBatch and the activation budget. Throws TierError (naming `tier`) when the
     // model declares no context length and options give none.
-    StepLimits(std::string tier, const graph::Graph& graph, const TierOptions& options, int32_t batchCap = INT32_MAX,
-               RecurrentSlots recurrent = RecurrentSlots::Once);
+    StepLimits(std::string tier, const graph::Graph& graph, const TierOptions& options, int32_t batchCap = INT32_MAX);
 
     const std::string& tier() const { return tier_; }
     int32_t contextLength() const { return contextLength_; }
     int32_t maxBatch() const { return maxBatch_; }
-    // The activation arena for maxBatch() tokens: every graph buffer, one row per token, and the
-    // persistent recurrent state once, or once per sequence slot (RecurrentSlots::PerSlot).
+    // The activation arena for maxBatch() tokens: every graph buffer, one row per token, and a
+    // hybrid's persistent recurrent state once per sequence slot (options.sequences), so rows of
+    // several sequences share a step.
     const graph::MemoryPlan& plan() const { return plan_; }
     // Each layer's K/V rows for this context and step size (sliding-window layers: a ring).
     const graph::KvLayout& kv() const { return kv_; }
@@ -40,10 +35,8 @@ public:
     // evaluateRows(): 1..maxBatch() rows, each in a slot below `slots`, inside the context, with a
     // known token id, a slot's rows in increasing positions; a logits buffer for the wanted rows.
     void checkRows(std::span<const SequenceRow> rows, int32_t slots, size_t logitsSize) const;
-    // The KV slots a tier holds when `slots` are asked for (TierOptions::sequences): at least 1;
-    // more than 1 of a model with recurrent state (graph::sequenceBatchingBlocker), on a tier
-    // that keeps it once, is a TierError naming the tier and the buffer.
-    int32_t sequenceSlots(int32_t slots) const;
+    // The KV slots a tier holds when `slots` are asked for (TierOptions::sequences): at least 1.
+    static int32_t sequenceSlots(int32_t slots) { return slots > 1 ? slots : 1; }
     // generateGreedy()/generateSampled(): firstToken at startPos and n - 1 more after it.
     void checkGeneration(int32_t firstToken, int32_t startPos, int32_t n, int32_t nVocab) const;
 
@@ -58,7 +51,6 @@ private:
     uint64_t budget_;
     graph::MemoryPlan plan_;
     graph::KvLayout kv_;
-    std::string sequenceBlocker_;  // empty where the tier keeps the state per slot
 };
 
 // The tokens of one step whose activations (the arena less the persistent recurrent state) fit

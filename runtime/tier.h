@@ -188,8 +188,8 @@ public:
     // snapshot's position. Tiers without recurrent state keep nothing.
     virtual bool saveStateSnapshot() { return false; }
     virtual void restoreStateSnapshot() { throw TierError(name() + " tier: holds no state snapshot"); }
-    // The same for one sequence slot's state, on a tier that keeps one per slot (evaluateRows;
-    // runtime::RecurrentSlots::PerSlot): a snapshot a slot, slot 0's apart from evaluate()'s.
+    // The same for one sequence slot's state (evaluateRows; every tier keeps a copy of the state
+    // per slot, graph::MemoryPlan::stateCopies): a snapshot a slot, slot 0's apart from evaluate()'s.
     virtual bool saveSlotSnapshot(int32_t /*slot*/) { return false; }
     virtual void restoreSlotSnapshot(int32_t slot) {
         throw TierError(name() + " tier: holds no state snapshot of sequence slot " + std::to_string(slot));

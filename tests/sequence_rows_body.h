@@ -362,21 +362,9 @@ inline void expectRowsOutsideTheSlotsAreAnError(const SequenceRowsTier& t) {
     EXPECT_THROW(tier->evaluateRows(backwards, logits), runtime::TierError);
 }
 
-// A model whose recurrent state is held once (qwen35 hybrids) refuses more than one slot.
-inline void expectSeveralSlotsRefused(const SequenceRowsTier& t) {
-    try {
-        t.open(2, 64);
-        ADD_FAILURE() << "a hybrid model took two sequence slots";
-    } catch (const runtime::TierError& e) {
-        EXPECT_NE(std::string(e.what()).find(t.name + " tier: 2 sequence slots asked for, but this model keeps recurrent state"),
-                  std::string::npos)
-            << e.what();
-    }
-}
-
-// Hybrids (qwen35), on a tier that keeps their recurrent state per slot and runs a step's rows
-// token by token (the cpu tier with --delta-chunk 0, the vulkan tier's batched plans), so that
-// a row's logits are bit for bit the same however the rows around it fall.
+// Hybrids (qwen35): every tier keeps their recurrent state per slot and runs a step's rows token
+// by token (the cpu tier's rows, the vulkan tier's batched plans, the PM4 tier's plans over
+// rows), so that a row's logits are bit for bit the same however the rows around it fall.
 // A slot's state cannot be rewound or skipped: the error names the slot and where it stands; a
 // refused step moves no slot on; a slot starting again at position 0 starts from a cleared
 // state (the same logits as the first time).

@@ -133,7 +133,7 @@ void addServeCommand(CLI::App& app, const GlobalOptions& global) {
         ->capture_default_str()->check(CLI::Range(1, 4096));
     cmd->add_option("--parallel", o->parallel,
                     fmt::format("requests generated together in batched steps (continuous batching; the KV cache grows as "
-                                "many times) [default: {} on the vulkan tier, 1 on the others and for hybrid models]",
+                                "many times) [default: {} on the vulkan tier, 1 on the others]",
                                 kGpuDefaultParallel))
         ->check(CLI::Range(1, 256));
     cmd->add_option("--prefill-chunk", o->server.prefillChunk,

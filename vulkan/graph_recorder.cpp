@@ -208,7 +208,7 @@ int32_t GraphRecorder::record(Recorder& rec, const DeviceLayout& mem, const Weig
 const graph::Lowered& GraphRecorder::loweredFor(int32_t tokens, bool sequenceRows) const {
     // A hybrid's one-row step keeps ssm_conv.comp, which finds the row's slot (MatMulConv's
     // window is slot 0's).
-    const bool recurrent = !graph::sequenceBatchingBlocker(graph_).empty();
+    const bool recurrent = graph::keepsRecurrentState(graph_);
     if (sequenceRows) return tokens >= 2 || recurrent ? tileLowered_ : decodeLowered_;
     return tokens == 1 ? decodeLowered_ : lowered_;
 }

@@ -71,7 +71,7 @@ public:
     VulkanTier(const graph::Graph& graph, const runtime::TierOptions& options, int32_t deviceIndex)
         : graph_(graph),
           config_(*graph.config),
-          limits_("vulkan", graph, withDeviceActivationBudget(options, deviceIndex), INT32_MAX, runtime::RecurrentSlots::PerSlot),
+          limits_("vulkan", graph, withDeviceActivationBudget(options, deviceIndex), INT32_MAX),
           contextLength_(limits_.contextLength()),
           maxBatch_(limits_.maxBatch()),
           sequences_(limits_.sequenceSlots(options.sequences)),

@@ -10,6 +10,12 @@
 // when the batch starts at position 0 (state[0] of the token-state block), so no clear is
 // submitted between sequences and nothing is read back per token.
 //
+// A step over rows of several sequences (continuous batching) passes `rows` ({position, first KV
+// row of its sequence slot} per row, the token-state block's rows array; 0 otherwise): each slot
+// has a copy of the state, slotFloats floats after the slot before's, and row t steps the copy
+// of slot rows[2t + 1] / kvRows, cleared first where the row is at position 0. A slot's rows are
+// in position order, so walking the rows in order walks each slot's sequence in order.
+//
 // Uses ZK_SUM_SQUARES and zk_rms_scale of norm.cl (zinc_kernels.cl includes it first).
 #include "zk_math.h"
 
@@ -49,22 +55,30 @@ static inline float zk_softplus(float x) { return x > 20.0f ? x : zk_log1pf(zk_e
 // out[t][ch] = silu(sum_k window[k][ch] * w[ch][k] + x[t][ch] * w[ch][taps - 1]), then the
 // window moves up one row and takes x[t] as its newest (window: taps - 1 rows of `channels`,
 // oldest first; w: [channel][taps], oldest tap first). One thread per channel owns its column.
-// Grid: x = ceil(channels / 64), y = 1. Workgroup 64.
+// `window` is slot 0's copy; with `rows`, row t's slot's copy (above). Grid: x = ceil(channels /
+// 64), y = 1. Workgroup 64.
 ZK_KERNEL(64) void ssm_conv(__global const float* x, __global float* window, __global const float* w, __global float* out,
-                            __global const int* state, int channels, int taps, int tokens, int inStride, int outStride) {
+                            __global const int* state, int channels, int taps, int tokens, int inStride, int outStride,
+                            __global const int* rows, int slotFloats, int kvRows) {
     const int ch = ZK_GROUP_X() * 64 + ZK_LID();
     if (ch >= channels) return;
     const int last = taps - 1;
     __global const float* wc = w + (long)ch * taps;
-    if (state[0] == 0)
-        for (int k = 0; k < last; ++k) window[(long)k * channels + ch] = 0.0f;
+    __global float* win = window;
     for (int t = 0; t < tokens; ++t) {
+        bool clear = !rows && t == 0 && state[0] == 0;
+        if (rows) {
+            win = window + (long)(rows[2 * t + 1] / kvRows) * slotFloats;
+            clear = rows[2 * t] == 0;
+        }
+        if (clear)
+            for (int k = 0; k < last; ++k) win[(long)k * channels + ch] = 0.0f;
         const float xv = x[(long)t * inStride + ch];
         float sum = 0.0f;
-        for (int k = 0; k < last; ++k) sum += window[(long)k * channels + ch] * wc[k];
+        for (int k = 0; k < last; ++k) sum += win[(long)k * channels + ch] * wc[k];
         sum += xv * wc[last];
-        for (int k = 0; k + 1 < last; ++k) window[(long)k * channels + ch] = window[(long)(k + 1) * channels + ch];
-        window[(long)(last - 1) * channels + ch] = xv;
+        for (int k = 0; k + 1 < last; ++k) win[(long)k * channels + ch] = win[(long)(k + 1) * channels + ch];
+        win[(long)(last - 1) * channels + ch] = xv;
         out[(long)t * outStride + ch] = zk_silu(sum);
     }
 }
@@ -76,19 +90,26 @@ ZK_KERNEL(64) void ssm_conv(__global const float* x, __global float* window, __g
 //   decay = exp(softplus(alpha + dtBias) * a);  b = sigmoid(beta)
 //   S = decay S;  S += b (v - S k) k^T;  out = S q    (the cpu tier's order of sums)
 // qkv rows: q | k | v (keyHeads*d, keyHeads*d, valueHeads*d); alpha / beta rows of valueHeads.
-// Grid: x = valueHeads, y = 1. Workgroup 128 (d <= 128).
+// S is slot 0's copy; with `rows`, row t's slot's copy (above). Thread j alone touches column j
+// of its head's matrix, so a clear needs no barrier. Grid: x = valueHeads, y = 1. Workgroup 128
+// (d <= 128).
 ZK_KERNEL(128) void delta_net(__global const float* qkv, __global const float* alpha, __global const float* beta,
                               __global float* out, __global float* S, __global const float* a, __global const float* dtBias,
                               __global const int* state, int d, int keyHeads, int tokens, int inStride, int gateStride,
-                              int outStride, float eps, float qScale) {
+                              int outStride, float eps, float qScale, __global const int* rows, int slotFloats, int kvRows) {
     __local float qHi[128], qLo[128], kHi[128], kLo[128];
     __local float q_[128], k_[128];
     const int vh = ZK_GROUP_X(), kh = vh % keyHeads, j = ZK_LID();
     const int keyDim = keyHeads * d;
     __global float* s = S + (long)vh * d * d;
-    if (state[0] == 0 && j < d)
-        for (int i = 0; i < d; ++i) s[i * d + j] = 0.0f;
     for (int t = 0; t < tokens; ++t) {
+        bool clear = !rows && t == 0 && state[0] == 0;
+        if (rows) {
+            s = S + (long)(rows[2 * t + 1] / kvRows) * slotFloats + (long)vh * d * d;
+            clear = rows[2 * t] == 0;
+        }
+        if (clear && j < d)
+            for (int i = 0; i < d; ++i) s[i * d + j] = 0.0f;
         __global const float* row = qkv + (long)t * inStride;
         __global const float* q = row + kh * d;
         __global const float* k = row + keyDim + kh * d;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -44,7 +45,17 @@ public:
 
 private:
     uint64_t row0(graph::BufferId id) const { return m_.at(id, r_.firstRow); }
-    uint64_t stateOf(graph::BufferId id) const { return m_.at(id, 0); }  // persistent: one copy
+    uint64_t stateOf(graph::BufferId id) const { return m_.at(id, 0); }  // persistent: slot 0's copy
+    // Where a row's copy of the state is: one slot's floats and the KV rows a slot, which the
+    // kernels divide each row's first KV row by (kernels/cl/deltanet.cl).
+    int32_t slotFloats(const graph::Op& op) const {
+        const uint64_t floats = m_.plan().stateStride / 4;
+        if (r_.rowsBlock && floats > uint64_t(INT32_MAX))
+            throw TierError(fmt::format("kfd tier: op {}: a sequence slot's recurrent state of {} floats (the kernels take 2^31 - 1)",
+                                        op.label, floats));
+        return r_.rowsBlock ? int32_t(floats) : 0;
+    }
+    int32_t kvRows() const { return int32_t(std::max<int64_t>(1, m_.kvLayout().rows)); }
     int32_t width(graph::BufferId id) const { return static_cast<int32_t>(g_.buffer(id).width); }
     int32_t tokens() const { return static_cast<int32_t>(r_.rows); }
 
@@ -53,7 +64,7 @@ private:
         const int32_t channels = h.convChannels();
         b_.launch("ssm_conv",
                   ka::SsmConvArgs{row0(op.in), stateOf(op.state), m_.weight(*op.weight), row0(op.out), m_.state(), channels,
-                                  h.convKernel, tokens(), width(op.in), width(op.out)},
+                                  h.convKernel, tokens(), width(op.in), width(op.out), r_.rowsBlock, slotFloats(op), kvRows()},
                   {ceilDiv(channels, ka::kSsmConvShape.perGroupX), 1, 1}, {op.in, op.state}, {op.out, op.state}, op.label);
     }
 
@@ -67,7 +78,7 @@ private:
         b_.launch("delta_net",
                   ka::DeltaNetArgs{row0(op.in), row0(op.alpha), row0(op.beta), row0(op.out), stateOf(op.state), m_.weight(*op.weight),
                                    m_.weight(*op.biasWeight), m_.state(), h.headDim, h.keyHeads, tokens(), width(op.in),
-                                   width(op.alpha), width(op.out), c.normEps, qScale},
+                                   width(op.alpha), width(op.out), c.normEps, qScale, r_.rowsBlock, slotFloats(op), kvRows()},
                   {uint32_t(h.valueHeads), 1, 1}, {op.in, op.alpha, op.beta, op.state}, {op.out, op.state}, op.label);
     }
 

@@ -2,8 +2,9 @@
 // The ops of the Qwen3.5 / Qwen3.6 hybrids (graph/hybrid_blocks.cpp) onto the kernels of
 // kernels/cl/deltanet.cl: SsmConv, DeltaNet, GatedNorm, SplitGate, SigmoidGate. The conv window
 // and the per-head state matrices are the graph's persistent buffers in the arena
-// (graph::planMemory's recurrent-state range), updated in place by the kernels; barriers come
-// from the buffer ids as for every other op (each layer's state has its own id).
+// (graph::planMemory's recurrent-state range, a copy per sequence slot), updated in place by the
+// kernels; barriers come from the buffer ids as for every other op (each layer's state has its
+// own id, all its copies included).
 #include <cstdint>
 
 #include "graph/graph.h"
@@ -15,10 +16,13 @@ namespace zinc::kfd {
 // Workgroups along an extent: ceil(a / b).
 inline uint32_t ceilDiv(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
-// The rows a recorded op covers: tokens [firstRow, firstRow + rows) of the plan.
+// The rows a recorded op covers: tokens [firstRow, firstRow + rows) of the plan; in a step over
+// rows of several sequences, the token state's rows block (each row's position and slot), whose
+// slot picks the copy of the recurrent state a row steps (graph::MemoryPlan::stateCopies).
 struct OpRows {
     int32_t firstRow = 0;
     uint32_t rows = 1;
+    uint64_t rowsBlock = 0;
 };
 
 // Records the dispatch of one hybrid op; throws TierError naming the op for a shape the

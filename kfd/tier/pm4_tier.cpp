@@ -142,13 +142,14 @@ public:
 
     // Rows of several sequences in one submission of a plan recorded per (rows, wanted rows): the
     // token state's rows block carries each row's position and the first KV row of its slot, then
-    // the wanted rows, whose logits come back in row order (graph_recorder.h, PlanShape). Hybrid
-    // models hold one slot and take evaluate()'s path (Tier::evaluateRows' default).
+    // the wanted rows, whose logits come back in row order (graph_recorder.h, PlanShape). A
+    // hybrid's rows step their slots' copies of the recurrent state (kernels/cl/deltanet.cl), each
+    // slot going on from where its state ends or starting again at position 0.
     void evaluateRows(std::span<const runtime::SequenceRow> rows, std::span<float> logits) override {
-        if (hasState()) return Tier::evaluateRows(rows, logits);
         ready();
         stopLoop();
         limits_.checkRows(rows, sequences_, logits.size());
+        if (hasState()) recurrentSlots_.advanceRows(kfd_.tierName, rows);
         const auto n = static_cast<int32_t>(rows.size());
         std::vector<int32_t> tokens, words(size_t(2 * n));
         for (int32_t i = 0; i < n; ++i) {
@@ -301,7 +302,7 @@ public:
         }
         while (!inFlight.empty()) waitOldest();
         const int32_t produced = sampler_.steps();
-        if (hasState()) state_.setEnd(startPos + produced);  // each step fed one token
+        if (hasState()) evaluateState().setEnd(startPos + produced);  // each step fed one token
         lastEnd_ = sampler_.endReason();
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
         stats_.decodeTokens += produced;
@@ -393,7 +394,7 @@ private:
         std::vector<int32_t> ids = sampler_.ids(loop_.taken, loop_.taken + produced);
         loop_.taken += produced;
         loop_.nextPosition = startPos + produced;
-        if (hasState()) state_.setEnd(loop_.nextPosition);
+        if (hasState()) evaluateState().setEnd(loop_.nextPosition);
         loop_.lastId = ids.empty() ? firstToken : ids.back();
         if (ended || cancelled || sampler_.endReason() != EndReason::Running) finishLoop(plan);
         if (!p.greedy()) sampler.skipDraws(uint64_t(produced));
@@ -467,44 +468,72 @@ private:
         }
     }
 
-    // Hybrid models: a step at position 0 starts a sequence (the kernels clear the state,
-    // kernels/cl/deltanet.cl), any other start but the state's end throws. `fed`: the tokens it runs.
+    // Hybrid models: evaluate()'s one sequence is slot 0's copy of the recurrent state; a step at
+    // position 0 starts it again (the kernels clear the state, kernels/cl/deltanet.cl), any other
+    // start but the state's end throws. `fed`: the tokens it runs.
     bool hasState() const { return memory_.recurrentStateBytes() > 0; }
+    runtime::RecurrentStatePosition& evaluateState() { return recurrentSlots_.slot(0); }
     void syncRecurrentState(int32_t startPos, int32_t fed) {
-        if (hasState()) state_.advance(kfd_.tierName, startPos, fed);
+        if (hasState()) evaluateState().advance(kfd_.tierName, startPos, fed);
     }
 
+    // A copy of one slot's recurrent state in VRAM, taken at `position` (-1: none), with the
+    // one-dispatch plans that save and restore it (recorded on first use).
+    struct StateSnapshot {
+        DeviceMemory copy;
+        std::optional<PlanBuilder::Finished> save, restore;
+        int32_t position = -1;
+    };
+    // snapshots_: one a slot (saveSlotSnapshot), then evaluate()'s (saveStateSnapshot).
+    StateSnapshot& snapshotOf(int32_t slot) {
+        if (snapshots_.empty()) snapshots_.resize(size_t(sequences_) + 1);
+        return snapshots_[size_t(slot)];
+    }
     bool saveStateSnapshot() override {
         if (!hasState()) return false;
-        copyState(true);
-        state_.saved();
+        copyState(snapshotOf(sequences_), 0, true);
         return true;
     }
     void restoreStateSnapshot() override {
-        if (!state_.hasSnapshot()) return runtime::Tier::restoreStateSnapshot();
-        copyState(false);
-        state_.restored();
+        if (!hasState() || snapshotOf(sequences_).position < 0) return runtime::Tier::restoreStateSnapshot();
+        copyState(snapshotOf(sequences_), 0, false);
+    }
+    bool saveSlotSnapshot(int32_t slot) override {
+        if (!hasState() || slot < 0 || slot >= sequences_) return false;
+        copyState(snapshotOf(slot), slot, true);
+        return true;
+    }
+    void restoreSlotSnapshot(int32_t slot) override {
+        if (!hasState() || slot < 0 || slot >= sequences_ || snapshotOf(slot).position < 0)
+            return runtime::Tier::restoreSlotSnapshot(slot);
+        copyState(snapshotOf(slot), slot, false);
     }
 
-    // The recurrent state to the snapshot buffer (save) or back, by copy_words on the device:
-    // nothing is read back. Each direction's one-dispatch plan is recorded on first use.
-    void copyState(bool save) {
+    // Slot `slot`'s recurrent state to the snapshot (save) or back, by copy_words on the device:
+    // nothing is read back. The snapshot keeps the slot's position and puts it back.
+    void copyState(StateSnapshot& snap, int32_t slot, bool save) {
         stopLoop();
         const uint64_t bytes = memory_.recurrentStateBytes();
-        if (!snapshot_) snapshot_ = DeviceMemory(*device_, bytes, MemoryKind::Vram, "recurrent state snapshot");
-        std::optional<PlanBuilder::Finished>& plan = save ? savePlan_ : restorePlan_;
+        if (!snap.copy) snap.copy = DeviceMemory(*device_, bytes, MemoryKind::Vram, "recurrent state snapshot");
+        std::optional<PlanBuilder::Finished>& plan = save ? snap.save : snap.restore;
         if (!plan) {
             PlanBuilder b(*device_, kernels_, 1);
-            const uint64_t arena = memory_.recurrentState(), copy = snapshot_.gpu();
+            const uint64_t arena = memory_.recurrentState(slot), copy = snap.copy.gpu();
             recordCopyWords(b, save ? arena : copy, save ? copy : arena, bytes / 4);
             plan = b.finish(save ? "state snapshot" : "state restore");
         }
+        runtime::RecurrentStatePosition& at = recurrentSlots_.slot(slot);
         TokenSubmission s;
         s.ibAddress = plan->ib.gpu();
         s.ibDwords = plan->ibDwords;
         s.ibName = save ? "state-save" : "state-restore";
-        s.what = fmt::format("the recurrent state's {} at position {}", save ? "snapshot" : "restore", save ? state_.position() : state_.snapshotPosition());
+        s.what = fmt::format("the recurrent state's {} of sequence slot {} at position {}", save ? "snapshot" : "restore", slot,
+                             save ? at.position() : snap.position);
         submitter_->wait(submitter_->submit(s, plan->hostCopy));
+        if (save)
+            snap.position = at.position();
+        else
+            at.setEnd(snap.position);
     }
 
     // The pacer of sampled submissions for this submitter's route (made anew when a recovered
@@ -689,9 +718,8 @@ private:
     bool faultArmed_ = false;               // the injected fault (kfd_.injectFault) was handed to the device
     std::string vramLost_;                  // set when a reset lost VRAM: every later call fails with it
     std::vector<uint32_t> loopHostCopy_;
-    runtime::RecurrentStatePosition state_;  // hybrid models: where the recurrent state and its snapshot stand
-    DeviceMemory snapshot_;                  // saveStateSnapshot's copy of the state
-    std::optional<PlanBuilder::Finished> savePlan_, restorePlan_;
+    runtime::RecurrentSlotPositions recurrentSlots_{sequences_};  // hybrid models: where each slot's recurrent state stands
+    std::vector<StateSnapshot> snapshots_;
     struct Loop {
         bool running = false;
         uint64_t value = 0;        // the loop submission's fence value

@@ -105,7 +105,7 @@ void checkFits(const Device& device, uint64_t weights, uint64_t kvCache, uint64_
 
 TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes,
                        int32_t sequences)
-    : graph_(&graph), plan_(graph::planMemory(graph, maxBatch)), sequences_(std::max(1, sequences)), maxBatch_(maxBatch) {
+    : graph_(&graph), plan_(graph::planMemory(graph, maxBatch, std::max(1, sequences))), sequences_(std::max(1, sequences)), maxBatch_(maxBatch) {
     const auto& c = *graph.config;
     uint64_t weightBytes = 0;
     for (const model::WeightRef* w : weightsOf(graph)) weightBytes += alignedWeightBytes(*w);

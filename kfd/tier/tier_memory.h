@@ -68,7 +68,8 @@ class TierMemory {
 public:
     // Checks first that weights, KV cache and activations fit the device's VRAM (or
     // `limitBytes` when smaller and not 0): a TierError says how much is needed and available.
-    // `sequences`: KV slots (continuous batching), each a copy of the KV layout.
+    // `sequences`: KV slots (continuous batching), each a copy of the KV layout and of a
+    // hybrid's recurrent state.
     TierMemory(Device& device, const graph::Graph& graph, int32_t contextLength, int32_t maxBatch, uint64_t limitBytes = 0,
                int32_t sequences = 1);
 
@@ -82,9 +83,10 @@ public:
     const graph::MemoryPlan& plan() const { return plan_; }
     uint64_t arenaGpu() const { return arena_.gpu(); }
     // Hybrid models' recurrent state (the graph's persistent buffers: conv windows, DeltaNet
-    // state matrices), one contiguous range of the arena updated in place by the kernels.
-    uint64_t recurrentState() const { return arena_.gpu(plan_.stateBegin); }
-    uint64_t recurrentStateBytes() const { return plan_.stateEnd - plan_.stateBegin; }
+    // state matrices), a contiguous range of the arena a sequence slot (slot 0's is evaluate()'s),
+    // updated in place by the kernels.
+    uint64_t recurrentState(int32_t slot) const { return arena_.gpu(plan_.stateBegin + uint64_t(slot) * plan_.stateStride); }
+    uint64_t recurrentStateBytes() const { return plan_.stateStride; }  // one slot's
     const uint8_t* arenaCpu() const { return arena_.cpu<uint8_t>(); }
 
     // Layer `layer`'s first K / V row in slot 0; its rows: kvLayout().layer(layer).slots. Slot s

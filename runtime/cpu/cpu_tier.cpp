@@ -23,7 +23,7 @@ public:
     CpuTier(const graph::Graph& graph, const runtime::TierOptions& options)
         : graph_(graph),
           config_(*graph.config),
-          limits_("cpu", graph, options, INT32_MAX, runtime::RecurrentSlots::PerSlot),
+          limits_("cpu", graph, options, INT32_MAX),
           arena_(limits_.plan().arenaBytes),
           pool_(options.threads > 0 ? options.threads : defaultThreadCount()),
           kv_(limits_.kv(), config_.kvDim(), options.precision == runtime::Precision::Ggml,

@@ -89,7 +89,25 @@ TEST(KfdSequenceRows, TheUmqAndCsDoorsCarryTheRows) {
 
 TEST(KfdSequenceRows, ARowOutsideTheSlotsIsAnError) { test::expectRowsOutsideTheSlotsAreAnError(KfdRows("stories260K.gguf").tier); }
 
-TEST(KfdSequenceRows, ARecurrentModelRefusesSeveralSlots) { test::expectSeveralSlotsRefused(KfdRows("qwen35moe-tiny.gguf").tier); }
+// A hybrid (qwen35moe) keeps its conv windows and DeltaNet matrices per slot (ssm_conv and
+// delta_net find each row's slot in the rows block): rows bit for bit each sequence alone, each
+// slot from where its state ends or from its snapshot, through every door.
+TEST(KfdSequenceRowsHybrid, SeveralSequencesInOneStepEqualEachAlone) {
+    test::expectSeveralSequencesInOneStepEqualEachAlone(KfdRows("qwen35moe-tiny.gguf").tier, "qwen35moe-tiny.gguf");
+}
+
+TEST(KfdSequenceRowsHybrid, FourSequencesAtDifferentLengthsDecodeTogether) {
+    for (const test::Door door : {test::Door::Kfd, test::Door::Umq, test::Door::Cs})
+        test::expectSequencesAtDifferentLengthsDecodeTogether(KfdRows("qwen35moe-tiny.gguf", door).tier, "qwen35moe-tiny.gguf", 4);
+}
+
+TEST(KfdSequenceRowsHybrid, AHybridSlotGoesOnOnlyFromWhereItsStateEnds) {
+    test::expectAHybridSlotGoesOnOnlyFromWhereItsStateEnds(KfdRows("qwen35moe-tiny.gguf").tier);
+}
+
+TEST(KfdSequenceRowsHybrid, AHybridSlotGoesOnFromItsSnapshot) {
+    test::expectAHybridSlotGoesOnFromItsSnapshot(KfdRows("qwen35moe-tiny.gguf").tier);
+}
 
 }  // namespace
 }  // namespace zinc

@@ -16,15 +16,7 @@ source "$(dirname "$0")/start_server.sh"
 start_server batched --tier kfd --sim --ctx 128 serve "$model" --port 0 --parallel 2 --queue 8 --model-name tiny
 grep -q "(2 sequence slots)" "$work/batched.err" && pass "the tier line says it holds 2 sequence slots" ||
   fail "tier line: $(grep tier: "$work/batched.err")"
-"$ZINC_RT" bench-serve --url "$base" --clients 2 --requests 6 --max-tokens 8 --seed 7 \
-  --outputs "$work/batched.jsonl" >"$work/batched.json" || fail "bench-serve, 2 clients, exited $?"
-"$ZINC_RT" bench-serve --url "$base" --clients 2 --requests 2 --max-tokens 8 --temperature 0 \
-  --outputs "$work/greedy-batched.jsonl" >"$work/greedy-batched.json" || fail "bench-serve, greedy, exited $?"
-kill $server; wait $server 2>/dev/null
-ok=$(figure "$work/batched.json" ok)
-[ "$ok" = 6 ] && pass "6 of 6 streamed requests answered 200 and complete" ||
-  fail "complete requests: $ok of 6 ($(tr -d '\n ' <"$work/batched.json"))"
-
+batched_requests 2 6 2
 same_as_alone 6 2 --tier kfd --sim --ctx 128 serve "$model" --port 0 --parallel 1 --queue 8 --model-name tiny
 
 [ $failures = 0 ] && echo "all passed" || echo "$failures failed"

@@ -1,7 +1,7 @@
 # Sourced by the serve test scripts (needs $ZINC_RT and $work): pass/fail counting, `figure`, and
 # start_server NAME ARGS... which starts `zinc-rt ARGS...` (output in $work/NAME.out/.err) and
-# sets $base (and $server, its pid) once it listens, and same_as_alone (below). Every server
-# started is killed at exit.
+# sets $base (and $server, its pid) once it listens, batched_requests and same_as_alone (below).
+# Every server started is killed at exit.
 failures=0
 pass() { echo "ok - $1"; }
 fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
@@ -9,6 +9,21 @@ fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
 figure() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/^[^:]*: //'; }
 servers=()
 trap 'for p in "${servers[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done' EXIT
+# batched_requests CLIENTS SAMPLED GREEDY: sends the server at $base (a batched one) SAMPLED
+# requests (seed 7) and GREEDY greedy ones from CLIENTS concurrent streaming clients (texts in
+# $work/batched.jsonl, $work/greedy-batched.jsonl), stops it, and checks that every sampled request
+# was answered 200 and complete.
+batched_requests() {
+  local clients=$1 sampled=$2 greedy=$3 ok
+  "$ZINC_RT" bench-serve --url "$base" --clients "$clients" --requests "$sampled" --max-tokens 8 --seed 7 \
+    --outputs "$work/batched.jsonl" >"$work/batched.json" || fail "bench-serve, $clients clients, exited $?"
+  "$ZINC_RT" bench-serve --url "$base" --clients "$clients" --requests "$greedy" --max-tokens 8 --temperature 0 \
+    --outputs "$work/greedy-batched.jsonl" >"$work/greedy-batched.json" || fail "bench-serve, greedy, exited $?"
+  kill $server; wait $server 2>/dev/null
+  ok=$(figure "$work/batched.json" ok)
+  [ "$ok" = "$sampled" ] && pass "$sampled of $sampled streamed requests answered 200 and complete" ||
+    fail "complete requests: $ok of $sampled ($(tr -d '\n ' <"$work/batched.json"))"
+}
 # same_as_alone SAMPLED GREEDY ARGS...: starts `zinc-rt ARGS...` (a --parallel 1 server) as
 # "alone", sends it SAMPLED requests (seed 7) and GREEDY greedy ones one at a time, and checks
 # that each text equals the batched server's ($work/batched.jsonl, $work/greedy-batched.jsonl).
