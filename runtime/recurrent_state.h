@@ -31,9 +31,8 @@ public:
     void setEnd(int32_t position) { position_ = position; }
     int32_t position() const { return position_; }
 
+    // A slot snapshot's position (the cpu tier's; the GPU tiers keep it with their copy).
     void saved() { snapshot_ = position_; }
-    bool hasSnapshot() const { return snapshot_ >= 0; }
-    int32_t snapshotPosition() const { return snapshot_; }
     void restored() { position_ = snapshot_; }
 
 private:
