@@ -128,6 +128,21 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage, prefetch};
 }
 
+// Several tokens on a matrix of under 1 MiB: a workgroup a token, as one token runs (the weights
+// read again per token, from L2), not the staged token tile, whose staging passes and barriers
+// cost a small matrix more than its loads; the same bits (a row's sums depend on k alone). H200,
+// make-model Q4_K_M, bench --sequences N -p 64 -n 128 -r 2 --gpu-greedy (run 230): the Qwen3.6
+// shape (its shared expert's 0.6-0.9 MB matrices, k, v, alpha, beta) 8 sequences 839.3 -> 884.4
+// / 886.4 tok/s, 4 sequences 613.3 -> 641.4 / 646.7; Qwen3-8B (no matrix that small) 1,266.9 /
+// 1,269.2 -> 1,264.3 / 1,273.0, and with matrices up to 4.2 MB untiled (its 2.4 MB k and v)
+// 1,228.3 / 1,232.5: slower. ZINC_VK_ROWS_UNTILED_BYTES=N overrides the bound, for A/B runs
+// (read per call).
+bool untiledInRows(const model::WeightRef& w, uint32_t tokens) {
+    const char* v = std::getenv("ZINC_VK_ROWS_UNTILED_BYTES");
+    const uint64_t below = v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{1} << 20;
+    return tokens > 1 && uint64_t(w.rowBytes) * uint64_t(w.rows) < below;
+}
+
 uint32_t actRowWords(ActFormat mode, uint32_t k) {
     return mode == ActFormat::Q8_0 || mode == ActFormat::Q8_1 || mode == ActFormat::Q8_K ? k / 4 + k / 16 : k;
 }
@@ -361,7 +376,7 @@ void MatVecOp::recordCall(Recorder& rec, const Call& c, const Kernel& kernel) {
     if (kernel.v2 && quantized) {
         const bool vec = w.type == GgmlType::Q4_K && rows16(c.weights, w.rowBytes) && rows16(c.upWeights, w.rowBytes);
         const bool act4 = rows16(c.act, 4 * uint64_t{c.actStride});
-        const uint32_t tokens = expert ? 1u : c.tokens;
+        const uint32_t tokens = expert || untiledInRows(w, c.tokens) ? 1u : c.tokens;
         const bool dot4 = matVec_ == Shader::MatVecDot4;
         const RowsConfig g = rowsConfig(static_cast<uint32_t>(w.cols), m, tokens, w.type, expert, c.up != nullptr, dot4, kernel);
         auto spec = rowsSpec(w.type, static_cast<uint32_t>(w.cols), m, tokens, expert, c.up != nullptr, vec, act4, dot4, kernel);
