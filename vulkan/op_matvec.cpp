@@ -140,7 +140,7 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
 bool untiledInRows(const model::WeightRef& w, uint32_t tokens) {
     const char* v = std::getenv("ZINC_VK_ROWS_UNTILED_BYTES");
     const uint64_t below = v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{1} << 20;
-    return tokens > 1 && uint64_t(w.rowBytes) * uint64_t(w.rows) < below;
+    return tokens > 2 && std::min(w.rows, w.cols) <= 512 && uint64_t(w.rowBytes) * uint64_t(w.rows) < below;
 }
 
 uint32_t actRowWords(ActFormat mode, uint32_t k) {

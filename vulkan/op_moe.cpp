@@ -28,14 +28,17 @@ constexpr uint32_t kPairTile = 64;  // matmul.comp's pairs per tile
 
 // Rows from which an F32 router's logits take the float matvec and the top k a dispatch of its
 // own (one workgroup a token) instead of moe_topk.comp's one dispatch (a workgroup an expert and
-// token, the last of a token ranking): the fused form pays for one token, where it saves a
-// barrier, not for a step of several rows (the same bits either way). H200, make-model Q4_K_M,
-// bench --sequences 8 -p 64 -n 128 -r 2 --gpu-greedy (run 230): the Qwen3.6 shape 839.3 -> 919.3
-// / 924.3 tok/s (the routers of a step 1,941 -> 1,083 us), Qwen3-30B-A3B 887.1 -> 887.7 / 895.7.
-// ZINC_VK_ROUTER_FUSED_BELOW=N overrides it, for A/B runs (read per plan).
-uint32_t fusedRouterBelowRows() {
+// token, the last of a token ranking). A step of rows never takes the fused form: it pays for one
+// token only, where it saves a barrier, and a rows plan's row must get the same bits alone as
+// beside others (NVIDIA's driver compiles the two forms' sums differently). H200, make-model
+// Q4_K_M, bench --sequences 8 -p 64 -n 128 -r 2 --gpu-greedy (run 230): the Qwen3.6 shape 839.3
+// -> 919.3 / 924.3 tok/s (the routers of a step 1,941 -> 1,083 us), Qwen3-30B-A3B 887.1 -> 887.7
+// / 895.7. One-sequence plans keep it below kTiledMinTokens tokens. ZINC_VK_ROUTER_FUSED_BELOW=N
+// sets the bound for both, for A/B runs (read per plan).
+uint32_t fusedRouterBelowRows(bool sequenceRows) {
     const char* v = std::getenv("ZINC_VK_ROUTER_FUSED_BELOW");
-    return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : 2u;
+    if (v && *v) return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+    return sequenceRows ? 0u : MatVecOp::kTiledMinTokens;
 }
 
 struct CombinePc {
@@ -68,9 +71,9 @@ void MoeOp::recordRoute(PlanContext& ctx, const graph::Op& op) const {
     TopKPc pc{ctx.mem.routerLogits, ctx.row0(op.expertIds), ctx.row0(op.expertWeights), 0, 0, ctx.mem.routerDone,
               static_cast<uint32_t>(c.nExpert), static_cast<uint32_t>(c.nExpertUsed), c.normTopkProb ? 1u : 0u,
               static_cast<uint32_t>(w.cols), 0, MatVecOp::matVecThreads(w.cols), 0};
-    if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0 && rows < fusedRouterBelowRows()) {
+    if (w.type == model::GgmlType::F32 && ctx.mem.routerDone != 0 && rows < fusedRouterBelowRows(ctx.sequenceRows)) {
         // Logits and top k in one dispatch: workgroup (expert, token), the last one of a token
-        // ranks. Two rows or more take the else branch (fusedRouterBelowRows): the float matvec's tiles of 4 experts x
+        // ranks. Rows plans take the else branch (fusedRouterBelowRows): the float matvec's tiles of 4 experts x
         // 8 tokens (the same sums, each router value loaded once per tile, not per token),
         // then the top k.
         pc.w = ctx.weights.address(w);

@@ -6,6 +6,8 @@
 // outputs do not depend on the load).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "tests/sequence_rows_body.h"
 #include "tests/tier_conformance.h"
 #include "tests/vulkan/vulkan_fixture.h"
@@ -64,7 +66,7 @@ TEST(VulkanSequenceRowsDecode, GreedyRowsAreTheirLogitsArgmax) {
 // attention (FUSED); beside a prompt chunk qk_rope.comp does: the same bits.
 TEST(VulkanSequenceRowsDecode, ADecodeRowIsTheSameBesideAPromptChunk) {
     ZINC_REQUIRE_VULKAN();
-    for (const char* file : {"qwen3-tiny.gguf", "stories260K.gguf"})
+    for (const char* file : {"qwen3-tiny.gguf", "stories260K.gguf", "qwen3moe-tiny.gguf", "qwen35moe-tiny.gguf"})
         test::expectADecodeRowIsTheSameBesideAPromptChunk(VulkanRows(file).tier, file, {10, 40});
 }
 
@@ -95,11 +97,14 @@ TEST(VulkanSequenceRowsDecode, UntiledSmallMatricesAndTheSplitRouterGiveTheTiles
             first.insert(first.end(), second.begin(), second.end());
             return first;
         };
-        const std::vector<float> now = logitsWith("1048576", "2"), before = logitsWith("0", "16");
-        ASSERT_EQ(now.size(), before.size());
-        size_t differ = 0;
-        for (size_t i = 0; i < now.size(); ++i) differ += now[i] != before[i];
-        EXPECT_EQ(differ, 0u) << "logits of " << now.size() << " differ";
+        const std::vector<float> now = logitsWith("", "");
+        for (const auto& [untiled, fused, what] : {std::tuple{"0", "", "the staged tiles"}, std::tuple{"", "16", "the fused router"}}) {
+            const std::vector<float> before = logitsWith(untiled, fused);
+            ASSERT_EQ(now.size(), before.size());
+            size_t differ = 0;
+            for (size_t i = 0; i < now.size(); ++i) differ += now[i] != before[i];
+            EXPECT_EQ(differ, 0u) << "against " << what << ": logits of " << now.size() << " differ";
+        }
     }
 }
 
