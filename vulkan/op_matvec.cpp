@@ -128,19 +128,21 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
     return {threads, alongK, rows, tile, std::min(units, (nUnits + alongK - 1) / alongK * alongK), stage, prefetch};
 }
 
-// Several tokens on a matrix of under 1 MiB: a workgroup a token, as one token runs (the weights
-// read again per token, from L2), not the staged token tile, whose staging passes and barriers
-// cost a small matrix more than its loads; the same bits (a row's sums depend on k alone). H200,
-// make-model Q4_K_M, bench --sequences N -p 64 -n 128 -r 2 --gpu-greedy (run 230): the Qwen3.6
-// shape (its shared expert's 0.6-0.9 MB matrices, k, v, alpha, beta) 8 sequences 839.3 -> 884.4
-// / 886.4 tok/s, 4 sequences 613.3 -> 641.4 / 646.7; Qwen3-8B (no matrix that small) 1,266.9 /
-// 1,269.2 -> 1,264.3 / 1,273.0, and with matrices up to 4.2 MB untiled (its 2.4 MB k and v)
-// 1,228.3 / 1,232.5: slower. ZINC_VK_ROWS_UNTILED_BYTES=N overrides the bound, for A/B runs
-// (read per call).
+// Several tokens on a matrix of under 1 MiB with at most 512 rows or columns: a workgroup a token,
+// as one token runs (the weights read again per token, from L2), not the staged token tile,
+// whose staging passes and barriers cost such a matrix more than its loads; the same bits (a
+// row's sums depend on k alone). H200, make-model Q4_K_M, bench --sequences N -p 64 -n 128 -r 2
+// --gpu-greedy: the Qwen3.6 shape (its shared expert, k, v, alpha, beta) 8 sequences 839.3 ->
+// 884.4 / 886.4 tok/s, 4 sequences 613.3 -> 641.4 / 646.7 (run 230, every matrix under 1.1 MB);
+// with 2 sequences the router's split form alone (below) 364.6, with these untiled too 388.8
+// (runs 231-232). Qwen3-8B (no matrix that small) unchanged; its 2.4 MB k and v untiled:
+// 1,266.9 / 1,269.2 -> 1,228.3 / 1,232.5. Qwen3-0.6B's 1,024 x 1,024 k and v untiled: 8
+// sequences 3,645-3,683 -> 3,593 (run 231), so they stay tiled. ZINC_VK_ROWS_UNTILED_BYTES=N
+// moves the bytes' bound, for A/B runs (read per call).
 bool untiledInRows(const model::WeightRef& w, uint32_t tokens) {
     const char* v = std::getenv("ZINC_VK_ROWS_UNTILED_BYTES");
     const uint64_t below = v && *v ? std::strtoull(v, nullptr, 10) : uint64_t{1} << 20;
-    return tokens > 2 && std::min(w.rows, w.cols) <= 512 && uint64_t(w.rowBytes) * uint64_t(w.rows) < below;
+    return tokens > 1 && std::min(w.rows, w.cols) <= 512 && uint64_t(w.rowBytes) * uint64_t(w.rows) < below;
 }
 
 uint32_t actRowWords(ActFormat mode, uint32_t k) {
