@@ -134,7 +134,7 @@ RowsConfig rowsConfig(uint32_t k, uint32_t m, uint32_t tokens, GgmlType type, bo
 // row's sums depend on k alone). H200, make-model Q4_K_M, bench --sequences N -p 64 -n 128 -r 2
 // --gpu-greedy: the Qwen3.6 shape (its shared expert, k, v, alpha, beta) 8 sequences 839.3 ->
 // 884.4 / 886.4 tok/s, 4 sequences 613.3 -> 641.4 / 646.7 (run 230, every matrix under 1.1 MB);
-// with 2 sequences the router's split form alone (below) 364.6, with these untiled too 388.8
+// with 2 sequences the router's split form alone (op_moe.cpp) 364.6, with these untiled too 388.8
 // (runs 231-232). Qwen3-8B (no matrix that small) unchanged; its 2.4 MB k and v untiled:
 // 1,266.9 / 1,269.2 -> 1,228.3 / 1,232.5. Qwen3-0.6B's 1,024 x 1,024 k and v untiled: 8
 // sequences 3,645-3,683 -> 3,593 (run 231), so they stay tiled. ZINC_VK_ROWS_UNTILED_BYTES=N
