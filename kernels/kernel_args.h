@@ -160,6 +160,7 @@ struct SsmConvArgs {
     uint64_t rows = 0;       // as AttentionArgs::rows: row t steps the copy of slot rows[2t + 1] / kvRows
     int32_t slotFloats = 0;  // one slot's copy of the recurrent state (graph::MemoryPlan::stateStride / 4)
     int32_t kvRows = 1;      // KV cache rows a slot
+    int32_t rowOfGroup = 0;  // 1: every row in a slot of its own, workgroup y takes row y alone
 };
 // delta_net (S: the layer's per-head state matrices, updated in place)
 struct DeltaNetArgs {
@@ -167,7 +168,7 @@ struct DeltaNetArgs {
     int32_t d, keyHeads, tokens, inStride, gateStride, outStride;
     float eps, qScale;
     uint64_t rows = 0;  // as SsmConvArgs
-    int32_t slotFloats = 0, kvRows = 1;
+    int32_t slotFloats = 0, kvRows = 1, rowOfGroup = 0;
 };
 // gated_norm
 struct GatedNormArgs {

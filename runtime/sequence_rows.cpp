@@ -11,6 +11,14 @@
 
 namespace zinc::runtime {
 
+bool rowsInOwnSlots(std::span<const SequenceRow> rows) {
+    std::vector<int32_t> slots;
+    slots.reserve(rows.size());
+    for (const SequenceRow& r : rows) slots.push_back(r.slot);
+    std::sort(slots.begin(), slots.end());
+    return std::adjacent_find(slots.begin(), slots.end()) == slots.end();
+}
+
 void Tier::evaluateRows(std::span<const SequenceRow> rows, std::span<float> logits) {
     // A prefill chunk that wants no logits still gets the last row's, in `logits`.
     bool oneRun = !rows.empty();

@@ -73,6 +73,10 @@ inline size_t wantedRows(std::span<const SequenceRow> rows) {
     return n;
 }
 
+// Whether every row of a step is in a sequence slot of its own (decode rows): no row then
+// waits on another's recurrent state, so a tier may step them side by side.
+bool rowsInOwnSlots(std::span<const SequenceRow> rows);
+
 // The sampler of one wanted row of a step and the tokens its repetition penalty looks back on
 // (its sequence's prompt and output so far), for Tier::evaluateRowsSampled.
 struct RowSampler {

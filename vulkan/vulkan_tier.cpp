@@ -250,13 +250,6 @@ public:
     }
 
 private:
-    // Whether every row of a step is in a slot of its own.
-    static bool ownSlots(std::span<const runtime::SequenceRow> rows) {
-        std::vector<int32_t> slots;
-        for (const runtime::SequenceRow& r : rows) slots.push_back(r.slot);
-        std::sort(slots.begin(), slots.end());
-        return std::adjacent_find(slots.begin(), slots.end()) == slots.end();
-    }
 
     // One step of rows of several sequences through the batched plan for (rows, wanted rows,
     // output), recorded when first asked for: the token state carries each row's position and
@@ -273,7 +266,7 @@ private:
         memory_.writeRows(rows);
         if (output == PlanOutput::Logits && wanted > 1 && memory_.ensureLogitsRows(wanted))
             plans_.clear();  // they copy into the old buffer
-        const Plan& plan = planFor({n, false, output, false, wanted, ownSlots(rows)});
+        const Plan& plan = planFor({n, false, output, false, wanted, runtime::rowsInOwnSlots(rows)});
         const uint64_t value = submitter_.submit(plan.cmd, true, false);
         const auto submitted = Clock::now();
         submitter_.wait(value, fmt::format("vulkan tier: a step of {} rows of {} sequence slots", n, sequences_));

@@ -14,7 +14,9 @@
 // row of its sequence slot} per row, the token-state block's rows array; 0 otherwise): each slot
 // has a copy of the state, slotFloats floats after the slot before's, and row t steps the copy
 // of slot rows[2t + 1] / kvRows, cleared first where the row is at position 0. A slot's rows are
-// in position order, so walking the rows in order walks each slot's sequence in order.
+// in position order, so walking the rows in order walks each slot's sequence in order. Where every
+// row is in a slot of its own (decode rows: rowOfGroup), no row waits on another: workgroup y
+// takes row y alone, and the rows run side by side.
 //
 // Uses ZK_SUM_SQUARES and zk_rms_scale of norm.cl (zinc_kernels.cl includes it first).
 #include "zk_math.h"
@@ -56,22 +58,18 @@ static inline float zk_softplus(float x) { return x > 20.0f ? x : zk_log1pf(zk_e
 // window moves up one row and takes x[t] as its newest (window: taps - 1 rows of `channels`,
 // oldest first; w: [channel][taps], oldest tap first). One thread per channel owns its column.
 // `window` is slot 0's copy; with `rows`, row t's slot's copy (above). Grid: x = ceil(channels /
-// 64), y = 1. Workgroup 64.
+// 64), y = tokens with rowOfGroup, else 1. Workgroup 64.
 ZK_KERNEL(64) void ssm_conv(__global const float* x, __global float* window, __global const float* w, __global float* out,
                             __global const int* state, int channels, int taps, int tokens, int inStride, int outStride,
-                            __global const int* rows, int slotFloats, int kvRows) {
+                            __global const int* rows, int slotFloats, int kvRows, int rowOfGroup) {
     const int ch = ZK_GROUP_X() * 64 + ZK_LID();
     if (ch >= channels) return;
     const int last = taps - 1;
     __global const float* wc = w + (long)ch * taps;
-    __global float* win = window;
-    for (int t = 0; t < tokens; ++t) {
-        bool clear = !rows && t == 0 && state[0] == 0;
-        if (rows) {
-            win = window + (long)(rows[2 * t + 1] / kvRows) * slotFloats;
-            clear = rows[2 * t] == 0;
-        }
-        if (clear)
+    const int first = rowOfGroup ? ZK_GROUP_Y() : 0, end = rowOfGroup ? first + 1 : tokens;
+    for (int t = first; t < end; ++t) {
+        __global float* win = rows ? window + (long)(rows[2 * t + 1] / kvRows) * slotFloats : window;
+        if (rows ? rows[2 * t] == 0 : t == 0 && state[0] == 0)
             for (int k = 0; k < last; ++k) win[(long)k * channels + ch] = 0.0f;
         const float xv = x[(long)t * inStride + ch];
         float sum = 0.0f;
@@ -91,24 +89,21 @@ ZK_KERNEL(64) void ssm_conv(__global const float* x, __global float* window, __g
 //   S = decay S;  S += b (v - S k) k^T;  out = S q    (the cpu tier's order of sums)
 // qkv rows: q | k | v (keyHeads*d, keyHeads*d, valueHeads*d); alpha / beta rows of valueHeads.
 // S is slot 0's copy; with `rows`, row t's slot's copy (above). Thread j alone touches column j
-// of its head's matrix, so a clear needs no barrier. Grid: x = valueHeads, y = 1. Workgroup 128
-// (d <= 128).
+// of its head's matrix, so a clear needs no barrier. Grid: x = valueHeads, y = tokens with
+// rowOfGroup, else 1. Workgroup 128 (d <= 128).
 ZK_KERNEL(128) void delta_net(__global const float* qkv, __global const float* alpha, __global const float* beta,
                               __global float* out, __global float* S, __global const float* a, __global const float* dtBias,
                               __global const int* state, int d, int keyHeads, int tokens, int inStride, int gateStride,
-                              int outStride, float eps, float qScale, __global const int* rows, int slotFloats, int kvRows) {
+                              int outStride, float eps, float qScale, __global const int* rows, int slotFloats, int kvRows,
+                              int rowOfGroup) {
     __local float qHi[128], qLo[128], kHi[128], kLo[128];
     __local float q_[128], k_[128];
     const int vh = ZK_GROUP_X(), kh = vh % keyHeads, j = ZK_LID();
     const int keyDim = keyHeads * d;
-    __global float* s = S + (long)vh * d * d;
-    for (int t = 0; t < tokens; ++t) {
-        bool clear = !rows && t == 0 && state[0] == 0;
-        if (rows) {
-            s = S + (long)(rows[2 * t + 1] / kvRows) * slotFloats + (long)vh * d * d;
-            clear = rows[2 * t] == 0;
-        }
-        if (clear && j < d)
+    const int first = rowOfGroup ? ZK_GROUP_Y() : 0, end = rowOfGroup ? first + 1 : tokens;
+    for (int t = first; t < end; ++t) {
+        __global float* s = (rows ? S + (long)(rows[2 * t + 1] / kvRows) * slotFloats : S) + (long)vh * d * d;
+        if ((rows ? rows[2 * t] == 0 : t == 0 && state[0] == 0) && j < d)
             for (int i = 0; i < d; ++i) s[i * d + j] = 0.0f;
         __global const float* row = qkv + (long)t * inStride;
         __global const float* q = row + kh * d;

@@ -135,7 +135,7 @@ private:
             case OpKind::DeltaNet:
             case OpKind::GatedNorm:
             case OpKind::SplitGate:
-            case OpKind::SigmoidGate: return recordHybridOp(b_, g_, m_, op, {firstRow_, rows(), rowsBlock()});  // hybrid_ops.h
+            case OpKind::SigmoidGate: return recordHybridOp(b_, g_, m_, op, {firstRow_, rows(), rowsBlock(), shape_.rowsOwnSlots});  // hybrid_ops.h
             case OpKind::MatMulAdd: return matMul(l, true);
             case OpKind::MoeFfnAdd: return moeFfn(l, true);
             case OpKind::SwiGluQuantize: {

@@ -28,6 +28,9 @@ struct PlanShape {
     // runs on those (none wanted: the plan ends there). Attention never splits in such a plan, so
     // a row's logits do not depend on the rows beside it.
     int32_t wantedRows = -1;
+    // In such a step, every row is in a sequence slot of its own (decode rows): a hybrid's
+    // recurrent ops then step the rows side by side (hybrid_ops.h, OpRows::ownSlots).
+    bool rowsOwnSlots = false;
     bool sequenceRows() const { return wantedRows >= 0; }
     auto operator<=>(const PlanShape&) const = default;
 };

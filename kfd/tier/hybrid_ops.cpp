@@ -58,14 +58,18 @@ private:
     int32_t kvRows() const { return int32_t(std::max<int64_t>(1, m_.kvLayout().rows)); }
     int32_t width(graph::BufferId id) const { return static_cast<int32_t>(g_.buffer(id).width); }
     int32_t tokens() const { return static_cast<int32_t>(r_.rows); }
+    // The recurrent ops' rows: side by side (workgroup y a row) where each is in a slot of its own.
+    int32_t rowOfGroup() const { return r_.rowsBlock && r_.ownSlots ? 1 : 0; }
+    uint32_t rowGroups() const { return rowOfGroup() ? r_.rows : 1; }
 
     void conv(const graph::Op& op) {
         const auto& h = g_.config->hybrid;
         const int32_t channels = h.convChannels();
         b_.launch("ssm_conv",
                   ka::SsmConvArgs{row0(op.in), stateOf(op.state), m_.weight(*op.weight), row0(op.out), m_.state(), channels,
-                                  h.convKernel, tokens(), width(op.in), width(op.out), r_.rowsBlock, slotFloats(op), kvRows()},
-                  {ceilDiv(channels, ka::kSsmConvShape.perGroupX), 1, 1}, {op.in, op.state}, {op.out, op.state}, op.label);
+                                  h.convKernel, tokens(), width(op.in), width(op.out), r_.rowsBlock, slotFloats(op), kvRows(),
+                                  rowOfGroup()},
+                  {ceilDiv(channels, ka::kSsmConvShape.perGroupX), rowGroups(), 1}, {op.in, op.state}, {op.out, op.state}, op.label);
     }
 
     void delta(const graph::Op& op) {
@@ -78,8 +82,9 @@ private:
         b_.launch("delta_net",
                   ka::DeltaNetArgs{row0(op.in), row0(op.alpha), row0(op.beta), row0(op.out), stateOf(op.state), m_.weight(*op.weight),
                                    m_.weight(*op.biasWeight), m_.state(), h.headDim, h.keyHeads, tokens(), width(op.in),
-                                   width(op.alpha), width(op.out), c.normEps, qScale, r_.rowsBlock, slotFloats(op), kvRows()},
-                  {uint32_t(h.valueHeads), 1, 1}, {op.in, op.alpha, op.beta, op.state}, {op.out, op.state}, op.label);
+                                   width(op.alpha), width(op.out), c.normEps, qScale, r_.rowsBlock, slotFloats(op), kvRows(),
+                                   rowOfGroup()},
+                  {uint32_t(h.valueHeads), rowGroups(), 1}, {op.in, op.alpha, op.beta, op.state}, {op.out, op.state}, op.label);
     }
 
     void gatedNorm(const graph::Op& op) {

@@ -18,11 +18,14 @@ inline uint32_t ceilDiv(int64_t a, int64_t b) { return static_cast<uint32_t>((a 
 
 // The rows a recorded op covers: tokens [firstRow, firstRow + rows) of the plan; in a step over
 // rows of several sequences, the token state's rows block (each row's position and slot), whose
-// slot picks the copy of the recurrent state a row steps (graph::MemoryPlan::stateCopies).
+// slot picks the copy of the recurrent state a row steps (graph::MemoryPlan::stateCopies);
+// ownSlots: every row is in a slot of its own, so ssm_conv and delta_net step the rows side by
+// side (a workgroup row each) instead of walking them in order.
 struct OpRows {
     int32_t firstRow = 0;
     uint32_t rows = 1;
     uint64_t rowsBlock = 0;
+    bool ownSlots = false;
 };
 
 // Records the dispatch of one hybrid op; throws TierError naming the op for a shape the

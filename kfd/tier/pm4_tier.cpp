@@ -163,7 +163,10 @@ public:
         runtime::EventLog* log = traceLog();
         if (log) log->beginStep(rows.front().position, n);
         const auto start = Clock::now();
-        const RecordedPlan& plan = planFor({.nTokens = n, .wantedRows = wanted});
+        // Only a hybrid's plans differ where every row is in a slot of its own (its recurrent ops'
+        // rows side by side), so only they are recorded apart.
+        const bool ownSlots = hasState() && runtime::rowsInOwnSlots(rows);
+        const RecordedPlan& plan = planFor({.nTokens = n, .wantedRows = wanted, .rowsOwnSlots = ownSlots});
         TokenSubmission s = submission(plan, rows.front().position,
                                        fmt::format("a step of {} rows of {} sequence slots", n, sequences_));
         s.tokens = tokens;

@@ -120,14 +120,14 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"ssm_conv",
                  {ZK_ARG(Cv, x), ZK_ARG(Cv, window), ZK_ARG(Cv, w), ZK_ARG(Cv, out), ZK_ARG(Cv, state), ZK_ARG(Cv, channels),
                   ZK_ARG(Cv, taps), ZK_ARG(Cv, tokens), ZK_ARG(Cv, inStride), ZK_ARG(Cv, outStride), ZK_ARG(Cv, rows),
-                  ZK_ARG(Cv, slotFloats), ZK_ARG(Cv, kvRows)},
+                  ZK_ARG(Cv, slotFloats), ZK_ARG(Cv, kvRows), ZK_ARG(Cv, rowOfGroup)},
                  sizeof(Cv), kSsmConvShape.workgroup});
     using D = DeltaNetArgs;
     k.push_back({"delta_net",
                  {ZK_ARG(D, qkv), ZK_ARG(D, alpha), ZK_ARG(D, beta), ZK_ARG(D, out), ZK_ARG(D, S), ZK_ARG(D, a), ZK_ARG(D, dtBias),
                   ZK_ARG(D, state), ZK_ARG(D, d), ZK_ARG(D, keyHeads), ZK_ARG(D, tokens), ZK_ARG(D, inStride),
                   ZK_ARG(D, gateStride), ZK_ARG(D, outStride), ZK_ARG(D, eps), ZK_ARG(D, qScale), ZK_ARG(D, rows),
-                  ZK_ARG(D, slotFloats), ZK_ARG(D, kvRows)},
+                  ZK_ARG(D, slotFloats), ZK_ARG(D, kvRows), ZK_ARG(D, rowOfGroup)},
                  sizeof(D), kDeltaNetShape.workgroup});
     using G = GatedNormArgs;
     k.push_back({"gated_norm",

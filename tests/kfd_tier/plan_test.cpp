@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "graph/batched_step.h"
 #include "kfd/tier/graph_recorder.h"
@@ -72,6 +75,46 @@ TEST(KfdPlan, RowsPlansGatherTheWantedRowsOrEndAtTheLayerStack) {
     EXPECT_EQ(two.at("output_norm"), prefill.at("output_norm"));
     EXPECT_EQ(none.count("output_norm"), 0u);
     EXPECT_EQ(none.at("ffn_down"), prefill.at("ffn_down")) << "the layer stack runs whole";
+}
+
+// A hybrid's step of decode rows, each in a slot of its own (PlanShape::rowsOwnSlots): ssm_conv
+// and delta_net take a workgroup row per sequence row (DIM_Y = rows), as on a card the rows then
+// run side by side; where rows share a slot (a prompt chunk beside them) they walk the rows in
+// order in one workgroup row (DIM_Y = 1). Every other dispatch is the same in both plans.
+TEST(KfdPlan, DecodeRowsInSlotsOfTheirOwnStepTheRecurrentOpsSideBySide) {
+    auto device = test::simDevice();
+    auto m = model::Model::load(test::sharedPath("models/qwen35moe-tiny.gguf"));
+    const auto graph = graph::buildDecodeGraph(m->config(), m->weights());
+    kfd::KernelTable kernels(*device);
+    kfd::TierMemory memory(*device, graph, 64, 4, 0, 4);
+    // Per dispatch: its op's label and its DISPATCH_DIRECT's DIM_X, DIM_Y.
+    auto dispatches = [&](bool ownSlots) {
+        const kfd::RecordedPlan plan = kfd::recordGraph(*device, kernels, graph, memory,
+                                                        {.nTokens = 4, .wantedRows = 4, .rowsOwnSlots = ownSlots});
+        const pm4::Decoded decoded = pm4::decode(plan.built.hostCopy, pm4::Gfx::Gfx11);
+        EXPECT_FALSE(decoded.error);
+        std::vector<std::tuple<std::string, uint32_t, uint32_t>> out;
+        for (const auto& p : decoded.packets)
+            if (p.view.name() == "DISPATCH_DIRECT")
+                out.emplace_back(plan.built.ops.at(out.size()).second, *p.field("DIM_X"), *p.field("DIM_Y"));
+        return out;
+    };
+    const auto own = dispatches(true), shared = dispatches(false);
+    ASSERT_EQ(own.size(), shared.size());
+    size_t recurrent = 0;
+    for (size_t i = 0; i < own.size(); ++i) {
+        const auto& [label, x, y] = own[i];
+        EXPECT_EQ(label, std::get<0>(shared[i])) << "dispatch " << i;
+        EXPECT_EQ(x, std::get<1>(shared[i])) << label;
+        const bool stepsState = label.find("ssm_conv") != std::string::npos || label.find("delta_net") != std::string::npos;
+        recurrent += stepsState ? 1 : 0;
+        EXPECT_EQ(y, stepsState ? 4u : std::get<2>(shared[i])) << label;
+        if (stepsState) EXPECT_EQ(std::get<2>(shared[i]), 1u) << label << ": rows sharing a slot walk them in order";
+    }
+    size_t recurrentLayers = 0;
+    for (int32_t il = 0; il < m->config().nLayer; ++il) recurrentLayers += m->config().hybrid.recurrent(il) ? 1 : 0;
+    EXPECT_GT(recurrentLayers, 0u);
+    EXPECT_EQ(recurrent, 2 * recurrentLayers) << "a conv and a delta step a recurrent layer";
 }
 
 }  // namespace

@@ -17,14 +17,14 @@ namespace zinc {
 namespace {
 
 // The model of `file` and PM4 tiers of a given slot count over it on the simulated GPU, through
-// one of its doors (kfd queue, umq user queue, CS ioctl): 16-row steps.
+// one of its doors (kfd queue, umq user queue, CS ioctl) and code objects (`gfx`): 16-row steps.
 struct KfdRows {
-    explicit KfdRows(const std::string& file, test::Door door = test::Door::Kfd)
+    explicit KfdRows(const std::string& file, test::Door door = test::Door::Kfd, const std::string& gfx = test::defaultSimGfx())
         : model(model::Model::load(test::sharedPath("models/" + file))),
           graph(graph::buildDecodeGraph(model->config(), model->weights())) {
         tier.name = door == test::Door::Umq ? "umq" : "kfd";
         tier.config = &model->config();
-        tier.open = [this, door](int32_t slots, int32_t contextLength) {
+        tier.open = [this, door, gfx](int32_t slots, int32_t contextLength) {
             runtime::TierOptions options;
             options.contextLength = contextLength;
             options.maxBatch = 16;
@@ -32,7 +32,7 @@ struct KfdRows {
             kfd::Pm4TierOptions o;
             o.route = door == test::Door::Cs ? kfd::SubmitRoute::Cs : kfd::SubmitRoute::Doorbell;
             o.tierName = tier.name;
-            return kfd::makePm4Tier(graph, options, door == test::Door::Kfd ? test::simDevice() : test::simDrmDevice(), o);
+            return kfd::makePm4Tier(graph, options, door == test::Door::Kfd ? test::simDevice(gfx) : test::simDrmDevice(gfx), o);
         };
         tier.expectSame = test::expectExactlyTheSame;
         // Past 128 keys a decode row splits its attention as a decode token alone does
@@ -96,9 +96,14 @@ TEST(KfdSequenceRowsHybrid, SeveralSequencesInOneStepEqualEachAlone) {
     test::expectSeveralSequencesInOneStepEqualEachAlone(KfdRows("qwen35moe-tiny.gguf").tier, "qwen35moe-tiny.gguf");
 }
 
+// The decode step's rows are each in a slot of their own: ssm_conv and delta_net step them side
+// by side, a workgroup row each (KfdPlan.DecodeRowsInSlotsOfTheirOwnStepTheRecurrentOpsSideBySide),
+// on RDNA3's and RDNA4's machine code (and on PoCL: meson's kfd_tier_pocl).
 TEST(KfdSequenceRowsHybrid, FourSequencesAtDifferentLengthsDecodeTogether) {
     for (const test::Door door : {test::Door::Kfd, test::Door::Umq, test::Door::Cs})
         test::expectSequencesAtDifferentLengthsDecodeTogether(KfdRows("qwen35moe-tiny.gguf", door).tier, "qwen35moe-tiny.gguf", 4);
+    test::expectSequencesAtDifferentLengthsDecodeTogether(KfdRows("qwen35moe-tiny.gguf", test::Door::Kfd, "gfx1201").tier,
+                                                          "qwen35moe-tiny.gguf", 4);
 }
 
 TEST(KfdSequenceRowsHybrid, AHybridSlotGoesOnOnlyFromWhereItsStateEnds) {
