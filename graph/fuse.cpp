@@ -245,6 +245,7 @@ Ops fuseMoeShared(Ops ops, const Accepts& accepts) {
         tail.op.label = "moe_combine";
         tail.op.addend = shared;
         tail.op.expertWeights = ffn.op.expertWeights;
+        tail.op.expertIds = ffn.op.expertIds;  // the order of the sum (the PM4 tier's, as MoeFfn's)
         tail.op.out = res.op.out;
         tail.count = res.first + res.count - gate.first;
         if (!accepts(experts) || !accepts(tail)) continue;

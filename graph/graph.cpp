@@ -56,7 +56,7 @@ std::vector<BufferId> readsOf(const Op& op) {
     if (op.gate != kNoBuffer && op.kind != OpKind::SplitGate) ids.push_back(op.gate);
     if (op.kind == OpKind::MoeFfn || op.kind == OpKind::MoeFfnAdd || op.kind == OpKind::MoeExperts)
         ids.insert(ids.end(), {op.expertIds, op.expertWeights});
-    if (op.kind == OpKind::MoeSharedAdd) ids.insert(ids.end(), {op.out, op.expertWeights});
+    if (op.kind == OpKind::MoeSharedAdd) ids.insert(ids.end(), {op.out, op.expertIds, op.expertWeights});
     return ids;
 }
 

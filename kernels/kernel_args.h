@@ -56,6 +56,14 @@ struct QuantizeArgs {
     int32_t n, inStride;
     uint64_t outStride;
     uint64_t up = 0;  // not 0: quantize swiglu(in, up), `up` laid out as `in` (graph::fuse's SwiGluQuantize)
+    // The op computed on the way in and written to normOut too (kernels/cl/quantize.cl):
+    // normWeight alone rms_norm (NormQuantize), with gate gated_norm over heads of headDim
+    // (GatedNormQuantize), gate alone in * sigmoid(gate) (SigmoidGateQuantize).
+    uint64_t normWeight = 0, normOut = 0;
+    int32_t normOutStride = 0;
+    float eps = 0.0f;
+    uint64_t gate = 0;
+    int32_t gateStride = 0, headDim = 0, gatePerToken = 0;
 };
 // quantize_f16, quantize_bf16 (outStride in halves)
 struct ConvertF16Args {
@@ -139,6 +147,11 @@ struct MoeCombineArgs {
     int32_t n, nUsed, downTokenStride, downSlotStride, idsStride, outStride;
     int32_t accumulate = 0;  // 1: out += the combination (graph::fuse's MoeFfnAdd)
 };
+// moe_shared_add (graph::fuse's MoeSharedAdd)
+struct MoeSharedAddArgs {
+    uint64_t down, ids, weights, shared, gate, x, out;
+    int32_t n, nUsed, downTokenStride, downSlotStride, idsStride, sharedStride, xStride, k, outStride;
+};
 // argmax
 struct ArgmaxArgs {
     uint64_t logits, out;
@@ -208,7 +221,7 @@ struct LaunchShape {
 inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1},
     kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32},
     kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kAttentionCombineShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
-    kMoeCombineShape{256, 256}, kArgmaxShape{256, 0};
+    kMoeCombineShape{256, 256}, kMoeSharedAddShape{256, 256}, kArgmaxShape{256, 0};
 inline constexpr LaunchShape kSsmConvShape{64, 64}, kDeltaNetShape{128, 1}, kGatedNormShape{128, 1}, kSplitGateShape{64, 1},
     kSigmoidGateShape{256, 256}, kCopyWordsShape{256, 256}, kGatherRowsShape{256, 256};
 

@@ -21,8 +21,6 @@
 // Uses ZK_SUM_SQUARES and zk_rms_scale of norm.cl (zinc_kernels.cl includes it first).
 #include "zk_math.h"
 
-static inline float zk_sigmoid(float x) { return 1.0f / (1.0f + zk_expf(-x)); }
-static inline float zk_silu(float x) { return x / (1.0f + zk_expf(-x)); }
 
 // log(1 + u) for u >= 0 in f32 only: 1 + u as float-float (exact), hi = m * 2^e with m in
 // [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(f), f = (m - 1) / (m + 1) (|f| <= 0.172, series to f^15,

@@ -47,13 +47,15 @@ ZK_MATVEC_KERNELS(q3_k)
 ZK_MATVEC_KERNELS(iq4_xs)
 
 // Grid: x = ceil(n / 256) (8 blocks per group), y = rows. Workgroup 256, one thread per value.
-ZK_KERNEL(256) void quantize_q8_1(__global const float* in, __global uchar* out, int n, int inStride,
-                                  ulong outStride, __global const float* up) {
+ZK_KERNEL(256) void quantize_q8_1(ZK_QUANT_PARAMS) {
     __local float amax[256];
     __local int sums[256];
     const int lid = ZK_LID(), t = ZK_GROUP_Y();
     const int e = ZK_GROUP_X() * 256 + lid;
-    const float v = e < n ? zk_quant_input(in, up, (long)t * inStride + e) : 0.0f;
+    ZK_QUANT_SCALE(t, ZK_GROUP_X() * 256, scale)
+    const float v = e < n ? ZK_QUANT_VALUE(t, e, scale) : 0.0f;
+    zk_barrier();  // every value of the workgroup read before any is written (in place)
+    if (e < n && ZK_QUANT_WRITES_ROW) normOut[(long)t * normOutStride + e] = v;
     const float a = zk_block32_amax(amax, v, lid);
     const float id = a != 0.0f ? 127.0f / a : 0.0f;
     const int q = zk_clamp_i(zk_nearest_int(v * id), -128, 127);

@@ -151,6 +151,8 @@ static inline float zk_expf(float x) {
 // SwiGLU of one element, as ops_elementwise.cpp: silu(g) * u. The swiglu kernel and the
 // quantize kernels fed gate and up (graph::fuse's SwiGluQuantize) share it, so the same bits.
 static inline float zk_swiglu(float g, float u) { return g / (1.0f + zk_expf(-g)) * u; }
+static inline float zk_sigmoid(float x) { return 1.0f / (1.0f + zk_expf(-x)); }
+static inline float zk_silu(float x) { return x / (1.0f + zk_expf(-x)); }
 // Element i of a row to quantize: in[i], or swiglu(in[i], up[i]) when up is given.
 static inline float zk_quant_input(__global const float* in, __global const float* up, long i) {
     return up ? zk_swiglu(in[i], up[i]) : in[i];

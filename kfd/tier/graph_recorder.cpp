@@ -58,11 +58,26 @@ struct Up {
     uint64_t address = 0;
     graph::BufferId id = graph::kNoBuffer;
 };
+// The op a quantize kernel runs on the way in (kernels/cl/quantize.cl): graph::fuse's
+// NormQuantize (weight), GatedNormQuantize (weight, gate, headDim) or SigmoidGateQuantize (gate),
+// and the output row it writes too.
+struct Norm {
+    uint64_t weight = 0, out = 0;
+    int32_t outStride = 0;
+    float eps = 0.0f;
+    graph::BufferId id = graph::kNoBuffer;
+    uint64_t gate = 0;
+    int32_t gateStride = 0, headDim = 0, gatePerToken = 0;
+    graph::BufferId gateId = graph::kNoBuffer;
+    bool any() const { return weight || gate; }
+};
 
 class Recorder {
 public:
-    Recorder(PlanBuilder& b, const graph::Lowered& l, const TierMemory& m, const PlanShape& shape)
-        : b_(b), l_(l), g_(*l.graph), c_(*g_.config), m_(m), shape_(shape), rows_(shape.nTokens) {}
+    // `fuse`: also the fusions inside an op's own dispatches (the experts' SwiGLU in the
+    // quantization of the down projection's input), as graph::fuse's where the plan takes them.
+    Recorder(PlanBuilder& b, const graph::Lowered& l, const TierMemory& m, const PlanShape& shape, bool fuse)
+        : b_(b), l_(l), g_(*l.graph), c_(*g_.config), m_(m), shape_(shape), rows_(shape.nTokens), fuse_(fuse) {}
 
     int32_t record(const AfterOp& afterOp) {
         bool pastLayers = false;
@@ -118,6 +133,31 @@ private:
         switch (op.kind) {
             case OpKind::Embed: return embed(op);
             case OpKind::RmsNorm: return rmsNorm(op);
+            case OpKind::NormQuantize: {
+                // rms_norm inside the quantize kernel of the projections' input format
+                requireF32(op, *op.weight);
+                const int32_t k = width(op.in);
+                quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label,
+                         {}, Norm{m_.weight(*op.weight), row0(op.out), width(op.out), c_.normEps, op.out});
+                return;
+            }
+            case OpKind::GatedNormQuantize:
+            case OpKind::SigmoidGateQuantize: {
+                // gated_norm or sigmoid_gate inside the quantize kernel of the next projection's input
+                const bool norm = op.kind == OpKind::GatedNormQuantize;
+                if (norm) requireF32(op, *op.weight);
+                const int32_t k = width(op.in);
+                Norm gated{norm ? m_.weight(*op.weight) : 0, row0(op.out), width(op.out), c_.normEps, op.out};
+                gated.gate = row0(op.gate);
+                gated.gateStride = width(op.gate);
+                gated.headDim = norm ? int32_t(op.weight->cols) : 0;
+                gated.gatePerToken = !norm && width(op.gate) == 1 ? 1 : 0;
+                gated.gateId = op.gate;
+                if (norm && k % gated.headDim)
+                    throw TierError(fmt::format("kfd tier: op {}: heads of {} do not fill rows of {}", op.label, gated.headDim, k));
+                quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label, {}, gated);
+                return;
+            }
             case OpKind::HeadNorm: return headNorm(op);
             case OpKind::Rope: return rope(op);
             case OpKind::Attention: return attention(l);
@@ -131,6 +171,8 @@ private:
             case OpKind::Add: return elementwise(op, "add");
             case OpKind::MoeRoute: return moeRoute(l);
             case OpKind::MoeFfn: return moeFfn(l, false);
+            case OpKind::MoeExperts: return moeFfn(l, false, false);
+            case OpKind::MoeSharedAdd: return moeSharedAdd(op);
             case OpKind::SsmConv:
             case OpKind::DeltaNet:
             case OpKind::GatedNorm:
@@ -146,12 +188,7 @@ private:
                 return;
             }
             case OpKind::GateUpSwiGlu:
-            case OpKind::NormQuantize:
             case OpKind::QkRopeAttention:
-            case OpKind::GatedNormQuantize:
-            case OpKind::SigmoidGateQuantize:
-            case OpKind::MoeExperts:
-            case OpKind::MoeSharedAdd:
             case OpKind::MatMulConv: break;  // declined by acceptsFused
         }
         throw TierError(fmt::format("kfd tier: op {} has kind {}, which the recorder has no kernels for", op.label,
@@ -238,15 +275,20 @@ private:
 
     // `n` rows of k floats (stride floats apart) at `x` into the format's buffer.
     Act quantize(ActFormat f, uint64_t x, graph::BufferId source, int32_t k, int32_t stride, uint32_t n, const std::string& label,
-                 Up up = {}) {
+                 Up up = {}, Norm norm = {}) {
         const uint64_t out = m_.actSlot(f), rowBytes = actRowBytes(f, k);
         const graph::BufferId slot = l_.actBuffer[size_t(f)];
-        if (up.address && f != ActFormat::Q8_0 && f != ActFormat::Q8_1 && f != ActFormat::Q8_K)
-            throw TierError(fmt::format("kfd tier: op {}: no SwiGLU quantize kernel for {}", label, graph::actFormatName(f)));
+        if ((up.address || norm.any()) && f != ActFormat::Q8_0 && f != ActFormat::Q8_1 && f != ActFormat::Q8_K)
+            throw TierError(fmt::format("kfd tier: op {}: no fused quantize kernel for {}", label, graph::actFormatName(f)));
         auto launchQuantize = [&](const char* kernel, uint32_t groupsX) {
-            const ka::QuantizeArgs args{x, out, k, stride, rowBytes, up.address};
+            const ka::QuantizeArgs args{x, out, k, stride, rowBytes, up.address, norm.weight, norm.out, norm.outStride, norm.eps,
+                                        norm.gate, norm.gateStride, norm.headDim, norm.gatePerToken};
             if (up.address)
                 b_.launch(kernel, args, {groupsX, n, 1}, {source, up.id}, {slot}, label);
+            else if (norm.gate)
+                b_.launch(kernel, args, {groupsX, n, 1}, {source, norm.gateId}, {slot, norm.id}, label);
+            else if (norm.weight)
+                b_.launch(kernel, args, {groupsX, n, 1}, {source}, {slot, norm.id}, label);
             else
                 b_.launch(kernel, args, {groupsX, n, 1}, {source}, {slot}, label);
         };
@@ -348,7 +390,8 @@ private:
     }
 
     // MoeFfn, or MoeFfnAdd (`accumulate`): moe_combine adds into op.out, the residual.
-    void moeFfn(const graph::LoweredOp& l, bool accumulate) {
+    // `sum` false: MoeExperts, the expert rows only (moeSharedAdd sums them).
+    void moeFfn(const graph::LoweredOp& l, bool accumulate, bool sum = true) {
         const graph::Op& op = l.op;
         const int32_t nUsed = c_.nExpertUsed, ff = c_.nFfExpert, n = c_.nEmbd;
         const uint32_t slots = rows() * uint32_t(nUsed);
@@ -356,17 +399,24 @@ private:
                      op.label + ".gate");
         expertMatVec(op, *op.upWeight, input(*op.upWeight, op.in, l.upAct), 0, source(op.in, l.upAct), m_.upSlots(), l_.expertUp,
                      op.label + ".up");
-        b_.launch("swiglu", ka::SwiGluArgs{m_.gateSlots(), m_.upSlots(), m_.gateSlots(), ff, ff}, {ceilDiv(ff, 256), slots, 1},
-                  {l_.expertGate, l_.expertUp}, {l_.expertGate}, op.label + ".swiglu");
         Act hidden{m_.gateSlots(), uint64_t(ff) * 4};
         graph::BufferId hiddenId = l_.expertGate;
+        const bool eightBit = l.downFormat == ActFormat::Q8_0 || l.downFormat == ActFormat::Q8_1 || l.downFormat == ActFormat::Q8_K;
+        // SwiGLU of the expert rows inside the quantization of the down projection's input (the
+        // quantize kernel given the up rows: zk_swiglu, the swiglu kernel's expression).
+        const bool swigluInQuantize = fuse_ && eightBit;
+        if (!swigluInQuantize)
+            b_.launch("swiglu", ka::SwiGluArgs{m_.gateSlots(), m_.upSlots(), m_.gateSlots(), ff, ff}, {ceilDiv(ff, 256), slots, 1},
+                      {l_.expertGate, l_.expertUp}, {l_.expertGate}, op.label + ".swiglu");
         if (l.downFormat != ActFormat::F32) {
             // The format's buffer now holds expert rows (the lowering knows: its cache dropped it).
-            hidden = quantize(l.downFormat, m_.gateSlots(), l_.expertGate, ff, ff, slots, op.label + ".quantize_down");
+            hidden = quantize(l.downFormat, m_.gateSlots(), l_.expertGate, ff, ff, slots, op.label + ".quantize_down",
+                              swigluInQuantize ? Up{m_.upSlots(), l_.expertUp} : Up{});
             hiddenId = l_.actBuffer[size_t(l.downFormat)];
         }
         const Act down{hidden.address, hidden.rowBytes * uint64_t(nUsed)};
         expertMatVec(op, *op.downWeight, down, hidden.rowBytes, hiddenId, m_.downSlots(), l_.expertDown, op.label + ".down");
+        if (!sum) return;
         const ka::MoeCombineArgs combine{m_.downSlots(), row0(op.expertIds), row0(op.expertWeights), row0(op.out), n, nUsed, nUsed * n,
                                          n, width(op.expertIds), width(op.out), accumulate ? 1 : 0};
         const std::array<uint32_t, 3> groups{ceilDiv(n, 256), rows(), 1};
@@ -377,6 +427,23 @@ private:
             b_.launch("moe_combine", combine, groups, {l_.expertDown, op.expertIds, op.expertWeights}, {op.out}, op.label + ".combine");
     }
 
+    // MoeSharedAdd: the expert rows' weighted sum, the shared expert times the sigmoid of its
+    // input gate (one F32 row) and the residual add, in one moe_shared_add dispatch.
+    void moeSharedAdd(const graph::Op& op) {
+        const model::WeightRef& gate = *op.weight;
+        if (gate.type != model::GgmlType::F32 || gate.rows != 1 || int64_t(gate.cols) != width(op.in))
+            throw TierError(fmt::format("kfd tier: op {}: the shared expert's gate {} is {} [{} x {}], moe_shared_add takes one F32 "
+                                        "row of the FFN input's {}", op.label, gate.name, model::ggmlTypeName(gate.type), gate.rows,
+                                        gate.cols, width(op.in)));
+        const int32_t nUsed = c_.nExpertUsed, n = c_.nEmbd;
+        b_.launch("moe_shared_add",
+                  ka::MoeSharedAddArgs{m_.downSlots(), row0(op.expertIds), row0(op.expertWeights), row0(op.addend), m_.weight(gate),
+                                       row0(op.in), row0(op.out), n, nUsed, nUsed * n, n, width(op.expertIds), width(op.addend),
+                                       width(op.in), width(op.in), width(op.out)},
+                  {ceilDiv(n, ka::kMoeSharedAddShape.perGroupX), rows(), 1},
+                  {l_.expertDown, op.expertIds, op.expertWeights, op.addend, op.in, op.out}, {op.out}, op.label);
+    }
+
     PlanBuilder& b_;
     const graph::Lowered& l_;
     const graph::Graph& g_;
@@ -385,16 +452,32 @@ private:
     PlanShape shape_;
     int32_t firstRow_ = 0;
     int32_t rows_;
+    bool fuse_;
 };
 
 // The fused ops of graph::fuse the kernels carry out (tiers.md "How a token is lowered" has the
-// table): the residual adds, by the matvec and moe_combine accumulating into the residual, and
-// SwiGLU into an 8-bit quantization (the quantize kernels computing swiglu on the way in).
+// table): the residual adds, by the matvec and moe_combine accumulating into the residual;
+// SwiGLU, RMSNorm, the gated norm and the sigmoid gate into an 8-bit quantization (the quantize
+// kernels computing them on the way in); and qwen35moe's shared-expert tail (MoeExperts +
+// MoeSharedAdd: moe_shared_add).
 bool acceptsFused(const graph::LoweredOp& l) {
+    const bool eightBit = l.format == ActFormat::Q8_0 || l.format == ActFormat::Q8_1 || l.format == ActFormat::Q8_K;
     switch (l.op.kind) {
         case OpKind::MatMulAdd:
-        case OpKind::MoeFfnAdd: return true;
-        case OpKind::SwiGluQuantize: return l.format == ActFormat::Q8_0 || l.format == ActFormat::Q8_1 || l.format == ActFormat::Q8_K;
+        case OpKind::MoeFfnAdd:
+        case OpKind::MoeExperts: return true;
+        case OpKind::MoeSharedAdd: return l.op.weight->type == model::GgmlType::F32 && l.op.weight->rows == 1;
+        case OpKind::SwiGluQuantize:
+        case OpKind::SigmoidGateQuantize: return eightBit;
+        // The norm's output is written by every workgroup of the row while the others read its
+        // input: not in place.
+        case OpKind::NormQuantize: return eightBit && l.op.out != l.op.in && l.op.bias == nullptr;
+        // Gated norms whose heads (a power of two up to 128) tile the 256 values a quantize
+        // workgroup holds.
+        case OpKind::GatedNormQuantize: {
+            const auto n = l.op.weight ? l.op.weight->cols : 0;
+            return eightBit && n > 0 && n <= 128 && (n & (n - 1)) == 0;
+        }
         default: return false;
     }
 }
@@ -408,7 +491,7 @@ RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Grap
     if (fuseOps) graph::fuse(lowered, acceptsFused);
     // Dispatches per op: at most 8 (MoE: 2 quantize + 3 experts + swiglu + quantize + combine).
     PlanBuilder builder(device, kernels, uint32_t(graph.ops.size()) * 8 + 8 + extraDispatches);
-    Recorder recorder(builder, lowered, memory, shape);
+    Recorder recorder(builder, lowered, memory, shape, fuseOps);
     RecordedPlan plan;
     plan.shape = shape;
     plan.firstLogitsRow = recorder.record(afterOp);

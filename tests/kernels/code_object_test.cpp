@@ -61,7 +61,11 @@ std::vector<ExpectedKernel> expectedKernels() {
     k.push_back({"rope_norm", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     k.push_back({"rope_neox", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     const auto quantize = std::vector{ZK_ARG(QuantizeArgs, in), ZK_ARG(QuantizeArgs, out), ZK_ARG(QuantizeArgs, n),
-                                      ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride), ZK_ARG(QuantizeArgs, up)};
+                                      ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride), ZK_ARG(QuantizeArgs, up),
+                                      ZK_ARG(QuantizeArgs, normWeight), ZK_ARG(QuantizeArgs, normOut),
+                                      ZK_ARG(QuantizeArgs, normOutStride), ZK_ARG(QuantizeArgs, eps), ZK_ARG(QuantizeArgs, gate),
+                                      ZK_ARG(QuantizeArgs, gateStride), ZK_ARG(QuantizeArgs, headDim),
+                                      ZK_ARG(QuantizeArgs, gatePerToken)};
     k.push_back({"quantize_q8_0", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
     k.push_back({"quantize_q8_1", quantize, sizeof(QuantizeArgs), kQuantizeQ8_0Shape.workgroup});
     k.push_back({"quantize_q8_k", quantize, sizeof(QuantizeArgs), kQuantizeQ8_KShape.workgroup});
@@ -108,6 +112,12 @@ std::vector<ExpectedKernel> expectedKernels() {
                   ZK_ARG(C, downTokenStride), ZK_ARG(C, downSlotStride), ZK_ARG(C, idsStride), ZK_ARG(C, outStride),
                   ZK_ARG(C, accumulate)},
                  sizeof(C), kMoeCombineShape.workgroup});
+    using Sa = MoeSharedAddArgs;
+    k.push_back({"moe_shared_add",
+                 {ZK_ARG(Sa, down), ZK_ARG(Sa, ids), ZK_ARG(Sa, weights), ZK_ARG(Sa, shared), ZK_ARG(Sa, gate), ZK_ARG(Sa, x),
+                  ZK_ARG(Sa, out), ZK_ARG(Sa, n), ZK_ARG(Sa, nUsed), ZK_ARG(Sa, downTokenStride), ZK_ARG(Sa, downSlotStride),
+                  ZK_ARG(Sa, idsStride), ZK_ARG(Sa, sharedStride), ZK_ARG(Sa, xStride), ZK_ARG(Sa, k), ZK_ARG(Sa, outStride)},
+                 sizeof(Sa), kMoeSharedAddShape.workgroup});
     k.push_back({"argmax",
                  {ZK_ARG(ArgmaxArgs, logits), ZK_ARG(ArgmaxArgs, out), ZK_ARG(ArgmaxArgs, n), ZK_ARG(ArgmaxArgs, stride)},
                  sizeof(ArgmaxArgs), kArgmaxShape.workgroup});

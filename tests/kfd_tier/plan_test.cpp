@@ -2,6 +2,7 @@
 // depends on an earlier one, every launch's kernarg pointer inside the arena written once.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <tuple>
@@ -77,6 +78,70 @@ TEST(KfdPlan, RowsPlansGatherTheWantedRowsOrEndAtTheLayerStack) {
     EXPECT_EQ(none.at("ffn_down"), prefill.at("ffn_down")) << "the layer stack runs whole";
 }
 
+// The kernels of a plan's dispatches, read back from its IB: each DISPATCH_DIRECT's program (the
+// COMPUTE_PGM_LO set before it) among `names`' entry addresses.
+std::map<std::string, uint32_t> kernelsDispatched(const kfd::RecordedPlan& plan, kfd::KernelTable& kernels,
+                                                  std::initializer_list<const char*> names) {
+    std::map<uint32_t, std::string> byProgram;
+    for (const char* name : names) byProgram[uint32_t(kernels.get(name).entryAddress >> 8)] = name;
+    const pm4::Decoded decoded = pm4::decode(plan.built.hostCopy, pm4::Gfx::Gfx11);
+    EXPECT_FALSE(decoded.error);
+    std::map<std::string, uint32_t> n;
+    uint32_t program = 0;
+    for (const auto& p : decoded.packets) {
+        for (const auto& r : p.registers)
+            if (r.reg && std::string_view(r.reg->name) == "COMPUTE_PGM_LO") program = r.value;
+        if (p.view.name() == "DISPATCH_DIRECT") ++n[byProgram.count(program) ? byProgram[program] : "(other)"];
+    }
+    return n;
+}
+
+// The fused ops' kernels, read from the decode plan's IB against the plan of every op apart (the
+// trace's and capture's, Pm4TierOptions::afterOp's): each RMSNorm runs inside the quantize kernel
+// of its projections' input (no rms_norm dispatch left: every norm of these models feeds a
+// quantized matrix); qwen35moe's shared-expert tail (its input gate, sigmoid, add and the residual
+// add with the experts' sum) is one moe_shared_add a layer instead of five dispatches; its gated
+// norm runs inside the quantization of ssm_out's input where that is 8-bit (qwen35moe-tiny's one
+// Q8_0 ssm_out; its F16 ones are converted to halves apart); and the experts' SwiGLU runs inside
+// the quantization of their down projection's input.
+TEST(KfdPlan, FusedOpsRunInsideOtherKernels) {
+    auto device = test::simDevice();
+    kfd::KernelTable kernels(*device);
+    for (const char* file : {"qwen3moe-tiny.gguf", "qwen35moe-tiny.gguf"}) {
+        SCOPED_TRACE(file);
+        auto m = model::Model::load(test::sharedPath(std::string("models/") + file));
+        const auto graph = graph::buildDecodeGraph(m->config(), m->weights());
+        kfd::TierMemory memory(*device, graph, 64, 4);
+        auto count = [&](bool fuse) {
+            const auto plan = kfd::recordGraph(*device, kernels, graph, memory, {1, false, true}, {}, 0, nullptr, fuse);
+            auto n = kernelsDispatched(plan, kernels,
+                                       {"rms_norm", "moe_combine", "moe_shared_add", "sigmoid_gate", "matvec_f32", "gated_norm", "swiglu"});
+            n["(dispatches)"] = plan.built.dispatches;
+            n["(barriers)"] = plan.built.barriers;
+            return n;
+        };
+        auto fused = count(true), apart = count(false);
+        const uint32_t layers = uint32_t(m->config().nLayer);
+        EXPECT_EQ(fused["rms_norm"], 0u);
+        EXPECT_EQ(apart["rms_norm"], 2 * layers + 1);
+        EXPECT_EQ(fused["swiglu"], 0u) << "the experts' (and shared expert's) SwiGLU inside the down projection's quantize";
+        EXPECT_GE(apart["swiglu"], layers);
+        if (m->config().hybrid.enabled()) {
+            EXPECT_EQ(fused["moe_shared_add"], layers);
+            EXPECT_EQ(fused["moe_combine"], 0u);
+            EXPECT_EQ(apart["moe_combine"], layers);
+            EXPECT_EQ(fused["matvec_f32"] + layers, apart["matvec_f32"]) << "the shared expert's gate";
+            EXPECT_EQ(fused["sigmoid_gate"] + layers, apart["sigmoid_gate"]);
+            EXPECT_EQ(apart["gated_norm"], 3u);
+            EXPECT_EQ(fused["gated_norm"], 2u);
+        } else {
+            EXPECT_EQ(fused["moe_combine"], layers) << "the MoE's sum and its residual add";
+        }
+        std::printf("%s: %u dispatches (%u barriers) fused, %u (%u) apart\n", file, fused["(dispatches)"], fused["(barriers)"],
+                    apart["(dispatches)"], apart["(barriers)"]);
+    }
+}
+
 // A hybrid's step of decode rows, each in a slot of its own (PlanShape::rowsOwnSlots): ssm_conv
 // and delta_net take a workgroup row per sequence row (DIM_Y = rows), as on a card the rows then
 // run side by side; where rows share a slot (a prompt chunk beside them) they walk the rows in
@@ -109,7 +174,9 @@ TEST(KfdPlan, DecodeRowsInSlotsOfTheirOwnStepTheRecurrentOpsSideBySide) {
         const bool stepsState = label.find("ssm_conv") != std::string::npos || label.find("delta_net") != std::string::npos;
         recurrent += stepsState ? 1 : 0;
         EXPECT_EQ(y, stepsState ? 4u : std::get<2>(shared[i])) << label;
-        if (stepsState) EXPECT_EQ(std::get<2>(shared[i]), 1u) << label << ": rows sharing a slot walk them in order";
+        if (stepsState) {
+            EXPECT_EQ(std::get<2>(shared[i]), 1u) << label << ": rows sharing a slot walk them in order";
+        }
     }
     size_t recurrentLayers = 0;
     for (int32_t il = 0; il < m->config().nLayer; ++il) recurrentLayers += m->config().hybrid.recurrent(il) ? 1 : 0;

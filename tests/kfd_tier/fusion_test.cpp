@@ -1,0 +1,84 @@
+// The PM4 tier's fused ops (graph::fuse, kfd/tier/graph_recorder.cpp acceptsFused: the residual
+// adds in the matvecs and moe_combine, SwiGLU and RMSNorm in the quantize kernels, qwen35moe's
+// shared-expert tail in moe_shared_add) against the plan of every op apart (a tier with a test
+// hook after each op declines every fusion, as the trace's and capture's plans do): the same
+// logits bit for bit, since each value goes through the same expressions in both.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "model/make_model/make_model.h"
+#include "tests/kfd_tier/kfd_tier_fixture.h"
+#include "tests/test_paths.h"
+
+namespace zinc {
+namespace {
+
+class KfdFusedPlans : public ::testing::TestWithParam<const char*> {};
+
+// The file of a parameter: ../shared/models/NAME, or for "make-model:PRESET:MIX" a make-model
+// file of that preset and tensor mix (random weights).
+std::string modelPath(const std::string& param) {
+    if (param.rfind("make-model:", 0) != 0) return test::sharedPath("models/" + param);
+    const auto colon = param.find(':', 11);
+    model::MakeModelOptions options;
+    options.preset = param.substr(11, colon - 11);
+    options.quantMix = param.substr(colon + 1);
+    options.outputPath = (test::scratchDir() / ("fusion-" + options.preset + "-" + options.quantMix + ".gguf")).string();
+    options.seed = 7;
+    options.progress = false;
+    options.threads = 2;
+    model::makeModel(options);
+    return options.outputPath;
+}
+
+// A batched prompt, decode steps, and a step of rows of a second sequence (the rows plans fuse
+// the same ops).
+TEST_P(KfdFusedPlans, GiveTheOpByOpPlansBits) {
+    auto model = model::Model::load(modelPath(GetParam()));
+    const graph::Graph graph = graph::buildDecodeGraph(model->config(), model->weights());
+    runtime::TierOptions options;
+    options.contextLength = 128;
+    options.maxBatch = 16;
+    options.sequences = 2;
+    kfd::Pm4TierOptions apart;
+    apart.afterOp = [](kfd::PlanBuilder&, size_t, const graph::Op&) {};
+    auto fused = kfd::makePm4Tier(graph, options, test::simDevice(), {});
+    auto plain = kfd::makePm4Tier(graph, options, test::simDevice(), apart);
+    const size_t vocab = size_t(model->config().nVocab);
+    std::vector<float> a(vocab * 2), b(vocab * 2);
+    const std::vector<int32_t> prompt = {71, 335, 291, 265, 292, 310, 261};
+    fused->evaluate(prompt, 0, runtime::LogitsWanted::Last, std::span(a).first(vocab));
+    plain->evaluate(prompt, 0, runtime::LogitsWanted::Last, std::span(b).first(vocab));
+    EXPECT_EQ(a, b) << "prompt";
+    for (int32_t i = 0; i < 3; ++i) {
+        const int32_t token = 100 + i;
+        fused->evaluate(std::span(&token, 1), int32_t(prompt.size()) + i, runtime::LogitsWanted::Last, std::span(a).first(vocab));
+        plain->evaluate(std::span(&token, 1), int32_t(prompt.size()) + i, runtime::LogitsWanted::Last, std::span(b).first(vocab));
+        EXPECT_EQ(a, b) << "decode step " << i;
+    }
+    const runtime::SequenceRow rows[] = {{.slot = 1, .position = 0, .token = 5, .wantLogits = true},
+                                         {.slot = 1, .position = 1, .token = 6, .wantLogits = true}};
+    fused->evaluateRows(rows, a);
+    plain->evaluateRows(rows, b);
+    EXPECT_EQ(a, b) << "a step of rows";
+}
+
+// Q8_K and Q8_0 activations (qwen3-tiny's mixed types), Q8_1 (qwen3-tiny-q4_1), a MoE
+// (qwen3moe-tiny), the hybrid with its shared expert (qwen35moe-tiny: its gated norm into Q8_0,
+// its F16 projections apart), and the hybrid as Q4_K_M makes it (every gated norm and the
+// attention's output gate into Q8_K, as on the Qwen3.6 file).
+INSTANTIATE_TEST_SUITE_P(Kfd, KfdFusedPlans,
+                         ::testing::Values("qwen3-tiny.gguf", "qwen3-tiny-q4_1.gguf", "qwen3moe-tiny.gguf", "qwen35moe-tiny.gguf",
+                                           "make-model:qwen35moe-tiny:q4_k_m"),
+                         [](const auto& info) {
+                             std::string name = info.param;
+                             name = name.substr(0, name.find(".gguf"));
+                             for (char& c : name)
+                                 if (c == '-' || c == '.' || c == ':') c = '_';
+                             return name;
+                         });
+
+}  // namespace
+}  // namespace zinc
