@@ -91,6 +91,18 @@ struct KvStoreArgs {
     int32_t slots;  // the layer's cache rows: position p in row p % slots (graph/kv_layout.h)
     uint64_t rows = 0;  // as RopeArgs::rows: row t at rows[2t] % slots past KV row rows[2t + 1]
 };
+// qk_rope (graph::fuse's QkRopeAttention before attention: kernels/cl/rope.cl)
+struct QkRopeArgs {
+    uint64_t q, k, v, qNorm, kNorm;  // qNorm / kNorm 0: no QK-norm
+    float eps;
+    uint64_t kCache, vCache, state;
+    int32_t heads, kvHeads, headDim, ropeDim;
+    float thetaScale;
+    int32_t qStride, kStride, vStride;
+    float freqScale, extFactor, mscale, corrLow, corrHigh;
+    int32_t neox, slots;
+    uint64_t rows = 0;  // as RopeArgs::rows
+};
 // attention (split over the KV cache: kernels/cl/attention.cl)
 struct AttentionArgs {
     uint64_t q, kCache, vCache, out, state;
@@ -218,7 +230,7 @@ struct LaunchShape {
     uint32_t workgroup;
     uint32_t perGroupX;
 };
-inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1},
+inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1}, kQkRopeShape{64, 1},
     kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32},
     kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kAttentionCombineShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
     kMoeCombineShape{256, 256}, kMoeSharedAddShape{256, 256}, kArgmaxShape{256, 0};

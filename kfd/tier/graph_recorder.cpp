@@ -161,6 +161,7 @@ private:
             case OpKind::HeadNorm: return headNorm(op);
             case OpKind::Rope: return rope(op);
             case OpKind::Attention: return attention(l);
+            case OpKind::QkRopeAttention: return qkRopeAttention(l);
             case OpKind::Quantize: {
                 const int32_t k = width(op.in);
                 quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label + ".quantize");
@@ -188,7 +189,6 @@ private:
                 return;
             }
             case OpKind::GateUpSwiGlu:
-            case OpKind::QkRopeAttention:
             case OpKind::MatMulConv: break;  // declined by acceptsFused
         }
         throw TierError(fmt::format("kfd tier: op {} has kind {}, which the recorder has no kernels for", op.label,
@@ -232,18 +232,50 @@ private:
                   {uint32_t(op.heads), rows(), 1}, {op.in}, {op.in}, op.label);
     }
 
-    void attention(const graph::LoweredOp& l) {
+    // QkRopeAttention: the QK-norms, RoPE of q and k and the KV store in one qk_rope dispatch,
+    // then attention as below.
+    void qkRopeAttention(const graph::LoweredOp& l) {
         const graph::Op& op = l.op;
-        const int32_t kvDim = c_.kvDim();
+        checkAttention(op);
+        if (l.qNorm) requireF32(op, *l.qNorm);
+        if (l.kNorm) requireF32(op, *l.kNorm);
+        const model::RopeParams p = c_.rope();  // the fused op has no sliding window (graph::fuse)
+        const int32_t slots = m_.kvLayout().layer(op.layer).slots;
+        b_.launch("qk_rope",
+                  ka::QkRopeArgs{row0(op.in), row0(op.k), row0(op.v), l.qNorm ? m_.weight(*l.qNorm) : 0, l.kNorm ? m_.weight(*l.kNorm) : 0,
+                                 c_.normEps, m_.kCache(op.layer), m_.vCache(op.layer), m_.state(), c_.nHead, c_.nHeadKv, c_.headDim,
+                                 c_.ropeDim, p.thetaScale, width(op.in), width(op.k), width(op.v), p.freqScale, p.extFactor, p.mscale,
+                                 p.corrLow, p.corrHigh, c_.ropeStyle == model::RopeStyle::Neox ? 1 : 0, slots, rowsBlock()},
+                  {uint32_t(c_.nHead + c_.nHeadKv), rows(), 1}, {op.in, op.k, op.v}, {op.in, op.k, l.kvCache}, op.label + ".qk_rope");
+        attend(l);
+    }
+
+    void checkAttention(const graph::Op& op) const {
         if (c_.headDim > 256) throw TierError(fmt::format("kfd tier: op {}: head size {} > 256", op.label, c_.headDim));
         if (c_.nHeadKv <= 0 || c_.nHead % c_.nHeadKv)
             throw TierError(fmt::format("kfd tier: op {}: {} query heads do not share {} kv heads evenly", op.label, c_.nHead, c_.nHeadKv));
         if (width(op.k) != width(op.v))
             throw TierError(fmt::format("kfd tier: op {}: k and v rows differ in width", op.label));
-        const uint64_t kCache = m_.kCache(op.layer), vCache = m_.vCache(op.layer);
+    }
+
+    void attention(const graph::LoweredOp& l) {
+        const graph::Op& op = l.op;
+        checkAttention(op);
+        const int32_t kvDim = c_.kvDim();
         const int32_t slots = m_.kvLayout().layer(op.layer).slots;  // a ring on sliding-window layers
-        b_.launch("kv_store", ka::KvStoreArgs{row0(op.k), row0(op.v), kCache, vCache, m_.state(), kvDim, width(op.k), slots, rowsBlock()},
+        b_.launch("kv_store",
+                  ka::KvStoreArgs{row0(op.k), row0(op.v), m_.kCache(op.layer), m_.vCache(op.layer), m_.state(), kvDim, width(op.k), slots,
+                                  rowsBlock()},
                   {ceilDiv(kvDim, 256), rows(), 1}, {op.k, op.v}, {l.kvCache}, op.label + ".kv_store");
+        attend(l);
+    }
+
+    // Attention over the KV cache, its rows stored.
+    void attend(const graph::LoweredOp& l) {
+        const graph::Op& op = l.op;
+        const int32_t kvDim = c_.kvDim();
+        const uint64_t kCache = m_.kCache(op.layer), vCache = m_.vCache(op.layer);
+        const int32_t slots = m_.kvLayout().layer(op.layer).slots;
         const float scale = 1.0f / std::sqrt(static_cast<float>(c_.headDim));
         // A decode token's attention splits over the KV cache (kernels/cl/attention.cl): a
         // workgroup per (kv head, split) reads each K/V row once for its query heads, then
@@ -469,6 +501,9 @@ bool acceptsFused(const graph::LoweredOp& l) {
         case OpKind::MoeSharedAdd: return l.op.weight->type == model::GgmlType::F32 && l.op.weight->rows == 1;
         case OpKind::SwiGluQuantize:
         case OpKind::SigmoidGateQuantize: return eightBit;
+        // No rope_freqs, no sliding window (graph::fuse keeps those apart); heads up to 256, as
+        // attention takes (qk_rope holds one in LDS).
+        case OpKind::QkRopeAttention: return true;
         // The norm's output is written by every workgroup of the row while the others read its
         // input: not in place.
         case OpKind::NormQuantize: return eightBit && l.op.out != l.op.in && l.op.bias == nullptr;

@@ -60,6 +60,14 @@ std::vector<ExpectedKernel> expectedKernels() {
                                   ZK_ARG(RopeArgs, rows)};
     k.push_back({"rope_norm", rope, sizeof(RopeArgs), kRopeShape.workgroup});
     k.push_back({"rope_neox", rope, sizeof(RopeArgs), kRopeShape.workgroup});
+    using Qr = QkRopeArgs;
+    k.push_back({"qk_rope",
+                 {ZK_ARG(Qr, q), ZK_ARG(Qr, k), ZK_ARG(Qr, v), ZK_ARG(Qr, qNorm), ZK_ARG(Qr, kNorm), ZK_ARG(Qr, eps), ZK_ARG(Qr, kCache),
+                  ZK_ARG(Qr, vCache), ZK_ARG(Qr, state), ZK_ARG(Qr, heads), ZK_ARG(Qr, kvHeads), ZK_ARG(Qr, headDim),
+                  ZK_ARG(Qr, ropeDim), ZK_ARG(Qr, thetaScale), ZK_ARG(Qr, qStride), ZK_ARG(Qr, kStride), ZK_ARG(Qr, vStride),
+                  ZK_ARG(Qr, freqScale), ZK_ARG(Qr, extFactor), ZK_ARG(Qr, mscale), ZK_ARG(Qr, corrLow), ZK_ARG(Qr, corrHigh),
+                  ZK_ARG(Qr, neox), ZK_ARG(Qr, slots), ZK_ARG(Qr, rows)},
+                 sizeof(Qr), kQkRopeShape.workgroup});
     const auto quantize = std::vector{ZK_ARG(QuantizeArgs, in), ZK_ARG(QuantizeArgs, out), ZK_ARG(QuantizeArgs, n),
                                       ZK_ARG(QuantizeArgs, inStride), ZK_ARG(QuantizeArgs, outStride), ZK_ARG(QuantizeArgs, up),
                                       ZK_ARG(QuantizeArgs, normWeight), ZK_ARG(QuantizeArgs, normOut),

@@ -67,11 +67,13 @@ TEST_P(KfdFusedPlans, GiveTheOpByOpPlansBits) {
 
 // Q8_K and Q8_0 activations (qwen3-tiny's mixed types), Q8_1 (qwen3-tiny-q4_1), a MoE
 // (qwen3moe-tiny), the hybrid with its shared expert (qwen35moe-tiny: its gated norm into Q8_0,
-// its F16 projections apart), and the hybrid as Q4_K_M makes it (every gated norm and the
-// attention's output gate into Q8_K, as on the Qwen3.6 file).
+// its F16 projections apart), the hybrid as Q4_K_M makes it (every gated norm and the
+// attention's output gate into Q8_K, as on the Qwen3.6 file); RoPE as llama's pairs without
+// QK-norms (stories260K; neox pairs with norms on the qwen ones, a partial rotation on qwen35's)
+// and gemma3's (its global layers fused, its sliding ones apart).
 INSTANTIATE_TEST_SUITE_P(Kfd, KfdFusedPlans,
                          ::testing::Values("qwen3-tiny.gguf", "qwen3-tiny-q4_1.gguf", "qwen3moe-tiny.gguf", "qwen35moe-tiny.gguf",
-                                           "make-model:qwen35moe-tiny:q4_k_m"),
+                                           "make-model:qwen35moe-tiny:q4_k_m", "stories260K.gguf", "gemma3-tiny.gguf"),
                          [](const auto& info) {
                              std::string name = info.param;
                              name = name.substr(0, name.find(".gguf"));

@@ -102,8 +102,9 @@ std::map<std::string, uint32_t> kernelsDispatched(const kfd::RecordedPlan& plan,
 // quantized matrix); qwen35moe's shared-expert tail (its input gate, sigmoid, add and the residual
 // add with the experts' sum) is one moe_shared_add a layer instead of five dispatches; its gated
 // norm runs inside the quantization of ssm_out's input where that is 8-bit (qwen35moe-tiny's one
-// Q8_0 ssm_out; its F16 ones are converted to halves apart); and the experts' SwiGLU runs inside
-// the quantization of their down projection's input.
+// Q8_0 ssm_out; its F16 ones are converted to halves apart); the experts' SwiGLU runs inside
+// the quantization of their down projection's input; and the QK-norms, RoPE and KV store of
+// each attention layer are one qk_rope.
 TEST(KfdPlan, FusedOpsRunInsideOtherKernels) {
     auto device = test::simDevice();
     kfd::KernelTable kernels(*device);
@@ -115,7 +116,8 @@ TEST(KfdPlan, FusedOpsRunInsideOtherKernels) {
         auto count = [&](bool fuse) {
             const auto plan = kfd::recordGraph(*device, kernels, graph, memory, {1, false, true}, {}, 0, nullptr, fuse);
             auto n = kernelsDispatched(plan, kernels,
-                                       {"rms_norm", "moe_combine", "moe_shared_add", "sigmoid_gate", "matvec_f32", "gated_norm", "swiglu"});
+                                       {"rms_norm", "moe_combine", "moe_shared_add", "sigmoid_gate", "matvec_f32", "gated_norm", "swiglu",
+                                        "head_norm", "rope_neox", "kv_store", "qk_rope"});
             n["(dispatches)"] = plan.built.dispatches;
             n["(barriers)"] = plan.built.barriers;
             return n;
@@ -126,6 +128,15 @@ TEST(KfdPlan, FusedOpsRunInsideOtherKernels) {
         EXPECT_EQ(apart["rms_norm"], 2 * layers + 1);
         EXPECT_EQ(fused["swiglu"], 0u) << "the experts' (and shared expert's) SwiGLU inside the down projection's quantize";
         EXPECT_GE(apart["swiglu"], layers);
+        uint32_t attentionLayers = 0;
+        for (int32_t il = 0; il < m->config().nLayer; ++il) attentionLayers += m->config().hybrid.recurrent(il) ? 0 : 1;
+        EXPECT_EQ(fused["qk_rope"], attentionLayers);
+        for (const char* apartOnly : {"head_norm", "rope_neox"}) {
+            EXPECT_EQ(fused[apartOnly], 0u) << apartOnly;
+            EXPECT_EQ(apart[apartOnly], 2 * attentionLayers) << apartOnly;
+        }
+        EXPECT_EQ(fused["kv_store"], 0u);
+        EXPECT_EQ(apart["kv_store"], attentionLayers);
         if (m->config().hybrid.enabled()) {
             EXPECT_EQ(fused["moe_shared_add"], layers);
             EXPECT_EQ(fused["moe_combine"], 0u);
