@@ -562,14 +562,22 @@ private:
 
     // Submits `s` (running `plan` for positions first..first + count - 1) after arming the
     // injected fault when it aims there; a submission that fails (the ring stays full behind a
-    // hung queue, the kernel refuses a reset context) goes through failed() like a wait.
+    // hung queue, the kernel refuses a reset context) goes through failed() like a wait. On the
+    // CS route a refusal is the echo of an earlier job's failure when the kernel has already
+    // marked the context guilty (every later CS ioctl fails): the jobs still in flight are
+    // waited for first, in order, so the first that failed names its own token and op
+    // (waitFor), whether or not the host submitted again before the GPU got there.
     uint64_t submit(const TokenSubmission& s, const RecordedPlan& plan, int32_t first, int32_t count,
                     std::span<const uint32_t> hostCopy = {}) {
         armFault(plan, first, count);
+        const uint64_t inFlightEnd = submitter_->nextValue();
         try {
             return submitter_->submit(s, hostCopy.empty() ? std::span<const uint32_t>(plan.built.hostCopy) : hostCopy);
         } catch (const TierError& e) {
-            failed(e.what(), &plan, s.what);
+            const std::string refused = e.what();
+            if (submitter_->usesKernelRing())
+                for (uint64_t v = submitter_->completed() + 1; v < inFlightEnd; ++v) waitFor(v, plan);
+            failed(refused, &plan, s.what);
         }
     }
 
