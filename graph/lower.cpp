@@ -37,7 +37,7 @@ namespace {
 
 class Lowering {
 public:
-    Lowering(const Graph& g, const FormatOf& formatOf, LowerOptions options) : g_(g), formatOf_(formatOf), options_(options) {
+    Lowering(const Graph& g, const FormatOf& formatOf) : g_(g), formatOf_(formatOf) {
         out_.graph = &g;
         out_.buffers = g.buffers;
         out_.scratch.assign(g.buffers.size(), Scratch::None);
@@ -74,8 +74,6 @@ public:
             for (BufferId written : writesOf(op))
                 for (auto& e : cache_)
                     if (e.buffer == written) e = {};
-            // The expert op quantizes its expert rows into the down format's buffer.
-            if (op.kind == OpKind::MoeFfn && options_.expertRowsInActBuffer) cache_[size_t(l.downFormat)] = {};
             out_.ops.push_back(std::move(l));
         }
         return std::move(out_);
@@ -127,7 +125,6 @@ private:
     };
     const Graph& g_;
     const FormatOf& formatOf_;
-    LowerOptions options_;
     Lowered out_;
     std::array<Cached, kActFormats> cache_{};
     std::vector<BufferId> kv_;
@@ -135,8 +132,8 @@ private:
 
 }  // namespace
 
-Lowered lower(const Graph& graph, const FormatOf& formatOf, LowerOptions options) {
-    return Lowering(graph, formatOf, options).run();
+Lowered lower(const Graph& graph, const FormatOf& formatOf) {
+    return Lowering(graph, formatOf).run();
 }
 
 bool writesF32Output(const LoweredOp& op) {

@@ -30,6 +30,8 @@ namespace zinc::graph {
 // the mode numbers of vulkan's quantize.comp).
 enum class ActFormat : uint8_t { Q8_0 = 0, Q8_1 = 1, Q8_K = 2, F16 = 3, BF16 = 4, F32 = 5 };
 inline constexpr size_t kActFormats = 6;
+// The 8-bit block formats (a quantize kernel computes them; fused ops write them on the way in).
+inline constexpr bool isEightBit(ActFormat f) { return f == ActFormat::Q8_0 || f == ActFormat::Q8_1 || f == ActFormat::Q8_K; }
 const char* actFormatName(ActFormat format);
 // nullopt for a weight type no tier multiplies (the tier's error names the weight).
 std::optional<ActFormat> actFormatOf(model::GgmlType type);
@@ -71,13 +73,9 @@ struct Lowered {
 
 // The format a weight needs: the tier's rule (it throws for types it has no kernel for).
 using FormatOf = std::function<ActFormat(const model::WeightRef&)>;
-struct LowerOptions {
-    // The tier's MoE op quantizes the experts' rows (the down projections' input) into the down
-    // format's activation buffer, so the FFN input's copy there is gone after it (the PM4 tier);
-    // false: into a scratch of its own (the vulkan tier), the copy stays for the shared expert.
-    bool expertRowsInActBuffer = true;
-};
-Lowered lower(const Graph& graph, const FormatOf& formatOf, LowerOptions options = {});
+// Every tier's MoE op quantizes the experts' rows (the down projections' input) into a scratch of
+// its own, so the FFN input's quantized copy outlives it (qwen35moe's shared expert reads it).
+Lowered lower(const Graph& graph, const FormatOf& formatOf);
 
 // Fusion: each candidate (a lowered op of a fused kind, built from a sequence) replaces its
 // sequence when `accepts` returns true for it. The fused kinds and what they replace:

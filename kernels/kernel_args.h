@@ -84,6 +84,28 @@ struct MatVecExpertArgs {
     uint64_t rowBytes, actStride, actSlotStride, expertBytes;
     int32_t k, rows, yStride, ySlotStride, idsStride;
 };
+// matvec_<type>_gate_up (graph::fuse's GateUpSwiGlu: gate and up of one type and shape)
+struct MatVecGateUpArgs {
+    uint64_t w, up, act, y;
+    uint64_t rowBytes, actStride;
+    int32_t k, rows, yStride;
+};
+// matvec_<type>_expert_gate_up (the experts' gate and up of one type inside the MoE op)
+struct MatVecExpertGateUpArgs {
+    uint64_t w, up, act, y, ids;
+    uint64_t rowBytes, actStride, actSlotStride, expertBytes;
+    int32_t k, rows, yStride, ySlotStride, idsStride;
+};
+// matvec_<type>_conv (graph::fuse's MatMulConv: the product's rows are the conv's channels)
+struct MatVecConvArgs {
+    uint64_t w, act;
+    uint64_t rowBytes, actStride;
+    int32_t k, rows;             // rows: the conv's channels
+    uint64_t window, convW, out, state;
+    int32_t taps, outStride;
+    uint64_t rowsBlock = 0;      // as SsmConvArgs::rows (decode rows in slots of their own)
+    int32_t slotFloats = 0, kvRows = 1;
+};
 // kv_store
 struct KvStoreArgs {
     uint64_t k, v, kCache, vCache, state;
@@ -231,7 +253,7 @@ struct LaunchShape {
     uint32_t perGroupX;
 };
 inline constexpr LaunchShape kEmbedShape{256, 256}, kRmsNormShape{256, 0}, kHeadNormShape{64, 1}, kRopeShape{64, 1}, kQkRopeShape{64, 1},
-    kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32},
+    kQuantizeQ8_0Shape{256, 256}, kQuantizeQ8_KShape{256, 256}, kConvertF16Shape{256, 256}, kMatVecShape{256, 32}, kMatVecGateUpShape{256, 16},
     kKvStoreShape{256, 256}, kAttentionShape{128, 1}, kAttentionCombineShape{128, 1}, kElementwiseShape{256, 256}, kMoeTopkShape{64, 0},
     kMoeCombineShape{256, 256}, kMoeSharedAddShape{256, 256}, kArgmaxShape{256, 0};
 inline constexpr LaunchShape kSsmConvShape{64, 64}, kDeltaNetShape{128, 1}, kGatedNormShape{128, 1}, kSplitGateShape{64, 1},

@@ -35,8 +35,7 @@ graph::Lowered lowerForVulkan(const graph::Graph& graph, Pairing pairing, bool o
     const int64_t belowRows = pairBelowRows();
     const bool fuseConv = oneToken && convFuseEnabled();
     // The MoE op quantizes the expert rows into its own scratch (DeviceLayout::expertActs).
-    graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); },
-                                          graph::LowerOptions{.expertRowsInActBuffer = false});
+    graph::Lowered lowered = graph::lower(graph, [](const model::WeightRef& w) { return MatVecOp::formatFor(w.type); });
     graph::fuse(lowered, [pairing, belowRows, fuseConv](const graph::LoweredOp& l) {
         switch (l.op.kind) {
             case OpKind::MatMulConv: return fuseConv && MatVecOp::convFusable(*l.op.weight);

@@ -369,8 +369,7 @@ void AttentionOp::attend(PlanContext& ctx, const graph::Op& op, const LayerCache
     // alone, 1,246-1,252 beside FUSED decode rows (run 206; run 118, before the rows' ids were
     // picked on the device, had not told them apart). ZINC_VK_ATTN_QUANT_ROWS=0: rows without
     // it (A/B).
-    const bool eightBit = quantizeFor && (*quantizeFor == ActFormat::Q8_0 || *quantizeFor == ActFormat::Q8_1 ||
-                                          *quantizeFor == ActFormat::Q8_K);
+    const bool eightBit = quantizeFor && graph::isEightBit(*quantizeFor);
     const bool quant = eightBit && quantEnabled() && (!ctx.sequenceRows || quantRowsEnabled()) && (headDim == 64 || headDim == 128) &&
                        (nHead * headDim) % 256 == 0 && ctx.width(op.out) == nHead * headDim;
     ctx.acts.invalidate(op.out);

@@ -146,7 +146,7 @@ bool untiledInRows(const model::WeightRef& w, uint32_t tokens) {
 }
 
 uint32_t actRowWords(ActFormat mode, uint32_t k) {
-    return mode == ActFormat::Q8_0 || mode == ActFormat::Q8_1 || mode == ActFormat::Q8_K ? k / 4 + k / 16 : k;
+    return graph::isEightBit(mode) ? k / 4 + k / 16 : k;
 }
 
 // Rows from `base`, `strideBytes` apart, all at 16-byte boundaries: the shaders may read them 16

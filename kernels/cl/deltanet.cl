@@ -62,20 +62,12 @@ ZK_KERNEL(64) void ssm_conv(__global const float* x, __global float* window, __g
                             __global const int* rows, int slotFloats, int kvRows, int rowOfGroup) {
     const int ch = ZK_GROUP_X() * 64 + ZK_LID();
     if (ch >= channels) return;
-    const int last = taps - 1;
     __global const float* wc = w + (long)ch * taps;
     const int first = rowOfGroup ? ZK_GROUP_Y() : 0, end = rowOfGroup ? first + 1 : tokens;
     for (int t = first; t < end; ++t) {
         __global float* win = rows ? window + (long)(rows[2 * t + 1] / kvRows) * slotFloats : window;
-        if (rows ? rows[2 * t] == 0 : t == 0 && state[0] == 0)
-            for (int k = 0; k < last; ++k) win[(long)k * channels + ch] = 0.0f;
-        const float xv = x[(long)t * inStride + ch];
-        float sum = 0.0f;
-        for (int k = 0; k < last; ++k) sum += win[(long)k * channels + ch] * wc[k];
-        sum += xv * wc[last];
-        for (int k = 0; k + 1 < last; ++k) win[(long)k * channels + ch] = win[(long)(k + 1) * channels + ch];
-        win[(long)(last - 1) * channels + ch] = xv;
-        out[(long)t * outStride + ch] = zk_silu(sum);
+        const int clear = rows ? rows[2 * t] == 0 : t == 0 && state[0] == 0;
+        out[(long)t * outStride + ch] = zk_conv_step(win, wc, channels, ch, taps, x[(long)t * inStride + ch], clear);
     }
 }
 

@@ -11,6 +11,16 @@
 // matvec_T_expert reads the expert from memory (the router's output): grid z = slot k, and
 // expert e = ids[t * idsStride + k] selects weights w + e * expertBytes; activations at
 // act + t * actStride + k * actSlotStride bytes, results at y + t * yStride + k * ySlotStride.
+// matvec_T_conv is graph::fuse's MatMulConv: row r of the product is channel r of the hybrids'
+// causal conv1d (zk_conv_step, ssm_conv's arithmetic), so only silu(conv) is written, at
+// out + t * outStride, and the window moves. Each token y is a decode row: the one row of a
+// one-token step (slot 0's window, cleared at position 0), or with `rowsBlock` a row in a
+// sequence slot of its own (that slot's window: kernels/cl/deltanet.cl).
+// matvec_T_gate_up is graph::fuse's GateUpSwiGlu: gate rows w and up rows `up` of one type and
+// shape; a workgroup's first 16 rows of lanes sum 16 gate rows, the other 16 the same up rows
+// (each row as matvec_T sums it), and y gets zk_swiglu(gate, up), the swiglu kernel's
+// expression. Grid x = ceil(rows / 16): as many workgroups as the two matvecs apart.
+// matvec_T_expert_gate_up: the same for the experts' gate and up (grid z = slot, as _expert).
 #include "zk_quant.h"
 
 #define ZK_MV_LANES 8
@@ -42,19 +52,19 @@
 #else
 #define ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES)
 #endif
+// A row's sum (lane 0's; the other lanes return 0). The caller picks the row (`row` in `w`,
+// `live` when it exists): every thread of the workgroup calls, for the barriers.
 #define ZK_MATVEC_QUANT_ROWS(NAME, DOT, QK, WBYTES, ABYTES)                                          \
-    static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals, __local ushort* actLds, int accumulate) {           \
+    static inline float NAME(ZkBytes w, ZkBytes act, ulong rowBytes, int k, int row, int live,       \
+                             __local float* vals, __local ushort* actLds) {                          \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
-        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                               \
-        const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int nb = k / QK;                                                                       \
         float s = 0.0f;                                                                              \
         ZK_MATVEC_STAGED(DOT, WBYTES, ABYTES) {                                                      \
             ZK_MATVEC_QUANT_LOOP(DOT, WBYTES, ABYTES, act)                                           \
         }                                                                                            \
-        if (lane == 0 && live) y[row] = accumulate ? y[row] + s : s;                                 \
+        return s;                                                                                    \
     }
 
 ZK_MATVEC_QUANT_ROWS(zk_rows_q8_0, zk_dot_q8_0, 32, ZK_Q8_0_BYTES, ZK_Q8_0_BYTES)
@@ -74,9 +84,8 @@ static inline float zk_elem_f16(ZkAnyBytes p, int i) { return zk_h2f(((const ZK_
     zk_barrier();                                                                                    \
     if (lane == 0 && live) {                                                                         \
         __local const float* v = vals + lid;                                                         \
-        float s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));                 \
+        s = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));                       \
         for (int i = k8; i < k; ++i) s += ELEM(wrow, i) * ELEM(ACT, i);                              \
-        y[row] = accumulate ? y[row] + s : s;                                                        \
     }
 #if ZK_MV_STAGE_ACT
 #define ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES)                                                         \
@@ -90,41 +99,86 @@ static inline float zk_elem_f16(ZkAnyBytes p, int i) { return zk_h2f(((const ZK_
 #define ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES)
 #endif
 #define ZK_MATVEC_FLOAT_ROWS(NAME, ELEM, EBYTES)                                                     \
-    static inline void NAME(ZkBytes w, ZkBytes act, __global float* y, ulong rowBytes, int k, int rows, \
-                            __local float* vals, __local ushort* actLds, int accumulate) {           \
+    static inline float NAME(ZkBytes w, ZkBytes act, ulong rowBytes, int k, int row, int live,       \
+                             __local float* vals, __local ushort* actLds) {                          \
         const int lid = ZK_LID(), lane = lid & 7;                                                    \
-        const int row = ZK_GROUP_X() * ZK_MV_ROWS + (lid >> 3);                                      \
-        const int live = row < rows;                                                                 \
         ZkBytes wrow = w + (ulong)(live ? row : 0) * rowBytes;                                       \
         const int k8 = k & ~7;                                                                       \
-        float acc = 0.0f;                                                                            \
+        float acc = 0.0f, s = 0.0f;                                                                  \
         ZK_MATVEC_FLOAT_STAGED(ELEM, EBYTES) {                                                       \
             ZK_MATVEC_FLOAT_BODY(ELEM, act)                                                          \
         }                                                                                            \
+        return s;                                                                                    \
     }
 
 ZK_MATVEC_FLOAT_ROWS(zk_rows_f32, zk_elem_f32, 4)
 ZK_MATVEC_FLOAT_ROWS(zk_rows_f16, zk_elem_f16, 2)
 
+// The thread's row in a matvec workgroup: ZK_MV_ROWS rows of ZK_MV_LANES lanes.
+#define ZK_MV_ROW() (ZK_GROUP_X() * ZK_MV_ROWS + (ZK_LID() >> 3))
+#define ZK_MV_SUMS(T, W, ACT, ROW, LIVE)                                                             \
+    __local float vals[ZK_MV_WG];                                                                    \
+    __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                                 \
+    const int sumLane = (ZK_LID() & 7) == 0;                                                         \
+    const float s = zk_rows_##T(W, ACT, rowBytes, k, ROW, LIVE, vals, actLds);
+
+// Gate rows W and up rows UP: the first 16 rows of lanes sum 16 gate rows, the other 16 the same
+// up rows, and Y gets their SwiGLU.
+#define ZK_MV_GATE_UP(T, W, UP, ACT, Y)                                                              \
+    __local float upSums[ZK_MV_ROWS / 2];                                                            \
+    const int pair = (ZK_LID() >> 3) & (ZK_MV_ROWS / 2 - 1), isUp = (ZK_LID() >> 3) >= ZK_MV_ROWS / 2; \
+    const int row = ZK_GROUP_X() * (ZK_MV_ROWS / 2) + pair, live = row < rows;                       \
+    ZK_MV_SUMS(T, isUp ? (UP) : (W), ACT, row, live)                                                 \
+    if (sumLane && isUp) upSums[pair] = s;                                                           \
+    zk_barrier();                                                                                    \
+    if (sumLane && !isUp && live) (Y)[row] = zk_swiglu(s, upSums[pair]);
+
 #define ZK_MATVEC_KERNELS(T)                                                                         \
     ZK_KERNEL(256) void matvec_##T(__global const uchar* w, __global const uchar* act, __global float* y, \
                                   ulong rowBytes, ulong actStride, int k, int rows, int yStride,     \
                                   int accumulate) {                                                  \
-        __local float vals[ZK_MV_WG];                                                                      \
-        __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
-        const int t = ZK_GROUP_Y();                                                                  \
-        zk_rows_##T(w, act + (ulong)t * actStride, y + (long)t * yStride, rowBytes, k, rows, vals, actLds, accumulate); \
+        const int t = ZK_GROUP_Y(), row = ZK_MV_ROW(), live = row < rows;                            \
+        ZK_MV_SUMS(T, w, act + (ulong)t * actStride, row, live)                                      \
+        __global float* yt = y + (long)t * yStride;                                                  \
+        if (sumLane && live) yt[row] = accumulate ? yt[row] + s : s;                                 \
     }                                                                                                \
     ZK_KERNEL(256) void matvec_##T##_expert(__global const uchar* w, __global const uchar* act, __global float* y, \
                                            __global const int* ids, ulong rowBytes, ulong actStride, \
                                            ulong actSlotStride, ulong expertBytes, int k, int rows,  \
                                            int yStride, int ySlotStride, int idsStride) {            \
-        __local float vals[ZK_MV_WG];                                                                      \
-        __local ushort actLds[ZK_MV_ACT_LDS_OF_##T / 2];                                             \
-        const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z();                                             \
+        const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z(), row = ZK_MV_ROW(), live = row < rows;       \
         const int e = ids[(long)t * idsStride + slot];                                               \
-        zk_rows_##T(w + (ulong)e * expertBytes, act + (ulong)t * actStride + (ulong)slot * actSlotStride, \
-                    y + (long)t * yStride + (long)slot * ySlotStride, rowBytes, k, rows, vals, actLds, 0); \
+        ZK_MV_SUMS(T, w + (ulong)e * expertBytes, act + (ulong)t * actStride + (ulong)slot * actSlotStride, row, live) \
+        if (sumLane && live) y[(long)t * yStride + (long)slot * ySlotStride + row] = s;              \
+    }                                                                                                \
+    ZK_KERNEL(256) void matvec_##T##_conv(__global const uchar* w, __global const uchar* act, ulong rowBytes, \
+                                         ulong actStride, int k, int rows, __global float* window,   \
+                                         __global const float* convW, __global float* out,           \
+                                         __global const int* state, int taps, int outStride,         \
+                                         __global const int* rowsBlock, int slotFloats, int kvRows) { \
+        const int t = ZK_GROUP_Y(), row = ZK_MV_ROW(), live = row < rows;                            \
+        ZK_MV_SUMS(T, w, act + (ulong)t * actStride, row, live)                                      \
+        if (sumLane && live) {                                                                       \
+            __global float* win = rowsBlock ? window + (long)(rowsBlock[2 * t + 1] / kvRows) * slotFloats : window; \
+            const int clear = rowsBlock ? rowsBlock[2 * t] == 0 : state[0] == 0;                     \
+            out[(long)t * outStride + row] = zk_conv_step(win, convW + (long)row * taps, rows, row, taps, s, clear); \
+        }                                                                                            \
+    }                                                                                                \
+    ZK_KERNEL(256) void matvec_##T##_gate_up(__global const uchar* w, __global const uchar* up,       \
+                                            __global const uchar* act, __global float* y, ulong rowBytes, \
+                                            ulong actStride, int k, int rows, int yStride) {         \
+        const int t = ZK_GROUP_Y();                                                                  \
+        ZK_MV_GATE_UP(T, w, up, act + (ulong)t * actStride, y + (long)t * yStride)                   \
+    }                                                                                                \
+    ZK_KERNEL(256) void matvec_##T##_expert_gate_up(__global const uchar* w, __global const uchar* up, \
+                                                   __global const uchar* act, __global float* y,     \
+                                                   __global const int* ids, ulong rowBytes, ulong actStride, \
+                                                   ulong actSlotStride, ulong expertBytes, int k, int rows, \
+                                                   int yStride, int ySlotStride, int idsStride) {    \
+        const int t = ZK_GROUP_Y(), slot = ZK_GROUP_Z();                                             \
+        const ulong e = (ulong)ids[(long)t * idsStride + slot] * expertBytes;                        \
+        ZK_MV_GATE_UP(T, w + e, up + e, act + (ulong)t * actStride + (ulong)slot * actSlotStride,    \
+                      y + (long)t * yStride + (long)slot * ySlotStride)                              \
     }
 
 // LDS for the staged activation row.

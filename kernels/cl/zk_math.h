@@ -153,6 +153,23 @@ static inline float zk_expf(float x) {
 static inline float zk_swiglu(float g, float u) { return g / (1.0f + zk_expf(-g)) * u; }
 static inline float zk_sigmoid(float x) { return 1.0f / (1.0f + zk_expf(-x)); }
 static inline float zk_silu(float x) { return x / (1.0f + zk_expf(-x)); }
+// One step of the hybrids' causal conv1d for channel ch (ggml_ssm_conv, as ops_deltanet.cpp):
+// `win` holds the last taps - 1 inputs, oldest first, a row of `channels` each; wc the channel's
+// taps, oldest first. Cleared first when `clear` (a sequence's position 0); the window moves by
+// one and takes xv. ssm_conv and the matvec that convolves its own rows (graph::fuse's
+// MatMulConv) share it, so the same bits.
+static inline float zk_conv_step(__global float* win, __global const float* wc, int channels, int ch, int taps, float xv,
+                                 int clear) {
+    const int last = taps - 1;
+    if (clear)
+        for (int k = 0; k < last; ++k) win[(long)k * channels + ch] = 0.0f;
+    float sum = 0.0f;
+    for (int k = 0; k < last; ++k) sum += win[(long)k * channels + ch] * wc[k];
+    sum += xv * wc[last];
+    for (int k = 0; k + 1 < last; ++k) win[(long)k * channels + ch] = win[(long)(k + 1) * channels + ch];
+    win[(long)(last - 1) * channels + ch] = xv;
+    return zk_silu(sum);
+}
 // Element i of a row to quantize: in[i], or swiglu(in[i], up[i]) when up is given.
 static inline float zk_quant_input(__global const float* in, __global const float* up, long i) {
     return up ? zk_swiglu(in[i], up[i]) : in[i];

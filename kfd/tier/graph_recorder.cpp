@@ -188,8 +188,8 @@ private:
                 quantize(l.format, row0(op.in), op.in, k, k, rows(), op.label + ".quantize", Up{row0(op.up), op.up});
                 return;
             }
-            case OpKind::GateUpSwiGlu:
-            case OpKind::MatMulConv: break;  // declined by acceptsFused
+            case OpKind::MatMulConv: return matMulConv(l);
+            case OpKind::GateUpSwiGlu: return gateUp(l);
         }
         throw TierError(fmt::format("kfd tier: op {} has kind {}, which the recorder has no kernels for", op.label,
                                     graph::opKindName(op.kind)));
@@ -304,25 +304,21 @@ private:
     // The attention partials buffer (TierMemory::attentionPartials) is scratch of this tier
     // only: an id past the lowered graph's buffers, for barrier placement.
     graph::BufferId attentionPartialsId() const { return static_cast<graph::BufferId>(l_.buffers.size()); }
+    // TierMemory::expertRowsAct, likewise.
+    graph::BufferId expertRowsId() const { return static_cast<graph::BufferId>(l_.buffers.size() + 1); }
 
-    // `n` rows of k floats (stride floats apart) at `x` into the format's buffer.
+    // `n` rows of k floats (stride floats apart) at `x` into the format's buffer (`expertRows`:
+    // into TierMemory::expertRowsAct).
     Act quantize(ActFormat f, uint64_t x, graph::BufferId source, int32_t k, int32_t stride, uint32_t n, const std::string& label,
-                 Up up = {}, Norm norm = {}) {
-        const uint64_t out = m_.actSlot(f), rowBytes = actRowBytes(f, k);
-        const graph::BufferId slot = l_.actBuffer[size_t(f)];
-        if ((up.address || norm.any()) && f != ActFormat::Q8_0 && f != ActFormat::Q8_1 && f != ActFormat::Q8_K)
+                 Up up = {}, Norm norm = {}, bool expertRows = false) {
+        const uint64_t out = expertRows ? m_.expertRowsAct() : m_.actSlot(f), rowBytes = actRowBytes(f, k);
+        const graph::BufferId slot = expertRows ? expertRowsId() : l_.actBuffer[size_t(f)];
+        if ((up.address || norm.any()) && !graph::isEightBit(f))
             throw TierError(fmt::format("kfd tier: op {}: no fused quantize kernel for {}", label, graph::actFormatName(f)));
         auto launchQuantize = [&](const char* kernel, uint32_t groupsX) {
             const ka::QuantizeArgs args{x, out, k, stride, rowBytes, up.address, norm.weight, norm.out, norm.outStride, norm.eps,
                                         norm.gate, norm.gateStride, norm.headDim, norm.gatePerToken};
-            if (up.address)
-                b_.launch(kernel, args, {groupsX, n, 1}, {source, up.id}, {slot}, label);
-            else if (norm.gate)
-                b_.launch(kernel, args, {groupsX, n, 1}, {source, norm.gateId}, {slot, norm.id}, label);
-            else if (norm.weight)
-                b_.launch(kernel, args, {groupsX, n, 1}, {source}, {slot, norm.id}, label);
-            else
-                b_.launch(kernel, args, {groupsX, n, 1}, {source}, {slot}, label);
+            b_.launch(kernel, args, {groupsX, n, 1}, {source, up.id, norm.gateId}, {slot, norm.id}, label);
         };
         switch (f) {
             case ActFormat::F16:
@@ -371,6 +367,31 @@ private:
         else
             b_.launch(kernel, args, groups, {source(op.in, l.act)}, {op.out}, op.label);
         if (op.bias) addBias(op);
+    }
+
+    // GateUpSwiGlu: silu(gate · in) * (up · in) from one matvec_<type>_gate_up.
+    void gateUp(const graph::LoweredOp& l) {
+        const graph::Op& op = l.op;
+        const auto &w = *op.weight, &up = *op.upWeight;
+        if (w.type != up.type || w.rows != up.rows || w.cols != up.cols)
+            throw TierError(fmt::format("kfd tier: op {}: gate {} ({} [{} x {}]) and up {} ({} [{} x {}]) differ; matvec_T_gate_up takes "
+                                        "one type and shape", op.label, w.name, model::ggmlTypeName(w.type), w.rows, w.cols, up.name,
+                                        model::ggmlTypeName(up.type), up.rows, up.cols));
+        const Act act = input(w, op.in, l.act);
+        b_.launch(fmt::format("matvec_{}_gate_up", typeSuffix(w, "weight")),
+                  ka::MatVecGateUpArgs{m_.weight(w), m_.weight(up), act.address, row0(op.out), w.rowBytes, act.rowBytes, int32_t(w.cols),
+                                       int32_t(w.rows), width(op.out)},
+                  {ceilDiv(w.rows, ka::kMatVecGateUpShape.perGroupX), rows(), 1}, {source(op.in, l.act)}, {op.out}, op.label);
+    }
+
+    // MatMulConv: the projection into the conv, one matvec_<type>_conv (hybrid_ops.h).
+    void matMulConv(const graph::LoweredOp& l) {
+        const graph::Op& op = l.op;
+        const auto& w = *op.weight;
+        const Act act = input(w, op.in, l.act);
+        recordMatMulConv(b_, g_, m_, op, {firstRow_, rows(), rowsBlock(), shape_.rowsOwnSlots},
+                         {fmt::format("matvec_{}_conv", typeSuffix(w, "weight")), m_.weight(w), w.rowBytes, int32_t(w.cols),
+                          int32_t(w.rows), act.address, act.rowBytes, source(op.in, l.act)});
     }
 
     void addBias(const graph::Op& op) {
@@ -427,24 +448,34 @@ private:
         const graph::Op& op = l.op;
         const int32_t nUsed = c_.nExpertUsed, ff = c_.nFfExpert, n = c_.nEmbd;
         const uint32_t slots = rows() * uint32_t(nUsed);
-        expertMatVec(op, *op.weight, input(*op.weight, op.in, l.act), 0, source(op.in, l.act), m_.gateSlots(), l_.expertGate,
-                     op.label + ".gate");
-        expertMatVec(op, *op.upWeight, input(*op.upWeight, op.in, l.upAct), 0, source(op.in, l.upAct), m_.upSlots(), l_.expertUp,
-                     op.label + ".up");
+        const model::WeightRef &gate = *op.weight, &up = *op.upWeight;
+        // Gate and up of one type and shape: one matvec_<type>_expert_gate_up writes their SwiGLU.
+        const bool gateUpFused = fuse_ && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && l.act == l.upAct;
+        if (gateUpFused) {
+            const Act act = input(gate, op.in, l.act);
+            const int32_t m = int32_t(gate.rows);
+            b_.launch(fmt::format("matvec_{}_expert_gate_up", typeSuffix(gate, "expert weight")),
+                      ka::MatVecExpertGateUpArgs{m_.weight(gate), m_.weight(up), act.address, m_.gateSlots(), row0(op.expertIds),
+                                                 gate.rowBytes, act.rowBytes, 0, gate.rowBytes * uint64_t(gate.rows), int32_t(gate.cols),
+                                                 m, nUsed * m, m, width(op.expertIds)},
+                      {ceilDiv(m, ka::kMatVecGateUpShape.perGroupX), rows(), uint32_t(nUsed)}, {source(op.in, l.act), op.expertIds},
+                      {l_.expertGate}, op.label + ".gate_up");
+        } else {
+            expertMatVec(op, gate, input(gate, op.in, l.act), 0, source(op.in, l.act), m_.gateSlots(), l_.expertGate, op.label + ".gate");
+            expertMatVec(op, up, input(up, op.in, l.upAct), 0, source(op.in, l.upAct), m_.upSlots(), l_.expertUp, op.label + ".up");
+        }
         Act hidden{m_.gateSlots(), uint64_t(ff) * 4};
         graph::BufferId hiddenId = l_.expertGate;
-        const bool eightBit = l.downFormat == ActFormat::Q8_0 || l.downFormat == ActFormat::Q8_1 || l.downFormat == ActFormat::Q8_K;
-        // SwiGLU of the expert rows inside the quantization of the down projection's input (the
-        // quantize kernel given the up rows: zk_swiglu, the swiglu kernel's expression).
-        const bool swigluInQuantize = fuse_ && eightBit;
-        if (!swigluInQuantize)
+        // Else SwiGLU of the expert rows inside the quantization of the down projection's input
+        // (the quantize kernel given the up rows: zk_swiglu, the swiglu kernel's expression).
+        const bool swigluInQuantize = fuse_ && graph::isEightBit(l.downFormat) && !gateUpFused;
+        if (!swigluInQuantize && !gateUpFused)
             b_.launch("swiglu", ka::SwiGluArgs{m_.gateSlots(), m_.upSlots(), m_.gateSlots(), ff, ff}, {ceilDiv(ff, 256), slots, 1},
                       {l_.expertGate, l_.expertUp}, {l_.expertGate}, op.label + ".swiglu");
         if (l.downFormat != ActFormat::F32) {
-            // The format's buffer now holds expert rows (the lowering knows: its cache dropped it).
             hidden = quantize(l.downFormat, m_.gateSlots(), l_.expertGate, ff, ff, slots, op.label + ".quantize_down",
-                              swigluInQuantize ? Up{m_.upSlots(), l_.expertUp} : Up{});
-            hiddenId = l_.actBuffer[size_t(l.downFormat)];
+                              swigluInQuantize ? Up{m_.upSlots(), l_.expertUp} : Up{}, {}, true);
+            hiddenId = expertRowsId();
         }
         const Act down{hidden.address, hidden.rowBytes * uint64_t(nUsed)};
         expertMatVec(op, *op.downWeight, down, hidden.rowBytes, hiddenId, m_.downSlots(), l_.expertDown, op.label + ".down");
@@ -490,20 +521,29 @@ private:
 // The fused ops of graph::fuse the kernels carry out (tiers.md "How a token is lowered" has the
 // table): the residual adds, by the matvec and moe_combine accumulating into the residual;
 // SwiGLU, RMSNorm, the gated norm and the sigmoid gate into an 8-bit quantization (the quantize
-// kernels computing them on the way in); and qwen35moe's shared-expert tail (MoeExperts +
-// MoeSharedAdd: moe_shared_add).
-bool acceptsFused(const graph::LoweredOp& l) {
-    const bool eightBit = l.format == ActFormat::Q8_0 || l.format == ActFormat::Q8_1 || l.format == ActFormat::Q8_K;
+// kernels computing them on the way in); qwen35moe's shared-expert tail (MoeExperts +
+// MoeSharedAdd: moe_shared_add); gate and up of one type and shape in one matvec
+// (GateUpSwiGlu); and the DeltaNet conv in attn_qkv's matvec (MatMulConv) in the plans whose
+// shape allows it.
+bool acceptsFused(const graph::LoweredOp& l, const PlanShape& shape) {
+    const bool eightBit = graph::isEightBit(l.format);
     switch (l.op.kind) {
         case OpKind::MatMulAdd:
         case OpKind::MoeFfnAdd:
         case OpKind::MoeExperts: return true;
+        case OpKind::GateUpSwiGlu: {
+            const auto &gate = *l.op.weight, &up = *l.op.upWeight;
+            return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && l.act == l.upAct;
+        }
         case OpKind::MoeSharedAdd: return l.op.weight->type == model::GgmlType::F32 && l.op.weight->rows == 1;
         case OpKind::SwiGluQuantize:
         case OpKind::SigmoidGateQuantize: return eightBit;
         // No rope_freqs, no sliding window (graph::fuse keeps those apart); heads up to 256, as
         // attention takes (qk_rope holds one in LDS).
         case OpKind::QkRopeAttention: return true;
+        // The conv inside the matvec steps a row's window where the row's sum lands, so no row
+        // may wait on another's: decode rows (one, or each in a sequence slot of its own).
+        case OpKind::MatMulConv: return shape.sequenceRows() ? shape.rowsOwnSlots : shape.nTokens == 1;
         // The norm's output is written by every workgroup of the row while the others read its
         // input: not in place.
         case OpKind::NormQuantize: return eightBit && l.op.out != l.op.in && l.op.bias == nullptr;
@@ -522,8 +562,9 @@ bool acceptsFused(const graph::LoweredOp& l) {
 RecordedPlan recordGraph(Device& device, KernelTable& kernels, const graph::Graph& graph, const TierMemory& memory,
                          const PlanShape& shape, const AfterOp& afterOp, uint32_t extraDispatches, const SamplerBlock* sampler,
                          bool fuseOps) {
+    // The MoE op quantizes the expert rows into a buffer of their own (TierMemory::expertRowsAct).
     graph::Lowered lowered = graph::lower(graph, actFormatFor);
-    if (fuseOps) graph::fuse(lowered, acceptsFused);
+    if (fuseOps) graph::fuse(lowered, [&](const graph::LoweredOp& l) { return acceptsFused(l, shape); });
     // Dispatches per op: at most 8 (MoE: 2 quantize + 3 experts + swiglu + quantize + combine).
     PlanBuilder builder(device, kernels, uint32_t(graph.ops.size()) * 8 + 8 + extraDispatches);
     Recorder recorder(builder, lowered, memory, shape, fuseOps);

@@ -43,6 +43,24 @@ public:
         }
     }
 
+    // graph::fuse's MatMulConv: the projection's rows convolved by the matvec that sums them.
+    void matMulConv(const graph::Op& op, const ConvMatVec& mv) {
+        requireF32(op, op.convWeight);
+        const auto& h = g_.config->hybrid;
+        const int32_t channels = h.convChannels();
+        if (mv.rows != channels)
+            throw TierError(fmt::format("kfd tier: op {}: weight {} has {} rows for a conv of {} channels", op.label, op.weight->name,
+                                        mv.rows, channels));
+        if (r_.rowsBlock ? !r_.ownSlots : r_.rows != 1)
+            throw TierError(fmt::format("kfd tier: op {}: the conv inside the matvec takes decode rows only (a row a sequence slot)",
+                                        op.label));
+        b_.launch(mv.kernel,
+                  ka::MatVecConvArgs{mv.weight, mv.act, mv.rowBytes, mv.actStride, mv.k, channels, stateOf(op.state),
+                                     m_.weight(*op.convWeight), row0(op.out), m_.state(), h.convKernel, width(op.out), r_.rowsBlock,
+                                     slotFloats(op), kvRows()},
+                  {ceilDiv(channels, ka::kMatVecShape.perGroupX), r_.rows, 1}, {mv.actId, op.state}, {op.out, op.state}, op.label);
+    }
+
 private:
     uint64_t row0(graph::BufferId id) const { return m_.at(id, r_.firstRow); }
     uint64_t stateOf(graph::BufferId id) const { return m_.at(id, 0); }  // persistent: slot 0's copy
@@ -123,6 +141,11 @@ private:
 
 void recordHybridOp(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, const graph::Op& op, OpRows rows) {
     HybridRecorder(b, g, m, rows).record(op);
+}
+
+void recordMatMulConv(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, const graph::Op& op, OpRows rows,
+                      const ConvMatVec& matVec) {
+    HybridRecorder(b, g, m, rows).matMulConv(op, matVec);
 }
 
 void recordCopyWords(PlanBuilder& b, uint64_t src, uint64_t dst, uint64_t words) {

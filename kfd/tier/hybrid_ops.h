@@ -6,6 +6,7 @@
 // kernels; barriers come from the buffer ids as for every other op (each layer's state has its
 // own id, all its copies included).
 #include <cstdint>
+#include <string>
 
 #include "graph/graph.h"
 #include "kfd/tier/plan_builder.h"
@@ -31,6 +32,22 @@ struct OpRows {
 // Records the dispatch of one hybrid op; throws TierError naming the op for a shape the
 // kernels do not take (a head dim over 128).
 void recordHybridOp(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, const graph::Op& op, OpRows rows);
+
+// The matvec half of graph::fuse's MatMulConv as the graph recorder resolves it: the kernel
+// (matvec_<type>_conv), the weight and the activations it multiplies.
+struct ConvMatVec {
+    std::string kernel;
+    uint64_t weight = 0, rowBytes = 0;
+    int32_t k = 0, rows = 0;
+    uint64_t act = 0, actStride = 0;
+    graph::BufferId actId = graph::kNoBuffer;
+};
+
+// MatMulConv (qwen35's attn_qkv and the DeltaNet conv of its rows) as one matvec_<type>_conv
+// dispatch; decode rows only (one row, or rows each in a sequence slot of its own), since the
+// conv of a prompt's rows walks them in order (ssm_conv).
+void recordMatMulConv(PlanBuilder& b, const graph::Graph& g, const TierMemory& m, const graph::Op& op, OpRows rows,
+                      const ConvMatVec& matVec);
 
 // One dispatch of copy_words: `words` 32-bit words from `src` to `dst` (state snapshots), alone
 // in its plan (the plan's start and end are its barriers).

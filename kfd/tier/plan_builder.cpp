@@ -77,11 +77,13 @@ void PlanBuilder::launchBytes(std::string_view kernel, std::span<const uint8_t> 
                                     label, args.size(), kernel, k.info->kernargSegmentSize));
     ops_.emplace_back(stream_.size(), std::string(label));
     bool needsBarrier = false;
-    for (BufferId r : reads) needsBarrier |= written_.count(r) > 0;
-    for (BufferId w : writes) needsBarrier |= written_.count(w) > 0 || read_.count(w) > 0;
+    for (BufferId r : reads) needsBarrier |= r != graph::kNoBuffer && written_.count(r) > 0;
+    for (BufferId w : writes) needsBarrier |= w != graph::kNoBuffer && (written_.count(w) > 0 || read_.count(w) > 0);
     if (needsBarrier) barrier();
-    read_.insert(reads.begin(), reads.end());
-    written_.insert(writes.begin(), writes.end());
+    for (BufferId r : reads)
+        if (r != graph::kNoBuffer) read_.insert(r);
+    for (BufferId w : writes)
+        if (w != graph::kNoBuffer) written_.insert(w);
 
     const uint64_t offset = kernargUsed_;
     std::memset(kernargs_.cpu<uint8_t>(offset), 0, kKernargSlot);

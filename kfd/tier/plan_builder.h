@@ -57,7 +57,9 @@ public:
     // `maxDispatches` bounds the kernarg arena and the stream.
     PlanBuilder(Device& device, KernelTable& kernels, uint32_t maxDispatches);
 
-    // One dispatch of `kernel` with `args` (a kernels/kernel_args.h struct) over `groups`.
+    // One dispatch of `kernel` with `args` (a kernels/kernel_args.h struct) over `groups`, after a
+    // barrier where it reads or writes a buffer an earlier dispatch wrote, or writes one an
+    // earlier dispatch read (graph::kNoBuffer entries are roles the dispatch does not have).
     template <class Args>
     void launch(std::string_view kernel, const Args& args, std::array<uint32_t, 3> groups,
                 std::initializer_list<BufferId> reads, std::initializer_list<BufferId> writes, std::string_view label) {

@@ -130,7 +130,6 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
 
     // Widest matvec input: hidden, attention output, FFN, expert, and the hybrids' ssm_out (value dim) and shared expert.
     int64_t maxK = std::max<int64_t>({c.nEmbd, c.qDim(), c.nFf, c.nFfExpert, c.hybrid.valueDim(), c.hybrid.sharedFf});
-    const uint64_t slotRows = uint64_t(maxBatch) * uint64_t(std::max(1, c.nExpertUsed));
     std::set<ActFormat> formats;
     for (const auto& op : graph.ops)
         if (op.kind == graph::OpKind::MatMul || op.kind == graph::OpKind::MoeRoute || op.kind == graph::OpKind::MoeFfn)
@@ -138,7 +137,8 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
                 if (w) formats.insert(actFormatFor(*w));
     for (ActFormat f : formats)
         if (f != ActFormat::F32)
-            actSlots_[size_t(f)] = DeviceMemory(device, actRowBytes(f, maxK) * slotRows + 256, MemoryKind::Vram, "quantized activations");
+            actSlots_[size_t(f)] = DeviceMemory(device, actRowBytes(f, maxK) * uint64_t(maxBatch) + 256, MemoryKind::Vram,
+                                                "quantized activations");
     // Decode attention split over the KV cache (kernels/kernel_args.h attentionSplits): the
     // per-split partial results of one token, or of a row per sequence slot (a step over rows
     // of several sequences splits each row as it splits alone), for the longest layer.
@@ -156,6 +156,12 @@ TierMemory::TierMemory(Device& device, const graph::Graph& graph, int32_t contex
         gateSlots_ = DeviceMemory(device, 4 * batch * used * uint64_t(c.nFfExpert), MemoryKind::Vram, "expert gate rows");
         upSlots_ = DeviceMemory(device, 4 * batch * used * uint64_t(c.nFfExpert), MemoryKind::Vram, "expert up rows");
         downSlots_ = DeviceMemory(device, 4 * batch * used * uint64_t(c.nEmbd), MemoryKind::Vram, "expert down rows");
+        uint64_t rowBytes = 0;  // the widest format the down projections read
+        for (const auto& op : graph.ops)
+            if (op.kind == graph::OpKind::MoeFfn && op.downWeight)
+                if (const ActFormat f = actFormatFor(*op.downWeight); f != ActFormat::F32)
+                    rowBytes = std::max(rowBytes, actRowBytes(f, c.nFfExpert));
+        if (rowBytes) expertRowsAct_ = DeviceMemory(device, rowBytes * batch * used + 256, MemoryKind::Vram, "quantized expert rows");
     }
 }
 

@@ -107,6 +107,10 @@ public:
     uint64_t gateSlots() const { return gateSlots_.gpu(); }
     uint64_t upSlots() const { return upSlots_.gpu(); }
     uint64_t downSlots() const { return downSlots_.gpu(); }
+    // The experts' rows quantized for their down projections (a row a token and expert slot),
+    // apart from the activation slots, so the FFN input's quantized copy outlives the MoE op
+    // (qwen35moe's shared expert reads it after).
+    uint64_t expertRowsAct() const { return expertRowsAct_.gpu(); }
     // Decode attention's split count for a layer of `slots` rows, at most attentionSplits()
     // (the partials buffer holds attentionPartialRows() rows' worth: one token's, or one row of
     // each sequence slot), and where the partial results go.
@@ -121,7 +125,7 @@ private:
     graph::MemoryPlan plan_;
     DeviceMemory weights_, arena_, kv_, state_;
     std::array<DeviceMemory, kActFormats> actSlots_;
-    DeviceMemory routerLogits_, gateSlots_, upSlots_, downSlots_, attentionPartials_;
+    DeviceMemory routerLogits_, gateSlots_, upSlots_, downSlots_, expertRowsAct_, attentionPartials_;
     int32_t attentionSplits_ = 1;
     int32_t attentionPartialRows_ = 1;
     std::map<const model::WeightRef*, uint64_t> weightAt_;

@@ -39,11 +39,28 @@ std::vector<ExpectedKernel> expectedKernels() {
     const auto expert = std::vector{ZK_ARG(E, w), ZK_ARG(E, act), ZK_ARG(E, y), ZK_ARG(E, ids), ZK_ARG(E, rowBytes),
                                     ZK_ARG(E, actStride), ZK_ARG(E, actSlotStride), ZK_ARG(E, expertBytes), ZK_ARG(E, k),
                                     ZK_ARG(E, rows), ZK_ARG(E, yStride), ZK_ARG(E, ySlotStride), ZK_ARG(E, idsStride)};
+    using Mc = MatVecConvArgs;
+    const auto conv = std::vector{ZK_ARG(Mc, w), ZK_ARG(Mc, act), ZK_ARG(Mc, rowBytes), ZK_ARG(Mc, actStride), ZK_ARG(Mc, k),
+                                  ZK_ARG(Mc, rows), ZK_ARG(Mc, window), ZK_ARG(Mc, convW), ZK_ARG(Mc, out), ZK_ARG(Mc, state),
+                                  ZK_ARG(Mc, taps), ZK_ARG(Mc, outStride), ZK_ARG(Mc, rowsBlock), ZK_ARG(Mc, slotFloats),
+                                  ZK_ARG(Mc, kvRows)};
+    using Mg = MatVecGateUpArgs;
+    const auto gateUp = std::vector{ZK_ARG(Mg, w),        ZK_ARG(Mg, up), ZK_ARG(Mg, act),  ZK_ARG(Mg, y),      ZK_ARG(Mg, rowBytes),
+                                    ZK_ARG(Mg, actStride), ZK_ARG(Mg, k),  ZK_ARG(Mg, rows), ZK_ARG(Mg, yStride)};
+    using Eg = MatVecExpertGateUpArgs;
+    const auto expertGateUp = std::vector{ZK_ARG(Eg, w),           ZK_ARG(Eg, up),      ZK_ARG(Eg, act),
+                                          ZK_ARG(Eg, y),           ZK_ARG(Eg, ids),     ZK_ARG(Eg, rowBytes),
+                                          ZK_ARG(Eg, actStride),   ZK_ARG(Eg, actSlotStride), ZK_ARG(Eg, expertBytes),
+                                          ZK_ARG(Eg, k),           ZK_ARG(Eg, rows),    ZK_ARG(Eg, yStride),
+                                          ZK_ARG(Eg, ySlotStride), ZK_ARG(Eg, idsStride)};
     for (const char* t : {"f32", "f16", "q8_0", "q4_k", "q5_k", "q6_k", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k",
                           "iq4_nl", "iq4_xs"}) {
         k.push_back({std::string("embed_") + t, embed, sizeof(EmbedArgs), kEmbedShape.workgroup});
         k.push_back({std::string("matvec_") + t, matvec, sizeof(MatVecArgs), kMatVecShape.workgroup});
         k.push_back({std::string("matvec_") + t + "_expert", expert, sizeof(E), kMatVecShape.workgroup});
+        k.push_back({std::string("matvec_") + t + "_conv", conv, sizeof(Mc), kMatVecShape.workgroup});
+        k.push_back({std::string("matvec_") + t + "_gate_up", gateUp, sizeof(Mg), kMatVecGateUpShape.workgroup});
+        k.push_back({std::string("matvec_") + t + "_expert_gate_up", expertGateUp, sizeof(Eg), kMatVecGateUpShape.workgroup});
     }
     k.push_back({"rms_norm",
                  {ZK_ARG(RmsNormArgs, in), ZK_ARG(RmsNormArgs, weight), ZK_ARG(RmsNormArgs, out), ZK_ARG(RmsNormArgs, n),

@@ -1,6 +1,6 @@
 // The PM4 tier's fused ops (graph::fuse, kfd/tier/graph_recorder.cpp acceptsFused: the residual
 // adds in the matvecs and moe_combine, SwiGLU and RMSNorm in the quantize kernels, qwen35moe's
-// shared-expert tail in moe_shared_add) against the plan of every op apart (a tier with a test
+// shared-expert tail in moe_shared_add, its DeltaNet conv in attn_qkv's matvec) against the plan of every op apart (a tier with a test
 // hook after each op declines every fusion, as the trace's and capture's plans do): the same
 // logits bit for bit, since each value goes through the same expressions in both.
 #include <gtest/gtest.h>
@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "model/make_model/make_model.h"
 #include "tests/kfd_tier/kfd_tier_fixture.h"
 #include "tests/test_paths.h"
 
@@ -17,26 +16,11 @@ namespace {
 
 class KfdFusedPlans : public ::testing::TestWithParam<const char*> {};
 
-// The file of a parameter: ../shared/models/NAME, or for "make-model:PRESET:MIX" a make-model
-// file of that preset and tensor mix (random weights).
-std::string modelPath(const std::string& param) {
-    if (param.rfind("make-model:", 0) != 0) return test::sharedPath("models/" + param);
-    const auto colon = param.find(':', 11);
-    model::MakeModelOptions options;
-    options.preset = param.substr(11, colon - 11);
-    options.quantMix = param.substr(colon + 1);
-    options.outputPath = (test::scratchDir() / ("fusion-" + options.preset + "-" + options.quantMix + ".gguf")).string();
-    options.seed = 7;
-    options.progress = false;
-    options.threads = 2;
-    model::makeModel(options);
-    return options.outputPath;
-}
-
-// A batched prompt, decode steps, and a step of rows of a second sequence (the rows plans fuse
-// the same ops).
+// A batched prompt, decode steps, a step of rows of a second sequence, rows of both in slots of
+// their own, and a one-token step at position 0 (the rows plans fuse the same ops; the plans of
+// a row a slot and of one token the conv in attn_qkv's matvec too).
 TEST_P(KfdFusedPlans, GiveTheOpByOpPlansBits) {
-    auto model = model::Model::load(modelPath(GetParam()));
+    auto model = model::Model::load(test::modelFile(GetParam()));
     const graph::Graph graph = graph::buildDecodeGraph(model->config(), model->weights());
     runtime::TierOptions options;
     options.contextLength = 128;
@@ -63,6 +47,21 @@ TEST_P(KfdFusedPlans, GiveTheOpByOpPlansBits) {
     fused->evaluateRows(rows, a);
     plain->evaluateRows(rows, b);
     EXPECT_EQ(a, b) << "a step of rows";
+    // Rows each in a slot of its own (a hybrid's conv then runs inside attn_qkv's matvec): slot 1
+    // starts again at position 0, so its conv window is cleared first.
+    for (int32_t i = 0; i < 2; ++i) {
+        const runtime::SequenceRow decodeRows[] = {
+            {.slot = 0, .position = int32_t(prompt.size()) + 3 + i, .token = 7 + i, .wantLogits = true},
+            {.slot = 1, .position = i, .token = 8 + i, .wantLogits = true}};
+        fused->evaluateRows(decodeRows, a);
+        plain->evaluateRows(decodeRows, b);
+        EXPECT_EQ(a, b) << "rows in slots of their own, step " << i;
+    }
+    // A one-token step at position 0: the one-token plan clears the state it steps.
+    const int32_t first = 42;
+    fused->evaluate(std::span(&first, 1), 0, runtime::LogitsWanted::Last, std::span(a).first(vocab));
+    plain->evaluate(std::span(&first, 1), 0, runtime::LogitsWanted::Last, std::span(b).first(vocab));
+    EXPECT_EQ(std::vector(a.begin(), a.begin() + long(vocab)), std::vector(b.begin(), b.begin() + long(vocab))) << "one token at 0";
 }
 
 // Q8_K and Q8_0 activations (qwen3-tiny's mixed types), Q8_1 (qwen3-tiny-q4_1), a MoE

@@ -9,6 +9,7 @@
 #include <map>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "tests/sim_pocl_runner.h"
 #include "kfd/sim/sim_device.h"
 #include "kfd/tier/pm4_tier.h"
+#include "model/make_model/make_model.h"
 #include "model/model.h"
 #include "runtime/cpu/cpu_tier.h"
 #include "runtime/session.h"
@@ -25,6 +27,22 @@
 #include "umq/sim_amdgpu.h"
 
 namespace zinc::test {
+
+// A test model's file: ../shared/models/NAME, or for "make-model:PRESET:MIX" a make-model file of
+// that preset and tensor mix (random weights, seed 7), written once into the scratch directory.
+inline std::string modelFile(const std::string& name) {
+    if (name.rfind("make-model:", 0) != 0) return sharedPath("models/" + name);
+    const auto colon = name.find(':', 11);
+    model::MakeModelOptions options;
+    options.preset = name.substr(11, colon - 11);
+    options.quantMix = name.substr(colon + 1);
+    options.outputPath = (scratchDir() / ("kfd-" + options.preset + "-" + options.quantMix + ".gguf")).string();
+    options.seed = 7;
+    options.progress = false;
+    options.threads = 2;
+    if (!std::filesystem::exists(options.outputPath)) model::makeModel(options);
+    return options.outputPath;
+}
 
 inline std::shared_ptr<kernels::PoclRunner> sharedRunner() {
     return test::sharedPoclRunner();

@@ -97,7 +97,8 @@ std::map<std::string, uint32_t> kernelsDispatched(const kfd::RecordedPlan& plan,
 }
 
 // The fused ops' kernels, read from the decode plan's IB against the plan of every op apart (the
-// trace's and capture's, Pm4TierOptions::afterOp's): each RMSNorm runs inside the quantize kernel
+// trace's and capture's, Pm4TierOptions::afterOp's): each DeltaNet conv runs inside attn_qkv's
+// matvec (matvec_<type>_conv); each RMSNorm runs inside the quantize kernel
 // of its projections' input (no rms_norm dispatch left: every norm of these models feeds a
 // quantized matrix); qwen35moe's shared-expert tail (its input gate, sigmoid, add and the residual
 // add with the experts' sum) is one moe_shared_add a layer instead of five dispatches; its gated
@@ -117,7 +118,8 @@ TEST(KfdPlan, FusedOpsRunInsideOtherKernels) {
             const auto plan = kfd::recordGraph(*device, kernels, graph, memory, {1, false, true}, {}, 0, nullptr, fuse);
             auto n = kernelsDispatched(plan, kernels,
                                        {"rms_norm", "moe_combine", "moe_shared_add", "sigmoid_gate", "matvec_f32", "gated_norm", "swiglu",
-                                        "head_norm", "rope_neox", "kv_store", "qk_rope"});
+                                        "head_norm", "rope_neox", "kv_store", "qk_rope", "ssm_conv", "matvec_q8_0_conv",
+                                        "matvec_q4_k_conv", "matvec_q5_k_conv", "matvec_q6_k_conv", "matvec_f16_conv"});
             n["(dispatches)"] = plan.built.dispatches;
             n["(barriers)"] = plan.built.barriers;
             return n;
@@ -145,6 +147,12 @@ TEST(KfdPlan, FusedOpsRunInsideOtherKernels) {
             EXPECT_EQ(fused["sigmoid_gate"] + layers, apart["sigmoid_gate"]);
             EXPECT_EQ(apart["gated_norm"], 3u);
             EXPECT_EQ(fused["gated_norm"], 2u);
+            const uint32_t recurrent = layers - attentionLayers;
+            EXPECT_EQ(fused["ssm_conv"], 0u) << "the conv inside attn_qkv's matvec";
+            EXPECT_EQ(apart["ssm_conv"], recurrent);
+            uint32_t convMatvecs = 0;
+            for (const char* t : {"q8_0", "q4_k", "q5_k", "q6_k", "f16"}) convMatvecs += fused[std::string("matvec_") + t + "_conv"];
+            EXPECT_EQ(convMatvecs, recurrent);
         } else {
             EXPECT_EQ(fused["moe_combine"], layers) << "the MoE's sum and its residual add";
         }
@@ -153,10 +161,50 @@ TEST(KfdPlan, FusedOpsRunInsideOtherKernels) {
     }
 }
 
-// A hybrid's step of decode rows, each in a slot of its own (PlanShape::rowsOwnSlots): ssm_conv
-// and delta_net take a workgroup row per sequence row (DIM_Y = rows), as on a card the rows then
-// run side by side; where rows share a slot (a prompt chunk beside them) they walk the rows in
-// order in one workgroup row (DIM_Y = 1). Every other dispatch is the same in both plans.
+// Gate and up of one type and shape are one matvec_<type>_gate_up that writes their SwiGLU
+// (stories260K's F32 pair; the Q4_K_M hybrid's shared expert), and the experts' one
+// matvec_<type>_expert_gate_up (qwen3moe-tiny's Q4_K pairs; the Q4_K_M hybrid's); of two types
+// (qwen3-tiny's Q4_K gate and Q5_K up) they stay two matvecs, their SwiGLU inside the
+// quantization of the down projection's input.
+TEST(KfdPlan, GateAndUpOfOneTypeAreOneMatvec) {
+    auto device = test::simDevice();
+    kfd::KernelTable kernels(*device);
+    struct Case {
+        const char* file;
+        uint32_t gateUps, expertGateUps;  // a layer
+    };
+    for (const Case& c : {Case{"stories260K.gguf", 1, 0}, Case{"qwen3-tiny.gguf", 0, 0}, Case{"qwen3moe-tiny.gguf", 0, 1},
+                          Case{"make-model:qwen35moe-tiny:q4_k_m", 1, 1}}) {
+        SCOPED_TRACE(c.file);
+        auto m = model::Model::load(test::modelFile(c.file));
+        const auto graph = graph::buildDecodeGraph(m->config(), m->weights());
+        kfd::TierMemory memory(*device, graph, 64, 4);
+        auto count = [&](bool fuse) {
+            const auto plan = kfd::recordGraph(*device, kernels, graph, memory, {1, false, true}, {}, 0, nullptr, fuse);
+            auto n = kernelsDispatched(plan, kernels,
+                                       {"swiglu", "matvec_f32_gate_up", "matvec_q4_k_gate_up", "matvec_q4_k_expert_gate_up",
+                                        "matvec_q4_k_expert", "matvec_q5_k_expert"});
+            return std::pair{n["matvec_f32_gate_up"] + n["matvec_q4_k_gate_up"], n};
+        };
+        auto [fusedGateUps, fused] = count(true);
+        auto [apartGateUps, apart] = count(false);
+        const uint32_t layers = uint32_t(m->config().nLayer);
+        EXPECT_EQ(fusedGateUps, c.gateUps * layers);
+        EXPECT_EQ(fused["matvec_q4_k_expert_gate_up"], c.expertGateUps * layers);
+        EXPECT_EQ(apartGateUps + apart["matvec_q4_k_expert_gate_up"], 0u);
+        EXPECT_EQ(fused["swiglu"], 0u);
+        EXPECT_GE(apart["swiglu"], layers);
+        const uint32_t expertMatvecs = apart["matvec_q4_k_expert"] + apart["matvec_q5_k_expert"];
+        EXPECT_EQ(fused["matvec_q4_k_expert"] + fused["matvec_q5_k_expert"] + c.expertGateUps * layers * 2, expertMatvecs)
+            << "gate and up apart where not fused";
+    }
+}
+
+// A hybrid's step of decode rows, each in a slot of its own (PlanShape::rowsOwnSlots): delta_net
+// takes a workgroup row per sequence row (DIM_Y = rows), as on a card the rows then run side by
+// side, and the conv runs inside attn_qkv's matvec (MatMulConv: a row's window stepped where its
+// sum lands); where rows share a slot (a prompt chunk beside them) ssm_conv and delta_net walk
+// the rows in order in one workgroup row (DIM_Y = 1). Every other dispatch is the same in both.
 TEST(KfdPlan, DecodeRowsInSlotsOfTheirOwnStepTheRecurrentOpsSideBySide) {
     auto device = test::simDevice();
     auto m = model::Model::load(test::sharedPath("models/qwen35moe-tiny.gguf"));
@@ -175,7 +223,13 @@ TEST(KfdPlan, DecodeRowsInSlotsOfTheirOwnStepTheRecurrentOpsSideBySide) {
                 out.emplace_back(plan.built.ops.at(out.size()).second, *p.field("DIM_X"), *p.field("DIM_Y"));
         return out;
     };
-    const auto own = dispatches(true), shared = dispatches(false);
+    const auto own = dispatches(true), withConv = dispatches(false);
+    std::vector<std::tuple<std::string, uint32_t, uint32_t>> shared;  // but its ssm_conv dispatches
+    size_t convs = 0;
+    for (const auto& d : withConv) {
+        if (std::get<0>(d).find("ssm_conv") == std::string::npos) shared.push_back(d);
+        else convs += std::get<2>(d) == 1 ? 1 : 0;
+    }
     ASSERT_EQ(own.size(), shared.size());
     size_t recurrent = 0;
     for (size_t i = 0; i < own.size(); ++i) {
@@ -192,7 +246,8 @@ TEST(KfdPlan, DecodeRowsInSlotsOfTheirOwnStepTheRecurrentOpsSideBySide) {
     size_t recurrentLayers = 0;
     for (int32_t il = 0; il < m->config().nLayer; ++il) recurrentLayers += m->config().hybrid.recurrent(il) ? 1 : 0;
     EXPECT_GT(recurrentLayers, 0u);
-    EXPECT_EQ(recurrent, 2 * recurrentLayers) << "a conv and a delta step a recurrent layer";
+    EXPECT_EQ(recurrent, recurrentLayers) << "a delta step a recurrent layer; the conv inside attn_qkv";
+    EXPECT_EQ(convs, recurrentLayers) << "rows sharing a slot: ssm_conv walks them in order";
 }
 
 }  // namespace
