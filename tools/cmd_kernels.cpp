@@ -77,10 +77,10 @@ Estimate estimate(const kfd::isa::KernelProfile& p, const Gpu& g) {
 void printStatic() {
     for (const char* gfx : {"gfx1100", "gfx1201"}) {
         const kernels::CodeObject object = kernels::CodeObject::parse(kernels::embeddedCodeObject(gfx), std::string("embedded ") + gfx);
-        fmt::print("{}: {} kernels\n{:<28} {:>6} {:>6} {:>7} {:>10} {:>12}\n", gfx, object.kernels().size(), "kernel", "SGPRs",
+        fmt::print("{}: {} kernels\n{:<30} {:>6} {:>6} {:>7} {:>10} {:>12}\n", gfx, object.kernels().size(), "kernel", "SGPRs",
                    "VGPRs", "LDS", "workgroup", "waves/SIMD");
         for (const kernels::KernelInfo& k : object.kernels())
-            fmt::print("{:<28} {:>6} {:>6} {:>7} {:>10} {:>12}\n", k.name, k.sgprCount, k.vgprCount, k.groupSegmentFixedSize,
+            fmt::print("{:<30} {:>6} {:>6} {:>7} {:>10} {:>12}\n", k.name, k.sgprCount, k.vgprCount, k.groupSegmentFixedSize,
                        k.reqdWorkgroupSize[0], wavesPerSimd(k));
         fmt::print("\n");
     }
@@ -116,7 +116,7 @@ void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
 
     fmt::print("{} on simulated {}, one decode token at position {} (wave-instructions; bytes of global memory; "
                "estimated time on {}):\n", o.model, g.gfx, o.position, gpu->name);
-    fmt::print("{:<24} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9} {:>6}\n", "kernel", "disp", "VALU", "VALU64",
+    fmt::print("{:<30} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9} {:>6}\n", "kernel", "disp", "VALU", "VALU64",
                "SALU", "VMEM", "SMEM", "LDS", "branch", "read", "written", "est. us", "BW%");
     kfd::isa::KernelProfile sum;
     double sumSeconds = 0, sumHost = 0;
@@ -130,7 +130,7 @@ void printDynamic(const KernelsOptions& o, const GlobalOptions& global) {
         sum.bytesWritten += p.bytesWritten;
         for (size_t i = 0; i < kfd::isa::kOpClasses; ++i) sum.instructions[i] += p.instructions[i];
         auto n = [&](OpClass c) { return p.instructions[size_t(c)]; };
-        fmt::print("{:<24} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9.2f} {:>5.0f}%\n", name, p.dispatches,
+        fmt::print("{:<30} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9.2f} {:>5.0f}%\n", name, p.dispatches,
                    n(OpClass::Valu), n(OpClass::Valu64), n(OpClass::Salu), n(OpClass::Vmem), n(OpClass::Smem), n(OpClass::Lds), n(OpClass::Branch), p.bytesRead, p.bytesWritten,
                    e.seconds * 1e6, e.seconds > 0 ? 100.0 * e.memorySeconds / e.seconds : 0.0);
     }

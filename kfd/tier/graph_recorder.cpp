@@ -47,6 +47,11 @@ const char* typeSuffix(const model::WeightRef& w, const char* what) {
     }
 }
 
+// Gate and up matrices one matvec_<type>_gate_up (or _expert_gate_up) sums side by side.
+bool oneTypeAndShape(const model::WeightRef& gate, const model::WeightRef& up) {
+    return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols;
+}
+
 // A quantized copy of activations: where it is and how far apart its rows are.
 struct Act {
     uint64_t address = 0;
@@ -373,7 +378,7 @@ private:
     void gateUp(const graph::LoweredOp& l) {
         const graph::Op& op = l.op;
         const auto &w = *op.weight, &up = *op.upWeight;
-        if (w.type != up.type || w.rows != up.rows || w.cols != up.cols)
+        if (!oneTypeAndShape(w, up))
             throw TierError(fmt::format("kfd tier: op {}: gate {} ({} [{} x {}]) and up {} ({} [{} x {}]) differ; matvec_T_gate_up takes "
                                         "one type and shape", op.label, w.name, model::ggmlTypeName(w.type), w.rows, w.cols, up.name,
                                         model::ggmlTypeName(up.type), up.rows, up.cols));
@@ -450,7 +455,7 @@ private:
         const uint32_t slots = rows() * uint32_t(nUsed);
         const model::WeightRef &gate = *op.weight, &up = *op.upWeight;
         // Gate and up of one type and shape: one matvec_<type>_expert_gate_up writes their SwiGLU.
-        const bool gateUpFused = fuse_ && gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && l.act == l.upAct;
+        const bool gateUpFused = fuse_ && oneTypeAndShape(gate, up) && l.act == l.upAct;
         if (gateUpFused) {
             const Act act = input(gate, op.in, l.act);
             const int32_t m = int32_t(gate.rows);
@@ -531,10 +536,7 @@ bool acceptsFused(const graph::LoweredOp& l, const PlanShape& shape) {
         case OpKind::MatMulAdd:
         case OpKind::MoeFfnAdd:
         case OpKind::MoeExperts: return true;
-        case OpKind::GateUpSwiGlu: {
-            const auto &gate = *l.op.weight, &up = *l.op.upWeight;
-            return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols && l.act == l.upAct;
-        }
+        case OpKind::GateUpSwiGlu: return oneTypeAndShape(*l.op.weight, *l.op.upWeight) && l.act == l.upAct;
         case OpKind::MoeSharedAdd: return l.op.weight->type == model::GgmlType::F32 && l.op.weight->rows == 1;
         case OpKind::SwiGluQuantize:
         case OpKind::SigmoidGateQuantize: return eightBit;
